@@ -1,0 +1,3 @@
+from echo_env.server.environment import EchoEnvironment
+
+__all__ = ["EchoEnvironment"]

@@ -1,0 +1,80 @@
+"""openenv-hub: make, debug and share RL and agent environments on the Hugging Face Hub.
+
+The names below are loaded on first use, so ``import openenv_hub`` stays fast and a client-only
+program never imports the server, gradio or huggingface_hub.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # types
+    "Action": "openenv_hub.types",
+    "Observation": "openenv_hub.types",
+    "State": "openenv_hub.types",
+    "StepResult": "openenv_hub.types",
+    "EnvironmentMetadata": "openenv_hub.types",
+    "Tool": "openenv_hub.types",
+    "ToolError": "openenv_hub.types",
+    "ToolErrorType": "openenv_hub.types",
+    "ListToolsAction": "openenv_hub.types",
+    "CallToolAction": "openenv_hub.types",
+    "ListToolsObservation": "openenv_hub.types",
+    "CallToolObservation": "openenv_hub.types",
+    # environments
+    "Environment": "openenv_hub.environment",
+    "MCPEnvironment": "openenv_hub.tools",
+    "tool": "openenv_hub.tools",
+    # server
+    "create_app": "openenv_hub.server.app",
+    "run": "openenv_hub.server.app",
+    # clients
+    "EnvClient": "openenv_hub.client.env_client",
+    "SyncEnvClient": "openenv_hub.client.sync_client",
+    "GenericEnvClient": "openenv_hub.client.generic",
+    "MCPToolClient": "openenv_hub.client.mcp",
+    "SyncMCPToolClient": "openenv_hub.client.mcp",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'openenv_hub' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:
+    from openenv_hub.client.env_client import EnvClient
+    from openenv_hub.client.generic import GenericEnvClient
+    from openenv_hub.client.mcp import MCPToolClient, SyncMCPToolClient
+    from openenv_hub.client.sync_client import SyncEnvClient
+    from openenv_hub.environment import Environment
+    from openenv_hub.server.app import create_app, run
+    from openenv_hub.tools import MCPEnvironment, tool
+    from openenv_hub.types import (
+        Action,
+        CallToolAction,
+        CallToolObservation,
+        EnvironmentMetadata,
+        ListToolsAction,
+        ListToolsObservation,
+        Observation,
+        State,
+        StepResult,
+        Tool,
+        ToolError,
+        ToolErrorType,
+    )

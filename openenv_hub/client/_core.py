@@ -1,0 +1,178 @@
+"""What the async and sync clients share and that does no I/O: options, URLs, encoding,
+decoding replies, and tracking whether an episode would be lost with a connection."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
+from urllib.parse import urlsplit
+
+import pydantic_core
+
+from openenv_hub.errors import (
+    ConfigurationError,
+    EnvTimeoutError,
+    MessageTooLargeError,
+    ServerReplyError,
+    SessionLostError,
+    TransportError,
+    error_from_wire,
+)
+from openenv_hub.types import Action, Observation, State, StepResult
+
+ActT = TypeVar("ActT")
+ObsT = TypeVar("ObsT")
+StateT = TypeVar("StateT")
+
+CLOSE_MESSAGE_TOO_BIG = 1009
+
+
+def ws_url(base_url: str, path: str = "/ws") -> str:
+    """The WebSocket URL for a server given as http(s)://, ws(s):// or host:port."""
+    url = base_url.strip().rstrip("/")
+    if not url:
+        raise ConfigurationError("base_url is empty; pass e.g. 'http://127.0.0.1:8000'")
+    if "://" not in url:
+        url = f"ws://{url}"
+    scheme, rest = url.split("://", 1)
+    mapped = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(scheme.lower())
+    if mapped is None:
+        raise ConfigurationError(
+            f"base_url {base_url!r} has scheme '{scheme}'; use http, https, ws or wss"
+        )
+    url = f"{mapped}://{rest}"
+    if url.endswith(path):
+        return url
+    return url + path
+
+
+def http_url(base_url: str) -> str:
+    """The HTTP base URL for a server given as http(s)://, ws(s):// or host:port."""
+    url = ws_url(base_url).removesuffix("/ws")
+    return "http" + url[2:] if url.startswith("ws") else url
+
+
+def is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """Connection options shared by the async and sync clients."""
+
+    connect_timeout_s: float = 10.0
+    message_timeout_s: float | None = 60.0
+    ping_interval_s: float | None = 20.0
+    ping_timeout_s: float | None = 20.0
+    max_message_size_mb: float = 100.0
+
+    def connect_kwargs(self, url: str) -> dict[str, Any]:
+        return {
+            "open_timeout": self.connect_timeout_s,
+            "ping_interval": self.ping_interval_s,
+            "ping_timeout": self.ping_timeout_s,
+            "max_size": int(self.max_message_size_mb * 1024 * 1024),
+            "compression": None,
+            "proxy": None if is_loopback(url) else True,
+        }
+
+
+class Codec(Generic[ActT, ObsT, StateT]):
+    """Turns actions into step payloads and replies into typed results.
+
+    Subclasses set ``action_type``, ``observation_type`` and ``state_type``, or override the
+    three hooks for full control.
+    """
+
+    action_type: ClassVar[type[Any]] = Action
+    observation_type: ClassVar[type[Any]] = Observation
+    state_type: ClassVar[type[Any]] = State
+
+    def _step_payload(self, action: ActT) -> dict[str, Any]:
+        if isinstance(action, dict):
+            return action
+        if hasattr(action, "model_dump"):
+            payload: dict[str, Any] = action.model_dump()
+            if not payload.get("metadata"):
+                payload.pop("metadata", None)
+            return payload
+        raise TypeError(f"Cannot send {type(action).__name__} as an action; pass a pydantic model or a dict")
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
+        fields = dict(payload.get("observation") or {})
+        fields["reward"] = payload.get("reward")
+        fields["done"] = payload.get("done", False)
+        observation = self.observation_type.model_validate(fields)
+        return StepResult(observation=observation, reward=payload.get("reward"), done=bool(payload.get("done", False)))
+
+    def _parse_state(self, payload: dict[str, Any]) -> StateT:
+        return self.state_type.model_validate(payload)  # type: ignore[no-any-return]
+
+
+class Exchange:
+    """The bookkeeping of one client's requests: encoding, decoding, lost-episode detection."""
+
+    def __init__(self, url: str, options: ClientOptions) -> None:
+        self.url = url
+        self.options = options
+        self.episode_active = False  # a reset succeeded on the current connection
+        self.episode_lost = False  # the connection dropped mid-episode; reset() clears it
+
+    @staticmethod
+    def encode(kind: str, data: dict[str, Any] | None = None) -> str:
+        message: dict[str, Any] = {"type": kind}
+        if data is not None:
+            message["data"] = data
+        return pydantic_core.to_json(message).decode()
+
+    def decode(self, raw: str | bytes, expect: str) -> dict[str, Any]:
+        try:
+            frame = pydantic_core.from_json(raw)
+        except ValueError as exc:
+            raise ServerReplyError(f"Server sent a frame that is not JSON: {exc}") from None
+        kind = frame.get("type") if isinstance(frame, dict) else None
+        data = frame.get("data") if isinstance(frame, dict) else None
+        if kind == "error":
+            raise error_from_wire(data if isinstance(data, dict) else {})
+        if kind != expect or not isinstance(data, dict):
+            raise ServerReplyError(f"Expected a '{expect}' reply, got {str(raw)[:200]!r}")
+        return data
+
+    def connection_dropped(self) -> None:
+        """The connection is gone; an episode in progress went with it."""
+        if self.episode_active:
+            self.episode_lost = True
+        self.episode_active = False
+
+    def check_not_lost(self, kind: str) -> None:
+        if kind in ("step", "state", "mcp") and self.episode_lost:
+            raise SessionLostError(
+                "The connection to the environment server closed during an episode, and the "
+                "episode was lost with it (the server may have restarted or reaped an idle "
+                "session). The client has reconnected: call reset() to start a new episode.",
+            )
+
+    def succeeded(self, kind: str) -> None:
+        if kind == "reset":
+            self.episode_active, self.episode_lost = True, False
+
+    def timeout_error(self, timeout_s: float) -> EnvTimeoutError:
+        return EnvTimeoutError(
+            f"No reply from {self.url} within {timeout_s:g} s. The connection was closed so that a "
+            "late reply cannot be mistaken for the answer to a later call; the next call "
+            "reconnects. Raise message_timeout_s if the environment is slow.",
+            url=self.url,
+            timeout_s=timeout_s,
+        )
+
+    def closed_error(self, code: int | None, reason: str) -> TransportError:
+        if code == CLOSE_MESSAGE_TOO_BIG:
+            return MessageTooLargeError(
+                f"A message exceeded the size limit and {self.url} closed the connection "
+                f"(close code 1009). Raise max_message_size_mb (now {self.options.max_message_size_mb:g}) "
+                "and the server's limit, or send smaller messages.",
+                url=self.url,
+            )
+        detail = f" (code {code}: {reason})" if code else ""
+        return TransportError(f"Connection to {self.url} closed{detail}", url=self.url)

@@ -1,0 +1,173 @@
+"""``EnvClient``: the asynchronous client of an environment server, over ``/ws``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.protocol import State as WsState
+
+from openenv_hub.client._core import ActT, ClientOptions, Codec, Exchange, ObsT, StateT, ws_url
+from openenv_hub.errors import ConnectError
+from openenv_hub.types import StepResult
+
+if TYPE_CHECKING:
+    from openenv_hub.client.sync_client import SyncEnvClient
+    from openenv_hub.providers import Provider
+
+__all__ = ["EnvClient"]
+
+Self = TypeVar("Self", bound="EnvClient[Any, Any, Any]")
+
+
+class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
+    """Talks to one environment session over a WebSocket.
+
+    Subclass it with your models, or use :class:`GenericEnvClient` for plain dicts::
+
+        class CounterEnv(EnvClient[Count, Total, State]):
+            action_type, observation_type, state_type = Count, Total, State
+
+        async with CounterEnv(base_url="http://127.0.0.1:8000") as env:
+            result = await env.reset()
+            result = await env.step(Count(n=3))
+
+    A reply that does not arrive within ``message_timeout_s`` raises
+    :class:`~openenv_hub.errors.EnvTimeoutError` and discards the socket, so a late reply is never
+    read as the answer to a later call. A socket found closed is reopened on the next call; if
+    that lost an episode in progress, the call raises
+    :class:`~openenv_hub.errors.SessionLostError` instead of silently starting over.
+
+    Args:
+        base_url: ``http(s)://host:port``, ``ws(s)://host:port`` or ``host:port``.
+        connect_timeout_s: Time allowed to open the connection.
+        message_timeout_s: Time allowed for each reply (``None``: wait forever).
+        ping_interval_s: Keepalive ping interval (``None`` disables pings, e.g. behind tunnels
+            that drop them).
+        ping_timeout_s: Close the connection when a ping is not answered in this time.
+        max_message_size_mb: Largest reply accepted.
+        provider: A running server (process, container) to stop when the client closes.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        connect_timeout_s: float = 10.0,
+        message_timeout_s: float | None = 60.0,
+        ping_interval_s: float | None = 20.0,
+        ping_timeout_s: float | None = 20.0,
+        max_message_size_mb: float = 100.0,
+        provider: Provider | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self.options = ClientOptions(
+            connect_timeout_s=connect_timeout_s,
+            message_timeout_s=message_timeout_s,
+            ping_interval_s=ping_interval_s,
+            ping_timeout_s=ping_timeout_s,
+            max_message_size_mb=max_message_size_mb,
+        )
+        self._exchange = Exchange(ws_url(base_url), self.options)
+        self._ws: ClientConnection | None = None
+        self.provider = provider
+
+    @property
+    def url(self) -> str:
+        return self._exchange.url
+
+    # -- connection ------------------------------------------------------------------------
+
+    async def connect(self: Self) -> Self:
+        """Open the connection (done lazily by the first call otherwise)."""
+        await self._connection()
+        return self
+
+    async def _connection(self) -> ClientConnection:
+        ws = self._ws
+        if ws is not None and ws.state is WsState.OPEN:
+            return ws
+        if ws is not None:  # found closed: the server went away or reaped the session
+            await self._discard()
+        try:
+            self._ws = await connect(self.url, **self.options.connect_kwargs(self.url))
+        except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
+            raise ConnectError(f"Failed to connect to {self.url}: {exc}", url=self.url) from exc
+        return self._ws
+
+    async def _discard(self) -> None:
+        ws, self._ws = self._ws, None
+        self._exchange.connection_dropped()
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                await ws.close()
+
+    async def close(self) -> None:
+        """End the session, close the connection, and stop the provider if there is one."""
+        ws, self._ws = self._ws, None
+        self._exchange.episode_active = False
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                if ws.state is WsState.OPEN:
+                    await ws.send(Exchange.encode("close"))
+                await ws.close()
+        if self.provider is not None:
+            await asyncio.to_thread(self.provider.stop)
+
+    async def __aenter__(self: Self) -> Self:
+        return await self.connect()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def __enter__(self) -> None:
+        raise TypeError(
+            f"{type(self).__name__} is asynchronous: use 'async with {type(self).__name__}(...)', "
+            f"or 'with {type(self).__name__}(...).sync() as env' in synchronous code."
+        )
+
+    def __exit__(self, *args: object) -> None:  # pragma: no cover - __enter__ always raises
+        pass
+
+    # -- requests --------------------------------------------------------------------------
+
+    async def _request(self, kind: str, data: dict[str, Any] | None = None, expect: str = "observation") -> dict[str, Any]:
+        exchange = self._exchange
+        ws = await self._connection()
+        exchange.check_not_lost(kind)
+        timeout_s = self.options.message_timeout_s
+        try:
+            await ws.send(exchange.encode(kind, data))
+            raw = await asyncio.wait_for(ws.recv(), timeout_s)
+        except TimeoutError:
+            await self._discard()
+            raise exchange.timeout_error(timeout_s or 0.0) from None
+        except ConnectionClosed as exc:
+            await self._discard()
+            close = exc.rcvd or exc.sent
+            raise exchange.closed_error(close.code if close else None, close.reason if close else "") from exc
+        reply = exchange.decode(raw, expect)
+        exchange.succeeded(kind)
+        return reply
+
+    async def reset(self, **kwargs: Any) -> StepResult[ObsT]:
+        """Start a new episode. Keyword arguments (``seed``, ``episode_id``, ...) go to ``reset``."""
+        return self._parse_result(await self._request("reset", kwargs))
+
+    async def step(self, action: ActT) -> StepResult[ObsT]:
+        return self._parse_result(await self._request("step", self._step_payload(action)))
+
+    async def state(self) -> StateT:
+        return self._parse_state(await self._request("state", expect="state"))
+
+    def sync(self) -> SyncEnvClient[ActT, ObsT, StateT]:
+        """A synchronous twin of this client, with the same options and parsing."""
+        from openenv_hub.client.sync_client import SyncEnvClient
+
+        return SyncEnvClient(self.base_url, codec=self, options=self.options, provider=self.provider)

@@ -1,0 +1,33 @@
+"""``GenericEnvClient``: dicts in, dicts out, for any environment without its models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openenv_hub.client.env_client import EnvClient
+from openenv_hub.types import StepResult
+
+__all__ = ["GenericEnvClient"]
+
+
+class GenericEnvClient(EnvClient[dict[str, Any], dict[str, Any], dict[str, Any]]):
+    """Drives any environment with plain dicts: actions are sent as given, observations and
+    state come back as dicts.
+
+    Example::
+
+        async with GenericEnvClient("http://127.0.0.1:8000") as env:
+            result = await env.reset()
+            result = await env.step({"message": "hello"})
+            result.observation["echoed_message"]
+    """
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
+        return StepResult(
+            observation=dict(payload.get("observation") or {}),
+            reward=payload.get("reward"),
+            done=bool(payload.get("done", False)),
+        )
+
+    def _parse_state(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return dict(payload)

@@ -1,0 +1,131 @@
+"""``SyncEnvClient``: the synchronous twin of :class:`~openenv_hub.client.EnvClient`.
+
+It speaks the same protocol with the same options over websockets' synchronous client, so no
+event loop or helper thread of ours is involved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.protocol import State as WsState
+from websockets.sync.client import ClientConnection, connect
+
+from openenv_hub.client._core import ActT, ClientOptions, Codec, Exchange, ObsT, StateT, ws_url
+from openenv_hub.errors import ConnectError
+from openenv_hub.types import StepResult
+
+if TYPE_CHECKING:
+    from openenv_hub.providers import Provider
+
+__all__ = ["SyncEnvClient"]
+
+Self = TypeVar("Self", bound="SyncEnvClient[Any, Any, Any]")
+
+
+class SyncEnvClient(Generic[ActT, ObsT, StateT]):
+    """Talks to one environment session over a WebSocket, synchronously.
+
+    Usually obtained from :meth:`EnvClient.sync`, which passes the async client as ``codec`` so
+    both parse replies into the same types::
+
+        with EchoEnv(base_url="http://127.0.0.1:8000").sync() as env:
+            env.reset()
+            env.step(CallToolAction(tool_name="echo_message", arguments={"message": "Hi"}))
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        codec: Codec[ActT, ObsT, StateT] | None = None,
+        options: ClientOptions | None = None,
+        provider: Provider | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self.options = options or ClientOptions()
+        self.codec: Codec[ActT, ObsT, StateT] = codec or Codec()
+        self._exchange = Exchange(ws_url(base_url), self.options)
+        self._ws: ClientConnection | None = None
+        self.provider = provider
+
+    @property
+    def url(self) -> str:
+        return self._exchange.url
+
+    # -- connection ------------------------------------------------------------------------
+
+    def connect(self: Self) -> Self:
+        self._connection()
+        return self
+
+    def _connection(self) -> ClientConnection:
+        ws = self._ws
+        if ws is not None and ws.protocol.state is WsState.OPEN:
+            return ws
+        if ws is not None:
+            self._discard()
+        try:
+            self._ws = connect(self.url, **self.options.connect_kwargs(self.url))
+        except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
+            raise ConnectError(f"Failed to connect to {self.url}: {exc}", url=self.url) from exc
+        return self._ws
+
+    def _discard(self) -> None:
+        ws, self._ws = self._ws, None
+        self._exchange.connection_dropped()
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                ws.close()
+
+    def close(self) -> None:
+        ws, self._ws = self._ws, None
+        self._exchange.episode_active = False
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                if ws.protocol.state is WsState.OPEN:
+                    ws.send(Exchange.encode("close"))
+                ws.close()
+        if self.provider is not None:
+            self.provider.stop()
+
+    def __enter__(self: Self) -> Self:
+        return self.connect()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- requests --------------------------------------------------------------------------
+
+    def _request(self, kind: str, data: dict[str, Any] | None = None, expect: str = "observation") -> dict[str, Any]:
+        exchange = self._exchange
+        ws = self._connection()
+        exchange.check_not_lost(kind)
+        timeout_s = self.options.message_timeout_s
+        try:
+            ws.send(exchange.encode(kind, data))
+            raw = ws.recv(timeout=timeout_s)
+        except TimeoutError:
+            self._discard()
+            raise exchange.timeout_error(timeout_s or 0.0) from None
+        except ConnectionClosed as exc:
+            self._discard()
+            close = exc.rcvd or exc.sent
+            raise exchange.closed_error(close.code if close else None, close.reason if close else "") from exc
+        reply = exchange.decode(raw, expect)
+        exchange.succeeded(kind)
+        return reply
+
+    def reset(self, **kwargs: Any) -> StepResult[ObsT]:
+        return self.codec._parse_result(self._request("reset", kwargs))
+
+    def step(self, action: ActT) -> StepResult[ObsT]:
+        return self.codec._parse_result(self._request("step", self.codec._step_payload(action)))
+
+    def state(self) -> StateT:
+        return self.codec._parse_state(self._request("state", expect="state"))

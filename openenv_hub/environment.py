@@ -1,0 +1,83 @@
+"""The :class:`Environment` base class that every environment derives from."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar, Generic, TypeVar
+
+from openenv_hub.types import Action, EnvironmentMetadata, Observation, State
+
+__all__ = ["Environment"]
+
+ActT = TypeVar("ActT", bound=Action)
+ObsT = TypeVar("ObsT", bound=Observation)
+StateT = TypeVar("StateT", bound=State)
+
+
+class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
+    """A Gymnasium-like environment served over HTTP, WebSocket and MCP.
+
+    Implement :meth:`reset`, :meth:`step` and :attr:`state`; override :meth:`reset_async` /
+    :meth:`step_async` instead when the environment is naturally asynchronous. The server calls
+    synchronous methods on a thread of their own per session (so libraries that need thread
+    affinity work) and awaits asynchronous ones on its event loop.
+
+    Subclasses may declare narrower signatures (``def reset(self)``, ``def step(self, action)``):
+    the server passes only the keyword arguments a method accepts.
+
+    Example:
+        >>> from openenv_hub import Action, Environment, Observation, State
+        >>> class Count(Action):
+        ...     n: int
+        >>> class Total(Observation):
+        ...     total: int = 0
+        >>> class Counter(Environment[Count, Total, State]):
+        ...     def __init__(self):
+        ...         self._state, self._total = State(), 0
+        ...     def reset(self, seed=None, episode_id=None, **kwargs):
+        ...         self._state, self._total = State(episode_id=episode_id), 0
+        ...         return Total()
+        ...     def step(self, action, timeout_s=None, **kwargs):
+        ...         self._total += action.n
+        ...         self._state.step_count += 1
+        ...         return Total(total=self._total, reward=action.n, done=self._total >= 10)
+        ...     @property
+        ...     def state(self):
+        ...         return self._state
+        >>> Counter().step(Count(n=3)).total
+        3
+    """
+
+    #: Set to False when one process cannot host several instances at once (a global
+    #: resource, a non-reentrant library). The server then allows exactly one session.
+    SUPPORTS_CONCURRENT_SESSIONS: ClassVar[bool] = True
+    #: Set to True to run the synchronous methods of every session on one shared thread.
+    REQUIRES_SINGLE_THREAD_EXECUTOR: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> ObsT:
+        """Start a new episode and return its first observation."""
+
+    async def reset_async(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> ObsT:
+        return self.reset(seed=seed, episode_id=episode_id, **kwargs)
+
+    @abc.abstractmethod
+    def step(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> ObsT:
+        """Apply one action and return the resulting observation."""
+
+    async def step_async(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> ObsT:
+        return self.step(action, timeout_s=timeout_s, **kwargs)
+
+    @property
+    @abc.abstractmethod
+    def state(self) -> StateT:
+        """The current episode's state."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Release resources. Called once when the session ends."""
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        name = type(self).__name__
+        return EnvironmentMetadata(name=name, description=f"{name} environment", version="1.0.0")

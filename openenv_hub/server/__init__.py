@@ -1,0 +1,6 @@
+"""The environment server: the session core and its HTTP, WebSocket and MCP adapters."""
+
+from openenv_hub.server.app import create_app, run
+from openenv_hub.server.sessions import Session, SessionPool
+
+__all__ = ["Session", "SessionPool", "create_app", "run"]

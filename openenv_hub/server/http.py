@@ -1,0 +1,96 @@
+"""HTTP routes: ``/health``, ``/metadata``, ``/schema``, ``/reset``, ``/step``, ``/state``, ``/mcp``.
+
+``/reset``, ``/step`` and ``/state`` are stateless as in OpenEnv (a fresh environment per
+request) unless the request names a session in the ``X-OpenEnv-Session`` header, in which case
+they drive that session (created with the ``openenv/session/create`` JSON-RPC method).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import APIRouter, Body, Header, HTTPException, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ValidationError
+
+from openenv_hub.protocol import ResetRequest, StepRequest, describe_validation_error
+from openenv_hub.server.mcp import handle_jsonrpc
+from openenv_hub.server.sessions import Session, SessionPool
+
+__all__ = ["SESSION_HEADER", "build_router"]
+
+SESSION_HEADER = "X-OpenEnv-Session"
+
+
+class StepResponse(BaseModel):
+    observation: dict[str, Any]
+    reward: float | None = None
+    done: bool = False
+
+
+def build_router(
+    pool: SessionPool, *, observation_cls: type[BaseModel], state_cls: type[BaseModel]
+) -> APIRouter:
+    router = APIRouter()
+    schemas = {
+        "action": pool.action_cls.model_json_schema(),
+        "observation": observation_cls.model_json_schema(),
+        "state": state_cls.model_json_schema(),
+    }
+
+    @asynccontextmanager
+    async def session_for(session_id: str | None) -> AsyncIterator[Session]:
+        if session_id:
+            yield pool.get(session_id)
+        else:
+            async with pool.ephemeral() as session:
+                yield session
+
+    @router.get("/health", tags=["Health"])
+    async def health() -> dict[str, str]:
+        return {"status": "healthy"}
+
+    @router.get("/metadata", tags=["Environment Info"])
+    async def metadata() -> dict[str, Any]:
+        return (await pool.metadata()).model_dump()
+
+    @router.get("/schema", tags=["Schema"])
+    async def schema() -> dict[str, Any]:
+        return schemas
+
+    @router.post("/reset", tags=["Environment Control"], response_model=StepResponse)
+    async def reset(
+        request: ResetRequest | None = Body(default=None),
+        session_id: str | None = Header(default=None, alias=SESSION_HEADER),
+    ) -> dict[str, Any]:
+        params = request.model_dump(exclude_unset=True) if request is not None else {}
+        async with session_for(session_id) as session:
+            return await pool.reset(session, params)
+
+    @router.post("/step", tags=["Environment Control"], response_model=StepResponse)
+    async def step(
+        request: StepRequest, session_id: str | None = Header(default=None, alias=SESSION_HEADER)
+    ) -> dict[str, Any]:
+        try:
+            action = pool.parse_action(request.action)
+        except ValidationError as exc:
+            _, errors = describe_validation_error(exc, "action")
+            raise HTTPException(status_code=422, detail=errors) from None
+        params = request.model_dump(exclude_unset=True, exclude={"action"})
+        async with session_for(session_id) as session:
+            return await pool.step(session, action, params)
+
+    @router.get("/state", tags=["State Management"])
+    async def state(
+        session_id: str | None = Header(default=None, alias=SESSION_HEADER),
+    ) -> dict[str, Any]:
+        async with session_for(session_id) as session:
+            return await pool.state(session)
+
+    @router.post("/mcp", tags=["MCP"])
+    async def mcp(request: Request) -> JSONResponse:
+        return JSONResponse(await handle_jsonrpc(pool, await request.body()))
+
+    return router

@@ -1,0 +1,164 @@
+"""JSON-RPC 2.0 for ``/mcp`` (POST and WebSocket) and ``{"type": "mcp"}`` frames on ``/ws``.
+
+Methods: ``tools/list``, ``tools/call``, ``openenv/session/create``, ``openenv/session/close``,
+plus ``initialize`` and ``ping`` so generic MCP clients can handshake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pydantic_core
+from pydantic import ValidationError
+
+from openenv_hub.errors import (
+    EnvironmentExecutionError,
+    EnvironmentFactoryError,
+    SessionCapacityError,
+    SessionError,
+    SessionNotFoundError,
+)
+from openenv_hub.protocol import JsonRpcCode, JsonRpcRequest, jsonrpc_error, jsonrpc_result
+from openenv_hub.server.sessions import Session, SessionPool
+from openenv_hub.types import ToolErrorType
+
+__all__ = ["handle_jsonrpc", "parse_jsonrpc"]
+
+_PROTOCOL_VERSION = "2025-06-18"
+Reply = dict[str, Any]
+
+
+def parse_jsonrpc(raw: str | bytes | dict[str, Any]) -> JsonRpcRequest | Reply:
+    """Validate a JSON-RPC request, or return the error reply for it."""
+    if not isinstance(raw, dict):
+        try:
+            raw = pydantic_core.from_json(raw)
+        except ValueError as exc:
+            return jsonrpc_error(None, JsonRpcCode.PARSE_ERROR, f"Parse error: {exc}")
+        if not isinstance(raw, dict):
+            return jsonrpc_error(None, JsonRpcCode.PARSE_ERROR, "Parse error: expected a JSON object")
+    try:
+        return JsonRpcRequest.model_validate(raw)
+    except ValidationError as exc:
+        return jsonrpc_error(None, JsonRpcCode.INVALID_REQUEST, f"Invalid request: {exc}")
+
+
+async def handle_jsonrpc(
+    pool: SessionPool, raw: str | bytes | dict[str, Any], *, bound: Session | None = None
+) -> Reply:
+    """Answer one JSON-RPC request. ``bound`` is the session of the socket it arrived on."""
+    request = parse_jsonrpc(raw)
+    if isinstance(request, dict):
+        return request
+    handler = _METHODS.get(request.method)
+    if handler is None:
+        return jsonrpc_error(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}")
+    try:
+        return jsonrpc_result(request.id, await handler(pool, request.params, bound))
+    except _RpcError as exc:
+        return jsonrpc_error(request.id, exc.code, exc.message, exc.data)
+    except SessionCapacityError as exc:
+        return jsonrpc_error(request.id, JsonRpcCode.SERVER_ERROR, exc.message, exc.data)
+    except EnvironmentFactoryError as exc:
+        return jsonrpc_error(request.id, JsonRpcCode.SERVER_ERROR, exc.message, exc.data)
+    except SessionNotFoundError as exc:
+        return jsonrpc_error(request.id, JsonRpcCode.INVALID_PARAMS, exc.message)
+    except SessionError as exc:
+        return jsonrpc_error(request.id, JsonRpcCode.INVALID_REQUEST, exc.message)
+    except EnvironmentExecutionError as exc:
+        return jsonrpc_error(request.id, JsonRpcCode.INTERNAL_ERROR, exc.message)
+
+
+class _RpcError(Exception):
+    def __init__(self, code: JsonRpcCode, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+@asynccontextmanager
+async def _target(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> AsyncIterator[Session]:
+    """The session a tool request addresses: the socket's, a named one, or a temporary one."""
+    if not pool.supports_tools:
+        raise _RpcError(JsonRpcCode.INTERNAL_ERROR, "Environment does not support MCP")
+    if bound is not None:
+        yield bound
+    elif params.get("session_id"):
+        yield pool.get(str(params["session_id"]))
+    else:
+        async with pool.ephemeral() as session:
+            yield session
+
+
+async def _tools_list(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
+    async with _target(pool, params, bound) as session:
+        tools = await pool.list_tools(session)
+    return {
+        "tools": [
+            {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+            for t in tools
+        ]
+    }
+
+
+async def _tools_call(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
+    name = params.get("name")
+    if not isinstance(name, str) or not name:
+        raise _RpcError(JsonRpcCode.INVALID_PARAMS, "Missing 'name' in params")
+    arguments = params.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        raise _RpcError(JsonRpcCode.INVALID_PARAMS, "'arguments' must be an object")
+    async with _target(pool, params, bound) as session:
+        outcome = await pool.call_tool(session, name, arguments)
+    if outcome.error is not None:
+        code = (
+            JsonRpcCode.INVALID_PARAMS
+            if outcome.error.error_type in (ToolErrorType.TOOL_NOT_FOUND, ToolErrorType.INVALID_ARGS)
+            else JsonRpcCode.INTERNAL_ERROR
+        )
+        raise _RpcError(code, outcome.error.message, {"error_type": outcome.error.error_type.value})
+    return outcome.result
+
+
+async def _session_create(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
+    if bound is not None:
+        return {"session_id": bound.id}
+    session = await pool.open(kind="mcp-http")
+    return {"session_id": session.id}
+
+
+async def _session_close(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
+    session_id = params.get("session_id")
+    if not session_id:
+        raise _RpcError(JsonRpcCode.INVALID_PARAMS, "Invalid params - 'session_id' is required")
+    if bound is not None and bound.id == session_id:
+        raise _RpcError(
+            JsonRpcCode.INVALID_REQUEST, "Cannot close active WebSocket-managed session via MCP method"
+        )
+    session = pool.get(str(session_id))
+    await pool.close(session, reason="closed by openenv/session/close")
+    return {"session_id": session_id, "closed": True}
+
+
+async def _initialize(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
+    meta = await pool.metadata()
+    return {
+        "protocolVersion": params.get("protocolVersion", _PROTOCOL_VERSION),
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": {"name": meta.name, "version": meta.version or "0"},
+    }
+
+
+async def _ping(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
+    return {}
+
+
+_METHODS: dict[str, Callable[[SessionPool, dict[str, Any], Session | None], Awaitable[Any]]] = {
+    "tools/list": _tools_list,
+    "tools/call": _tools_call,
+    "openenv/session/create": _session_create,
+    "openenv/session/close": _session_close,
+    "initialize": _initialize,
+    "ping": _ping,
+}

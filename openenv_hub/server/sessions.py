@@ -1,0 +1,438 @@
+"""The session core: the one place where environments are created, driven and closed.
+
+HTTP routes, the ``/ws`` socket, ``/mcp`` and the web UI are thin adapters over
+:class:`SessionPool`. Each session owns one environment instance. Synchronous environment methods
+run on the session's own thread (so libraries that need thread affinity work); ``async`` ones run
+on the event loop. Sessions idle for longer than ``idle_timeout_s`` are closed by a reaper, and
+their transport is told so it can close its connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import inspect
+import logging
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from openenv_hub.environment import Environment
+from openenv_hub.errors import (
+    ConcurrencyConfigurationError,
+    ConfigurationError,
+    EnvironmentExecutionError,
+    EnvironmentFactoryError,
+    SessionCapacityError,
+    SessionError,
+    SessionNotFoundError,
+)
+from openenv_hub.protocol import observation_payload
+from openenv_hub.tools import MCPEnvironment, ToolCallOutcome
+from openenv_hub.types import (
+    Action,
+    CallToolAction,
+    EnvironmentMetadata,
+    ListToolsAction,
+    Observation,
+    Tool,
+)
+
+__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_SESSIONS", "Session", "SessionPool"]
+
+logger = logging.getLogger("openenv_hub.server")
+
+DEFAULT_MAX_SESSIONS = 64
+DEFAULT_IDLE_TIMEOUT_S = 300.0
+
+EnvFactory = Callable[[], Environment[Any, Any, Any]]
+CloseCallback = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class _CallPlan:
+    """How to call one environment class: async or on a thread, and which kwargs it takes."""
+
+    reset_async: bool
+    step_async: bool
+    reset_params: frozenset[str] | None  # None: accepts **kwargs
+    step_params: frozenset[str] | None
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def of(cls: type[Environment[Any, Any, Any]]) -> _CallPlan:
+        reset_async = cls.reset_async is not Environment.reset_async
+        step_async = cls.step_async is not Environment.step_async
+        reset = cls.reset_async if reset_async else cls.reset
+        step = cls.step_async if step_async else cls.step
+        return _CallPlan(reset_async, step_async, _accepted(reset), _accepted(step, skip="action"))
+
+    @staticmethod
+    def filter(params: dict[str, Any], accepted: frozenset[str] | None) -> dict[str, Any]:
+        if accepted is None:
+            return params
+        return {k: v for k, v in params.items() if k in accepted}
+
+
+def _accepted(fn: Callable[..., Any], skip: str = "") -> frozenset[str] | None:
+    params = list(inspect.signature(fn).parameters.values())[1:]  # drop self
+    if skip and params and params[0].name == skip:
+        params = params[1:]
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+@dataclass(eq=False)
+class Session:
+    """One environment instance and the thread its synchronous methods run on."""
+
+    id: str
+    kind: str
+    executor: ThreadPoolExecutor
+    owns_executor: bool
+    env: Environment[Any, Any, Any] | None = None
+    created_at: float = field(default_factory=time.time)
+    last_active: float = field(default_factory=time.monotonic)
+    step_count: int = 0
+    busy: int = 0
+    closed: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    on_close: list[CloseCallback] = field(default_factory=list)
+
+    @property
+    def ready(self) -> bool:
+        return self.env is not None and not self.closed
+
+
+class SessionPool:
+    """Creates, drives, reaps and closes environment sessions.
+
+    Args:
+        env_factory: A class or function returning a new environment instance.
+        action_cls: The action model of the environment; step payloads are validated against it.
+        max_sessions: Concurrent sessions allowed. Default: ``$MAX_CONCURRENT_ENVS`` or 64;
+            forced to 1 for environments that set ``SUPPORTS_CONCURRENT_SESSIONS = False``.
+        idle_timeout_s: Close sessions with no activity for this long; ``None`` disables reaping.
+        env_name: Name reported by ``metadata()``; defaults to the environment's own.
+    """
+
+    def __init__(
+        self,
+        env_factory: EnvFactory,
+        *,
+        action_cls: type[Action],
+        max_sessions: int | None = None,
+        idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
+        env_name: str | None = None,
+    ) -> None:
+        if not callable(env_factory) or isinstance(env_factory, Environment):
+            raise ConfigurationError(
+                f"env_factory must be a class or a function returning an environment, got "
+                f"{type(env_factory).__name__}. Pass the class itself (EchoEnvironment, not "
+                "EchoEnvironment())."
+            )
+        if idle_timeout_s is not None and idle_timeout_s <= 0:
+            raise ConfigurationError("idle_timeout_s must be a positive number of seconds, or None")
+        self._factory = env_factory
+        self._factory_name = getattr(env_factory, "__name__", type(env_factory).__name__)
+        self.action_cls = action_cls
+        self._env_cls: type[Environment[Any, Any, Any]] | None = (
+            env_factory if isinstance(env_factory, type) else None
+        )
+        self.max_sessions = self._resolve_capacity(max_sessions)
+        self.idle_timeout_s = idle_timeout_s
+        self.env_name = env_name
+        self._sessions: dict[str, Session] = {}
+        self._shared_executor: ThreadPoolExecutor | None = None
+        self._reaper: asyncio.Task[None] | None = None
+        self._metadata: EnvironmentMetadata | None = None
+
+    # -- configuration ---------------------------------------------------------------------
+
+    def _resolve_capacity(self, requested: int | None) -> int:
+        concurrent = getattr(self._env_cls, "SUPPORTS_CONCURRENT_SESSIONS", True)
+        if requested is not None:
+            if requested < 1:
+                raise ConfigurationError(f"max_sessions must be at least 1, got {requested}")
+            if requested > 1 and not concurrent:
+                raise ConcurrencyConfigurationError(self._factory_name, requested)
+            return requested
+        if not concurrent:
+            return 1
+        from_env = os.environ.get("MAX_CONCURRENT_ENVS")
+        if from_env:
+            try:
+                value = int(from_env)
+            except ValueError:
+                raise ConfigurationError(
+                    f"MAX_CONCURRENT_ENVS must be a whole number, got {from_env!r}"
+                ) from None
+            if value < 1:
+                raise ConfigurationError(f"MAX_CONCURRENT_ENVS must be at least 1, got {value}")
+            return value
+        return DEFAULT_MAX_SESSIONS
+
+    @property
+    def active_sessions(self) -> int:
+        return len(self._sessions)
+
+    def sessions(self) -> list[Session]:
+        return list(self._sessions.values())
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def open(self, kind: str = "ws") -> Session:
+        """Reserve a slot and create a new environment for it.
+
+        Raises:
+            SessionCapacityError: ``max_sessions`` sessions are already open.
+            EnvironmentFactoryError: the factory raised.
+        """
+        if len(self._sessions) >= self.max_sessions:
+            raise SessionCapacityError(len(self._sessions), self.max_sessions)
+        session = self._new_session(kind)
+        self._sessions[session.id] = session
+        self._ensure_reaper()
+        try:
+            await self._create_env(session)
+        except BaseException:
+            await self.close(session, reason="factory failed")
+            raise
+        return session
+
+    @contextlib.asynccontextmanager
+    async def ephemeral(self) -> AsyncIterator[Session]:
+        """A session outside the pool's capacity, closed on exit (stateless HTTP requests)."""
+        session = self._new_session("http-ephemeral")
+        try:
+            await self._create_env(session)
+            yield session
+        finally:
+            await self._dispose(session)
+
+    def _new_session(self, kind: str) -> Session:
+        shared = self._env_cls is not None and self._env_cls.REQUIRES_SINGLE_THREAD_EXECUTOR
+        if shared:
+            if self._shared_executor is None:
+                self._shared_executor = ThreadPoolExecutor(1, thread_name_prefix="openenv-env")
+            executor = self._shared_executor
+        else:
+            executor = ThreadPoolExecutor(1, thread_name_prefix="openenv-session")
+        return Session(id=str(uuid.uuid4()), kind=kind, executor=executor, owns_executor=not shared)
+
+    async def _create_env(self, session: Session) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            env = await loop.run_in_executor(session.executor, self._factory)
+        except Exception as exc:
+            logger.exception("Environment factory %r failed", self._factory_name)
+            raise EnvironmentFactoryError(
+                self._factory_name,
+                message=f"Environment factory '{self._factory_name}' failed to create instance: "
+                f"{type(exc).__name__}: {exc}",
+            ) from exc
+        if session.closed:  # closed while the factory ran
+            await loop.run_in_executor(session.executor, env.close)
+            return
+        session.env = env
+
+    def get(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotFoundError(session_id)
+        if session.env is None:
+            raise SessionError(
+                f"Session {session_id} is still initializing; retry shortly", session_id=session_id
+            )
+        return session
+
+    async def close(self, session: Session, reason: str = "closed") -> None:
+        """Close a session and free its slot. Safe to call more than once."""
+        if self._sessions.pop(session.id, None) is None and session.closed:
+            return
+        callbacks, session.on_close = session.on_close, []
+        await self._dispose(session)
+        for callback in callbacks:
+            try:
+                await callback(reason)
+            except Exception:
+                logger.exception("Session %s: close callback failed", session.id)
+
+    async def _dispose(self, session: Session) -> None:
+        if session.closed:
+            return
+        session.closed = True
+        env, session.env = session.env, None
+        if env is not None:
+            try:
+                await asyncio.get_running_loop().run_in_executor(session.executor, env.close)
+            except Exception:
+                logger.exception("Session %s: environment close() raised", session.id)
+        if session.owns_executor:
+            session.executor.shutdown(wait=False)
+
+    async def aclose(self) -> None:
+        """Close every session and stop the reaper (the app's shutdown)."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+            self._reaper = None
+        for session in list(self._sessions.values()):
+            await self.close(session, reason="server shutting down")
+        if self._shared_executor is not None:
+            self._shared_executor.shutdown(wait=False)
+            self._shared_executor = None
+
+    # -- idle reaping ----------------------------------------------------------------------
+
+    def _ensure_reaper(self) -> None:
+        if self.idle_timeout_s is None or (self._reaper is not None and not self._reaper.done()):
+            return
+        self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
+
+    async def _reap_forever(self) -> None:
+        assert self.idle_timeout_s is not None
+        interval = min(max(self.idle_timeout_s / 4, 0.05), 5.0)
+        while True:
+            await asyncio.sleep(interval)
+            await self.reap_idle()
+
+    async def reap_idle(self) -> int:
+        """Close sessions idle for longer than ``idle_timeout_s``; returns how many."""
+        if self.idle_timeout_s is None:
+            return 0
+        deadline = time.monotonic() - self.idle_timeout_s
+        idle = [s for s in self._sessions.values() if not s.busy and s.last_active < deadline]
+        for session in idle:
+            logger.info("Closing session %s: idle for over %.0f s", session.id, self.idle_timeout_s)
+            await self.close(session, reason=f"session idle for over {self.idle_timeout_s:g} s")
+        return len(idle)
+
+    # -- driving the environment -----------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _use(self, session: Session) -> AsyncIterator[Environment[Any, Any, Any]]:
+        if session.env is None:
+            raise SessionError(f"Session {session.id} is closed", session_id=session.id)
+        session.busy += 1
+        try:
+            async with session.lock:
+                session.last_active = time.monotonic()
+                yield session.env
+        finally:
+            session.busy -= 1
+            session.last_active = time.monotonic()
+
+    async def _call(self, session: Session, run_async: bool, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        try:
+            if run_async:
+                return await fn(*args, **kw)
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(session.executor, functools.partial(fn, *args, **kw))
+        except (SessionError, EnvironmentExecutionError):
+            raise
+        except Exception as exc:
+            logger.exception("Session %s: environment raised in %s", session.id, getattr(fn, "__name__", fn))
+            raise EnvironmentExecutionError(f"{type(exc).__name__}: {exc}") from exc
+
+    def parse_action(self, data: dict[str, Any]) -> Action:
+        """Validate a step payload against the action class (raises pydantic ValidationError).
+
+        Environments whose action class is the base ``Action`` or an MCP action also accept
+        ``{"type": "list_tools"}`` and ``{"type": "call_tool", ...}``.
+        """
+        kind = data.get("type")
+        if self.action_cls in (Action, CallToolAction, ListToolsAction):
+            if kind == "list_tools":
+                return ListToolsAction.model_validate(data)
+            if kind == "call_tool":
+                return CallToolAction.model_validate(data)
+        return self.action_cls.model_validate(data)
+
+    async def reset(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
+        async with self._use(session) as env:
+            plan = _CallPlan.of(type(env))
+            kwargs = _CallPlan.filter(params, plan.reset_params)
+            fn = env.reset_async if plan.reset_async else env.reset
+            obs = await self._call(session, plan.reset_async, fn, **kwargs)
+            session.step_count = 0
+            return observation_payload(_checked(obs, "reset"))
+
+    async def step(self, session: Session, action: Action, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        async with self._use(session) as env:
+            plan = _CallPlan.of(type(env))
+            kwargs = _CallPlan.filter(params or {}, plan.step_params)
+            fn = env.step_async if plan.step_async else env.step
+            obs = await self._call(session, plan.step_async, fn, action, **kwargs)
+            session.step_count += 1
+            return observation_payload(_checked(obs, "step"))
+
+    async def state(self, session: Session) -> dict[str, Any]:
+        async with self._use(session) as env:
+            on_loop = _CallPlan.of(type(env)).step_async
+            state = await self._call(session, on_loop, _read_state_async if on_loop else _read_state, env)
+            return _state_dict(state)
+
+    async def metadata(self) -> EnvironmentMetadata:
+        """The environment's metadata, read once from a temporary instance."""
+        if self._metadata is None:
+            async with self.ephemeral() as session:
+                assert session.env is not None
+                meta = await self._call(session, False, session.env.get_metadata)
+            if self.env_name:
+                meta = meta.model_copy(update={"name": self.env_name})
+            self._metadata = meta
+        return self._metadata
+
+    # -- MCP tools -------------------------------------------------------------------------
+
+    @property
+    def supports_tools(self) -> bool:
+        return self._env_cls is not None and issubclass(self._env_cls, MCPEnvironment)
+
+    async def list_tools(self, session: Session) -> list[Tool]:
+        async with self._use(session) as env:
+            return _as_mcp(env).list_tools()
+
+    async def call_tool(self, session: Session, name: str, arguments: dict[str, Any]) -> ToolCallOutcome:
+        async with self._use(session) as env:
+            mcp = _as_mcp(env)
+            if mcp.tool_is_async(name):
+                return await mcp.call_tool_async(name, arguments)
+            outcome: ToolCallOutcome = await self._call(session, False, mcp.call_tool, name, arguments)
+            return outcome
+
+
+def _as_mcp(env: Environment[Any, Any, Any]) -> MCPEnvironment:
+    if not isinstance(env, MCPEnvironment):
+        raise EnvironmentExecutionError("Environment does not support MCP")
+    return env
+
+
+def _checked(obs: Any, method: str) -> Observation:
+    if not isinstance(obs, Observation):
+        raise EnvironmentExecutionError(
+            f"{method}() returned {type(obs).__name__}; it must return an Observation"
+        )
+    return obs
+
+
+def _read_state(env: Environment[Any, Any, Any]) -> Any:
+    return env.state
+
+
+async def _read_state_async(env: Environment[Any, Any, Any]) -> Any:
+    return env.state
+
+
+def _state_dict(state: Any) -> dict[str, Any]:
+    if hasattr(state, "model_dump"):
+        return state.model_dump()  # type: ignore[no-any-return]
+    return dict(state) if state else {}
