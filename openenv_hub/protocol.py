@@ -26,8 +26,8 @@ __all__ = [
     "error_frame",
     "jsonrpc_error",
     "jsonrpc_result",
-    "observation_payload",
     "observation_frame",
+    "observation_payload",
     "state_frame",
 ]
 
@@ -126,7 +126,11 @@ def _decode_error_frame(exc: ValidationError, raw: str | bytes) -> bytes:
         detail = first.get("ctx", {}).get("error", "invalid JSON")
         return error_frame(ErrorCode.INVALID_JSON, f"Invalid JSON: {detail}")
     if first["type"] in ("union_tag_not_found", "union_tag_invalid", "model_attributes_type"):
-        kind = _message_tag(pydantic_core.from_json(raw)) if first["type"] != "model_attributes_type" else None
+        kind = (
+            _message_tag(pydantic_core.from_json(raw))
+            if first["type"] != "model_attributes_type"
+            else None
+        )
         return error_frame(
             ErrorCode.UNKNOWN_TYPE,
             f"Unknown message type: {kind or ''}",
@@ -146,7 +150,10 @@ def _public_errors(exc: ValidationError, *, drop_prefix: int = 0) -> list[dict[s
             "input": err.get("input"),
         }
         if "ctx" in err:
-            item["ctx"] = {k: v if isinstance(v, (int, float, str, bool)) else str(v) for k, v in err["ctx"].items()}
+            item["ctx"] = {
+                k: v if isinstance(v, (int, float, str, bool)) else str(v)
+                for k, v in err["ctx"].items()
+            }
         out.append(item)
     return pydantic_core.to_jsonable_python(out, fallback=str)  # type: ignore[no-any-return]
 

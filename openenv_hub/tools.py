@@ -106,7 +106,7 @@ def _build_spec(function: Callable[..., Any], name: str, description: str | None
             continue
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (hints.get(param.name, Any), default)
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
     )
     return _ToolSpec(
@@ -159,14 +159,16 @@ class MCPEnvironment(Environment[Action, Observation, State]):
         managed = (Environment.step_async, MCPEnvironment._step_tools_async)
         if "step_async" not in vars(cls) and cls.step_async in managed:
             all_async = bool(tools) and all(spec.is_async for spec in tools.values())
-            cls.step_async = managed[1] if all_async else managed[0]  # type: ignore[method-assign]
+            setattr(cls, "step_async", managed[1] if all_async else managed[0])  # noqa: B010
 
     def __init__(self) -> None:
         self._state = State(episode_id=str(uuid.uuid4()))
 
     # -- Environment API -------------------------------------------------------------------
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> Observation:
         self._state = State(episode_id=episode_id or str(uuid.uuid4()))
         return Observation(done=False, reward=0.0)
 
@@ -192,9 +194,13 @@ class MCPEnvironment(Environment[Action, Observation, State]):
             return self.step(action, timeout_s=timeout_s, **kwargs)
         self._state.step_count += 1
         outcome = await self.call_tool_async(action.tool_name, action.arguments)
-        return CallToolObservation(tool_name=action.tool_name, result=outcome.result, error=outcome.error)
+        return CallToolObservation(
+            tool_name=action.tool_name, result=outcome.result, error=outcome.error
+        )
 
-    def step_other(self, action: Action, timeout_s: float | None = None, **kwargs: Any) -> Observation:
+    def step_other(
+        self, action: Action, timeout_s: float | None = None, **kwargs: Any
+    ) -> Observation:
         """Handle an action that is not a tool call. Override to accept your own actions."""
         raise TypeError(
             f"{type(self).__name__} accepts ListToolsAction and CallToolAction, "
@@ -210,10 +216,14 @@ class MCPEnvironment(Environment[Action, Observation, State]):
             for s in cls._tools.values()
         ]
 
-    def _prepare(self, name: str, arguments: dict[str, Any]) -> tuple[_ToolSpec, dict[str, Any]] | ToolError:
+    def _prepare(
+        self, name: str, arguments: dict[str, Any]
+    ) -> tuple[_ToolSpec, dict[str, Any]] | ToolError:
         spec = self._tools.get(name)
         if spec is None:
-            return ToolError(error_type=ToolErrorType.TOOL_NOT_FOUND, message=f"Unknown tool: '{name}'")
+            return ToolError(
+                error_type=ToolErrorType.TOOL_NOT_FOUND, message=f"Unknown tool: '{name}'"
+            )
         try:
             validated = spec.arguments_model.model_validate(arguments)
         except ValidationError as exc:
@@ -255,4 +265,6 @@ class MCPEnvironment(Environment[Action, Observation, State]):
 
 
 def _execution_error(exc: Exception) -> ToolError:
-    return ToolError(error_type=ToolErrorType.EXECUTION_ERROR, message=f"{type(exc).__name__}: {exc}")
+    return ToolError(
+        error_type=ToolErrorType.EXECUTION_ERROR, message=f"{type(exc).__name__}: {exc}"
+    )

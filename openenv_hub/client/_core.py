@@ -97,14 +97,20 @@ class Codec(Generic[ActT, ObsT, StateT]):
             if not payload.get("metadata"):
                 payload.pop("metadata", None)
             return payload
-        raise TypeError(f"Cannot send {type(action).__name__} as an action; pass a pydantic model or a dict")
+        raise TypeError(
+            f"Cannot send {type(action).__name__} as an action; pass a pydantic model or a dict"
+        )
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
         fields = dict(payload.get("observation") or {})
         fields["reward"] = payload.get("reward")
         fields["done"] = payload.get("done", False)
         observation = self.observation_type.model_validate(fields)
-        return StepResult(observation=observation, reward=payload.get("reward"), done=bool(payload.get("done", False)))
+        return StepResult(
+            observation=observation,
+            reward=payload.get("reward"),
+            done=bool(payload.get("done", False)),
+        )
 
     def _parse_state(self, payload: dict[str, Any]) -> StateT:
         return self.state_type.model_validate(payload)  # type: ignore[no-any-return]

@@ -122,7 +122,10 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         return await self.connect()
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         await self.close()
 
@@ -137,7 +140,9 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
 
     # -- requests --------------------------------------------------------------------------
 
-    async def _request(self, kind: str, data: dict[str, Any] | None = None, expect: str = "observation") -> dict[str, Any]:
+    async def _request(
+        self, kind: str, data: dict[str, Any] | None = None, expect: str = "observation"
+    ) -> dict[str, Any]:
         exchange = self._exchange
         ws = await self._connection()
         exchange.check_not_lost(kind)
@@ -149,9 +154,14 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
             await self._discard()
             raise exchange.timeout_error(timeout_s or 0.0) from None
         except ConnectionClosed as exc:
+            last_words = await _last_frame(ws)  # e.g. a refusal sent just before closing
             await self._discard()
+            if last_words is not None:
+                exchange.decode(last_words, expect)  # raises the error it carries
             close = exc.rcvd or exc.sent
-            raise exchange.closed_error(close.code if close else None, close.reason if close else "") from exc
+            raise exchange.closed_error(
+                close.code if close else None, close.reason if close else ""
+            ) from exc
         reply = exchange.decode(raw, expect)
         exchange.succeeded(kind)
         return reply
@@ -170,4 +180,14 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         """A synchronous twin of this client, with the same options and parsing."""
         from openenv_hub.client.sync_client import SyncEnvClient
 
-        return SyncEnvClient(self.base_url, codec=self, options=self.options, provider=self.provider)
+        return SyncEnvClient(
+            self.base_url, codec=self, options=self.options, provider=self.provider
+        )
+
+
+async def _last_frame(ws: ClientConnection) -> str | bytes | None:
+    """A frame the server sent before closing, if one is still buffered."""
+    try:
+        return await asyncio.wait_for(ws.recv(), 0.05)
+    except (ConnectionClosed, TimeoutError):
+        return None

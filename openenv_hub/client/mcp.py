@@ -51,7 +51,9 @@ class _MCPCodec(Codec[Action, Observation, State]):
     def _value_of(result: StepResult[Observation], name: str) -> Any:
         obs = result.observation
         if not isinstance(obs, CallToolObservation):
-            raise ServerReplyError(f"The server did not answer the call of '{name}' with a tool result")
+            raise ServerReplyError(
+                f"The server did not answer the call of '{name}' with a tool result"
+            )
         if obs.error is not None:
             raise ToolCallError(name, obs.error.error_type.value, obs.error.message)
         if isinstance(obs.result, dict) and "data" in obs.result:
@@ -61,7 +63,11 @@ class _MCPCodec(Codec[Action, Observation, State]):
 
 def _tool(raw: dict[str, Any]) -> dict[str, Any]:
     schema = raw.get("input_schema", raw.get("inputSchema", {}))
-    return {"name": raw["name"], "description": raw.get("description") or "", "input_schema": schema}
+    return {
+        "name": raw["name"],
+        "description": raw.get("description") or "",
+        "input_schema": schema,
+    }
 
 
 class SyncMCPToolClient(SyncEnvClient[Action, Observation, State]):
@@ -74,7 +80,9 @@ class SyncMCPToolClient(SyncEnvClient[Action, Observation, State]):
 
     def call_tool(self, name: str, **arguments: Any) -> Any:
         """Call a tool and return its value; raises ToolCallError when the tool fails."""
-        return _MCPCodec._value_of(self.step(CallToolAction(tool_name=name, arguments=arguments)), name)
+        return _MCPCodec._value_of(
+            self.step(CallToolAction(tool_name=name, arguments=arguments)), name
+        )
 
 
 class MCPToolClient(_MCPCodec, EnvClient[Action, Observation, State]):
@@ -93,7 +101,11 @@ class MCPToolClient(_MCPCodec, EnvClient[Action, Observation, State]):
 
     async def call_tool(self, name: str, **arguments: Any) -> Any:
         """Call a tool and return its value; raises ToolCallError when the tool fails."""
-        return self._value_of(await self.step(CallToolAction(tool_name=name, arguments=arguments)), name)
+        return self._value_of(
+            await self.step(CallToolAction(tool_name=name, arguments=arguments)), name
+        )
 
-    def sync(self) -> SyncMCPToolClient:  # type: ignore[override]
-        return SyncMCPToolClient(self.base_url, codec=self, options=self.options, provider=self.provider)
+    def sync(self) -> SyncMCPToolClient:
+        return SyncMCPToolClient(
+            self.base_url, codec=self, options=self.options, provider=self.provider
+        )

@@ -7,6 +7,7 @@ event loop or helper thread of ours is involved.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from openenv_hub.providers import Provider
 
 __all__ = ["SyncEnvClient"]
+
+# websockets >= 17.1 wants connections opened outside a ``with`` block to say so.
+_DIRECT: dict[str, Any] = {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
 
 Self = TypeVar("Self", bound="SyncEnvClient[Any, Any, Any]")
 
@@ -69,7 +73,7 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
         if ws is not None:
             self._discard()
         try:
-            self._ws = connect(self.url, **self.options.connect_kwargs(self.url))
+            self._ws = connect(self.url, **{**self.options.connect_kwargs(self.url), **_DIRECT})
         except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
             raise ConnectError(f"Failed to connect to {self.url}: {exc}", url=self.url) from exc
         return self._ws
@@ -96,13 +100,18 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
         return self.connect()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
     # -- requests --------------------------------------------------------------------------
 
-    def _request(self, kind: str, data: dict[str, Any] | None = None, expect: str = "observation") -> dict[str, Any]:
+    def _request(
+        self, kind: str, data: dict[str, Any] | None = None, expect: str = "observation"
+    ) -> dict[str, Any]:
         exchange = self._exchange
         ws = self._connection()
         exchange.check_not_lost(kind)
@@ -114,9 +123,14 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
             self._discard()
             raise exchange.timeout_error(timeout_s or 0.0) from None
         except ConnectionClosed as exc:
+            last_words = _last_frame(ws)  # e.g. a refusal sent just before closing
             self._discard()
+            if last_words is not None:
+                exchange.decode(last_words, expect)  # raises the error it carries
             close = exc.rcvd or exc.sent
-            raise exchange.closed_error(close.code if close else None, close.reason if close else "") from exc
+            raise exchange.closed_error(
+                close.code if close else None, close.reason if close else ""
+            ) from exc
         reply = exchange.decode(raw, expect)
         exchange.succeeded(kind)
         return reply
@@ -129,3 +143,11 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
 
     def state(self) -> StateT:
         return self.codec._parse_state(self._request("state", expect="state"))
+
+
+def _last_frame(ws: ClientConnection) -> str | bytes | None:
+    """A frame the server sent before closing, if one is still buffered."""
+    try:
+        return ws.recv(timeout=0.05)
+    except (ConnectionClosed, TimeoutError):
+        return None

@@ -128,7 +128,9 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def handle(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ServerReplyError)
         status = next(code for cls, code in statuses.items() if isinstance(exc, cls))
-        return JSONResponse({"detail": exc.message, "code": exc.code, **exc.data}, status_code=status)
+        return JSONResponse(
+            {"detail": exc.message, "code": exc.code, **exc.data}, status_code=status
+        )
 
     for cls in statuses:
         app.add_exception_handler(cls, handle)
@@ -153,7 +155,9 @@ def run(
     import uvicorn
 
     if reload and not isinstance(app, str):
-        raise ConfigurationError("reload=True needs the app as an import string, e.g. 'pkg.app:app'")
+        raise ConfigurationError(
+            "reload=True needs the app as an import string, e.g. 'pkg.app:app'"
+        )
     uvicorn.run(
         app,
         host=host,

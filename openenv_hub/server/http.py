@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -22,6 +22,7 @@ from openenv_hub.server.sessions import Session, SessionPool
 __all__ = ["SESSION_HEADER", "build_router"]
 
 SESSION_HEADER = "X-OpenEnv-Session"
+SessionHeader = Annotated[str | None, Header(alias=SESSION_HEADER)]
 
 
 class StepResponse(BaseModel):
@@ -62,8 +63,8 @@ def build_router(
 
     @router.post("/reset", tags=["Environment Control"], response_model=StepResponse)
     async def reset(
-        request: ResetRequest | None = Body(default=None),
-        session_id: str | None = Header(default=None, alias=SESSION_HEADER),
+        request: Annotated[ResetRequest | None, Body()] = None,
+        session_id: SessionHeader = None,
     ) -> dict[str, Any]:
         params = request.model_dump(exclude_unset=True) if request is not None else {}
         async with session_for(session_id) as session:
@@ -71,7 +72,7 @@ def build_router(
 
     @router.post("/step", tags=["Environment Control"], response_model=StepResponse)
     async def step(
-        request: StepRequest, session_id: str | None = Header(default=None, alias=SESSION_HEADER)
+        request: StepRequest, session_id: SessionHeader = None
     ) -> dict[str, Any]:
         try:
             action = pool.parse_action(request.action)
@@ -83,9 +84,7 @@ def build_router(
             return await pool.step(session, action, params)
 
     @router.get("/state", tags=["State Management"])
-    async def state(
-        session_id: str | None = Header(default=None, alias=SESSION_HEADER),
-    ) -> dict[str, Any]:
+    async def state(session_id: SessionHeader = None) -> dict[str, Any]:
         async with session_for(session_id) as session:
             return await pool.state(session)
 

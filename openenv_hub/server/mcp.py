@@ -38,7 +38,9 @@ def parse_jsonrpc(raw: str | bytes | dict[str, Any]) -> JsonRpcRequest | Reply:
         except ValueError as exc:
             return jsonrpc_error(None, JsonRpcCode.PARSE_ERROR, f"Parse error: {exc}")
         if not isinstance(raw, dict):
-            return jsonrpc_error(None, JsonRpcCode.PARSE_ERROR, "Parse error: expected a JSON object")
+            return jsonrpc_error(
+                None, JsonRpcCode.PARSE_ERROR, "Parse error: expected a JSON object"
+            )
     try:
         return JsonRpcRequest.model_validate(raw)
     except ValidationError as exc:
@@ -54,7 +56,9 @@ async def handle_jsonrpc(
         return request
     handler = _METHODS.get(request.method)
     if handler is None:
-        return jsonrpc_error(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        return jsonrpc_error(
+            request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"
+        )
     try:
         return jsonrpc_result(request.id, await handler(pool, request.params, bound))
     except _RpcError as exc:
@@ -78,7 +82,9 @@ class _RpcError(Exception):
 
 
 @asynccontextmanager
-async def _target(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> AsyncIterator[Session]:
+async def _target(
+    pool: SessionPool, params: dict[str, Any], bound: Session | None
+) -> AsyncIterator[Session]:
     """The session a tool request addresses: the socket's, a named one, or a temporary one."""
     if not pool.supports_tools:
         raise _RpcError(JsonRpcCode.INTERNAL_ERROR, "Environment does not support MCP")
@@ -114,7 +120,8 @@ async def _tools_call(pool: SessionPool, params: dict[str, Any], bound: Session 
     if outcome.error is not None:
         code = (
             JsonRpcCode.INVALID_PARAMS
-            if outcome.error.error_type in (ToolErrorType.TOOL_NOT_FOUND, ToolErrorType.INVALID_ARGS)
+            if outcome.error.error_type
+            in (ToolErrorType.TOOL_NOT_FOUND, ToolErrorType.INVALID_ARGS)
             else JsonRpcCode.INTERNAL_ERROR
         )
         raise _RpcError(code, outcome.error.message, {"error_type": outcome.error.error_type.value})
@@ -134,7 +141,8 @@ async def _session_close(pool: SessionPool, params: dict[str, Any], bound: Sessi
         raise _RpcError(JsonRpcCode.INVALID_PARAMS, "Invalid params - 'session_id' is required")
     if bound is not None and bound.id == session_id:
         raise _RpcError(
-            JsonRpcCode.INVALID_REQUEST, "Cannot close active WebSocket-managed session via MCP method"
+            JsonRpcCode.INVALID_REQUEST,
+            "Cannot close active WebSocket-managed session via MCP method",
         )
     session = pool.get(str(session_id))
     await pool.close(session, reason="closed by openenv/session/close")

@@ -64,7 +64,7 @@ class _CallPlan:
     step_params: frozenset[str] | None
 
     @staticmethod
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def of(cls: type[Environment[Any, Any, Any]]) -> _CallPlan:
         reset_async = cls.reset_async is not Environment.reset_async
         step_async = cls.step_async is not Environment.step_async
@@ -222,9 +222,10 @@ class SessionPool:
             if self._shared_executor is None:
                 self._shared_executor = ThreadPoolExecutor(1, thread_name_prefix="openenv-env")
             executor = self._shared_executor
-        else:
-            executor = ThreadPoolExecutor(1, thread_name_prefix="openenv-session")
-        return Session(id=str(uuid.uuid4()), kind=kind, executor=executor, owns_executor=not shared)
+        session_id = str(uuid.uuid4())
+        if not shared:
+            executor = ThreadPoolExecutor(1, thread_name_prefix=f"openenv-session-{session_id[:8]}")
+        return Session(id=session_id, kind=kind, executor=executor, owns_executor=not shared)
 
     async def _create_env(self, session: Session) -> None:
         loop = asyncio.get_running_loop()
@@ -330,7 +331,9 @@ class SessionPool:
             session.busy -= 1
             session.last_active = time.monotonic()
 
-    async def _call(self, session: Session, run_async: bool, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    async def _call(
+        self, session: Session, run_async: bool, fn: Callable[..., Any], *args: Any, **kw: Any
+    ) -> Any:
         try:
             if run_async:
                 return await fn(*args, **kw)
@@ -339,7 +342,9 @@ class SessionPool:
         except (SessionError, EnvironmentExecutionError):
             raise
         except Exception as exc:
-            logger.exception("Session %s: environment raised in %s", session.id, getattr(fn, "__name__", fn))
+            logger.exception(
+                "Session %s: environment raised in %s", session.id, getattr(fn, "__name__", fn)
+            )
             raise EnvironmentExecutionError(f"{type(exc).__name__}: {exc}") from exc
 
     def parse_action(self, data: dict[str, Any]) -> Action:
@@ -365,7 +370,9 @@ class SessionPool:
             session.step_count = 0
             return observation_payload(_checked(obs, "reset"))
 
-    async def step(self, session: Session, action: Action, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def step(
+        self, session: Session, action: Action, params: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         async with self._use(session) as env:
             plan = _CallPlan.of(type(env))
             kwargs = _CallPlan.filter(params or {}, plan.step_params)
@@ -377,7 +384,9 @@ class SessionPool:
     async def state(self, session: Session) -> dict[str, Any]:
         async with self._use(session) as env:
             on_loop = _CallPlan.of(type(env)).step_async
-            state = await self._call(session, on_loop, _read_state_async if on_loop else _read_state, env)
+            state = await self._call(
+                session, on_loop, _read_state_async if on_loop else _read_state, env
+            )
             return _state_dict(state)
 
     async def metadata(self) -> EnvironmentMetadata:
@@ -401,12 +410,16 @@ class SessionPool:
         async with self._use(session) as env:
             return _as_mcp(env).list_tools()
 
-    async def call_tool(self, session: Session, name: str, arguments: dict[str, Any]) -> ToolCallOutcome:
+    async def call_tool(
+        self, session: Session, name: str, arguments: dict[str, Any]
+    ) -> ToolCallOutcome:
         async with self._use(session) as env:
             mcp = _as_mcp(env)
             if mcp.tool_is_async(name):
                 return await mcp.call_tool_async(name, arguments)
-            outcome: ToolCallOutcome = await self._call(session, False, mcp.call_tool, name, arguments)
+            outcome: ToolCallOutcome = await self._call(
+                session, False, mcp.call_tool, name, arguments
+            )
             return outcome
 
 

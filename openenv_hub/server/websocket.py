@@ -68,10 +68,10 @@ async def _serve(
         await websocket.close(code=1000)
         return
 
-    async def close_socket(reason: str) -> None:
+    async def close_socket(reason: str, code: int = CLOSE_GOING_AWAY) -> None:
         if websocket.application_state is WebSocketState.CONNECTED:
             with contextlib.suppress(Exception):
-                await websocket.close(code=CLOSE_GOING_AWAY, reason=reason[:120])
+                await websocket.close(code=code, reason=reason[:120])
 
     session.on_close.append(close_socket)
     try:
@@ -101,7 +101,7 @@ async def _serve(
         if close_socket in session.on_close:
             session.on_close.remove(close_socket)
         await pool.close(session, reason="connection closed")
-        await close_socket("session closed")
+        await close_socket("session closed", code=1000)
 
 
 async def _handle_ws_frame(pool: SessionPool, session: Session, text: str) -> bytes | None:
@@ -138,9 +138,15 @@ async def _handle_mcp_frame(pool: SessionPool, session: Session, text: str) -> b
 
 
 def _ws_refusal(exc: SessionCapacityError | EnvironmentFactoryError) -> bytes:
-    code = ErrorCode.CAPACITY_REACHED if isinstance(exc, SessionCapacityError) else ErrorCode.FACTORY_ERROR
+    code = (
+        ErrorCode.CAPACITY_REACHED
+        if isinstance(exc, SessionCapacityError)
+        else ErrorCode.FACTORY_ERROR
+    )
     return error_frame(code, exc.message, **exc.data)
 
 
 def _mcp_refusal(exc: SessionCapacityError | EnvironmentFactoryError) -> bytes:
-    return pydantic_core.to_json(jsonrpc_error(None, JsonRpcCode.SERVER_ERROR, exc.message, exc.data))
+    return pydantic_core.to_json(
+        jsonrpc_error(None, JsonRpcCode.SERVER_ERROR, exc.message, exc.data)
+    )

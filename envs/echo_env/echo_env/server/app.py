@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from openenv_hub import CallToolAction, CallToolObservation, create_app, run
 from echo_env.server.environment import EchoEnvironment
+from openenv_hub import CallToolAction, CallToolObservation, create_app, run
 
 _README = Path(__file__).resolve().parents[2] / "README.md"
 

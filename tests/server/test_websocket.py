@@ -1,0 +1,214 @@
+"""The /ws socket: OpenEnv's frames, and every bad input answered with the server still up."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from sample_envs import Broken, Echoed, Message, Typed, failing_factory
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from openenv_hub import create_app
+
+
+def ws(server: Any, path: str = "/ws", **kwargs: Any) -> Any:
+    return connect(server.url.replace("http", "ws") + path, open_timeout=5, **kwargs)
+
+
+def ask(socket: Any, message: Any) -> dict[str, Any]:
+    socket.send(message if isinstance(message, (str, bytes)) else json.dumps(message))
+    return json.loads(socket.recv(timeout=5))
+
+
+def test_echo_transcript(echo_server: Any) -> None:
+    with ws(echo_server) as s:
+        assert ask(
+            s, {"type": "reset", "data": {"episode_id": "ep-42", "seed": 1, "bogus": 2}}
+        ) == {
+            "type": "observation",
+            "data": {"observation": {}, "reward": 0.0, "done": False},
+        }
+        assert ask(s, {"type": "state"}) == {
+            "type": "state",
+            "data": {"episode_id": "ep-42", "step_count": 0},
+        }
+        tools = ask(s, {"type": "step", "data": {"type": "list_tools"}})["data"]["observation"][
+            "tools"
+        ]
+        assert [t["name"] for t in tools] == ["echo_message", "echo_with_length"]
+        reply = ask(
+            s,
+            {
+                "type": "step",
+                "data": {
+                    "type": "call_tool",
+                    "tool_name": "echo_message",
+                    "arguments": {"message": "Hello"},
+                },
+            },
+        )
+        assert reply["data"]["observation"]["result"]["data"] == "Hello"
+        assert ask(s, {"type": "state"})["data"] == {"episode_id": "ep-42", "step_count": 2}
+        mcp = ask(
+            s,
+            {
+                "type": "mcp",
+                "data": {
+                    "jsonrpc": "2.0",
+                    "method": "tools/call",
+                    "params": {"name": "echo_message", "arguments": {"message": "via mcp"}},
+                    "id": 11,
+                },
+            },
+        )
+        assert mcp["type"] == "mcp" and mcp["data"]["id"] == 11
+        assert mcp["data"]["result"]["structured_content"] == {"result": "via mcp"}
+        s.send(json.dumps({"type": "close"}))
+        with pytest.raises(ConnectionClosed) as closed:
+            s.recv(timeout=5)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1000
+
+
+@pytest.mark.parametrize(
+    ("frame", "code", "message"),
+    [
+        ("not json", "INVALID_JSON", "Invalid JSON"),
+        ({"type": "bogus"}, "UNKNOWN_TYPE", "Unknown message type: bogus"),
+        ({"data": {}}, "UNKNOWN_TYPE", "Unknown message type: "),
+        ([1, 2], "UNKNOWN_TYPE", "Unknown message type"),
+        (
+            {"type": "state", "extra": 1},
+            "VALIDATION_ERROR",
+            "extra: Extra inputs are not permitted",
+        ),
+        ({"type": "step"}, "VALIDATION_ERROR", "data: Field required"),
+        (
+            {"type": "step", "data": {"tool_name": 5}},
+            "VALIDATION_ERROR",
+            "tool_name: Input should be a valid string",
+        ),
+        (
+            {"type": "reset", "data": {"seed": -1}},
+            "VALIDATION_ERROR",
+            "seed: Input should be greater than or equal to 0",
+        ),
+    ],
+)
+def test_bad_frames_are_answered_and_the_session_survives(
+    echo_server: Any, frame: Any, code: str, message: str
+) -> None:
+    with ws(echo_server) as s:
+        ask(s, {"type": "reset", "data": {"episode_id": "kept"}})
+        error = ask(s, frame)
+        assert error["type"] == "error"
+        assert error["data"]["code"] == code
+        assert message in error["data"]["message"]
+        assert ask(s, {"type": "state"})["data"]["episode_id"] == "kept"
+
+
+def test_validation_error_lists_pydantic_errors(echo_server: Any) -> None:
+    with ws(echo_server) as s:
+        error = ask(s, {"type": "step", "data": {"tool_name": 5}})["data"]
+        assert error["errors"][0]["type"] == "string_type"
+        assert error["errors"][0]["loc"] == ["tool_name"]
+
+
+def test_binary_frame_ends_only_that_session(echo_server: Any) -> None:
+    with ws(echo_server) as other:
+        ask(other, {"type": "reset", "data": {"episode_id": "other"}})
+        with ws(echo_server) as s:
+            error = ask(s, b'{"type": "state"}')
+            assert error["data"]["code"] == "SESSION_ERROR"
+            assert "text frame" in error["data"]["message"]
+            with pytest.raises(ConnectionClosed):
+                s.recv(timeout=5)
+        assert ask(other, {"type": "state"})["data"]["episode_id"] == "other"
+    echo_server.wait_for(lambda: echo_server.pool.active_sessions == 0)
+
+
+def test_environment_exceptions_are_execution_errors(serve: Any) -> None:
+    server = serve(create_app(Broken, Message, Echoed))
+    with ws(server) as s:
+        assert ask(s, {"type": "reset"})["data"] == {
+            "message": "ValueError: reset is broken",
+            "code": "EXECUTION_ERROR",
+        }
+        assert ask(s, {"type": "state"})["data"]["code"] == "EXECUTION_ERROR"
+        step = ask(s, {"type": "step", "data": {"message": "x", "fail": True}})
+        assert step["data"] == {
+            "message": "RuntimeError: asked to fail on 'x'",
+            "code": "EXECUTION_ERROR",
+        }
+        assert (
+            ask(s, {"type": "step", "data": {"message": "fine"}})["data"]["observation"][
+                "echoed_message"
+            ]
+            == "fine"
+        )
+
+
+def test_factory_failure_refuses_the_connection(serve: Any) -> None:
+    server = serve(create_app(failing_factory, Message, Echoed))
+    with ws(server) as s:
+        frame = json.loads(s.recv(timeout=5))
+        assert frame["data"]["code"] == "FACTORY_ERROR"
+        assert frame["data"]["factory_name"] == "failing_factory"
+        assert "RuntimeError: no GPU today" in frame["data"]["message"]
+        with pytest.raises(ConnectionClosed):
+            s.recv(timeout=5)
+    assert server.pool.active_sessions == 0
+
+
+def test_capacity_reached(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed, max_concurrent_envs=1))
+    with ws(server) as first:
+        ask(first, {"type": "reset"})
+        with ws(server) as second:
+            frame = json.loads(second.recv(timeout=5))
+            assert frame == {
+                "type": "error",
+                "data": {
+                    "message": "Server at capacity: 1/1 sessions active. Cannot accept new connections.",
+                    "code": "CAPACITY_REACHED",
+                    "active_sessions": 1,
+                    "max_sessions": 1,
+                },
+            }
+        assert (
+            ask(first, {"type": "step", "data": {"message": "still here"}})["type"] == "observation"
+        )
+
+
+def test_oversized_frame_closes_only_that_connection(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed), ws_max_size=64 * 1024)
+    with ws(server) as other:
+        ask(other, {"type": "reset", "data": {"episode_id": "small"}})
+        with ws(server, max_size=None) as s:
+            s.send(json.dumps({"type": "step", "data": {"message": "x" * 200_000}}))
+            with pytest.raises(ConnectionClosed) as closed:
+                s.recv(timeout=5)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+        assert ask(other, {"type": "state"})["data"]["episode_id"] == "small"
+
+
+def test_mcp_socket_speaks_bare_jsonrpc(echo_server: Any) -> None:
+    with ws(echo_server, "/mcp") as s:
+        created = ask(s, {"jsonrpc": "2.0", "method": "openenv/session/create", "id": 1})
+        tools = ask(s, {"jsonrpc": "2.0", "method": "tools/list", "id": 2})
+        assert [t["name"] for t in tools["result"]["tools"]] == ["echo_message", "echo_with_length"]
+        assert ask(s, "nope")["error"]["code"] == -32700
+        close_own = ask(
+            s,
+            {
+                "jsonrpc": "2.0",
+                "method": "openenv/session/close",
+                "params": {"session_id": created["result"]["session_id"]},
+                "id": 3,
+            },
+        )
+        assert (
+            close_own["error"]["message"]
+            == "Cannot close active WebSocket-managed session via MCP method"
+        )
