@@ -71,9 +71,7 @@ def build_router(
             return await pool.reset(session, params)
 
     @router.post("/step", tags=["Environment Control"], response_model=StepResponse)
-    async def step(
-        request: StepRequest, session_id: SessionHeader = None
-    ) -> dict[str, Any]:
+    async def step(request: StepRequest, session_id: SessionHeader = None) -> dict[str, Any]:
         try:
             action = pool.parse_action(request.action)
         except ValidationError as exc:

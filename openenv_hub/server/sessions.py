@@ -15,10 +15,11 @@ import functools
 import inspect
 import logging
 import os
+import queue
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,14 +89,56 @@ def _accepted(fn: Callable[..., Any], skip: str = "") -> frozenset[str] | None:
     return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
+class Worker:
+    """A thread that runs submitted calls one at a time; results come back as asyncio futures.
+
+    Leaner than ``loop.run_in_executor`` with a one-thread pool: one queue hand-off in, one
+    ``call_soon_threadsafe`` out.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while (item := self._queue.get()) is not None:
+            loop, future, fn = item
+            try:
+                result = fn()
+            except BaseException as exc:  # handed to the awaiting coroutine
+                loop.call_soon_threadsafe(_settle, future, None, exc)
+            else:
+                loop.call_soon_threadsafe(_settle, future, result, None)
+
+    def run(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._queue.put((loop, future, fn))
+        return future
+
+    def shutdown(self) -> None:
+        """Let the thread exit once the calls already queued have run."""
+        self._queue.put(None)
+
+
+def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(result)
+
+
 @dataclass(eq=False)
 class Session:
     """One environment instance and the thread its synchronous methods run on."""
 
     id: str
     kind: str
-    executor: ThreadPoolExecutor
-    owns_executor: bool
+    worker: Worker
+    owns_worker: bool
     env: Environment[Any, Any, Any] | None = None
     created_at: float = field(default_factory=time.time)
     last_active: float = field(default_factory=time.monotonic)
@@ -149,7 +192,7 @@ class SessionPool:
         self.idle_timeout_s = idle_timeout_s
         self.env_name = env_name
         self._sessions: dict[str, Session] = {}
-        self._shared_executor: ThreadPoolExecutor | None = None
+        self._shared_worker: Worker | None = None
         self._reaper: asyncio.Task[None] | None = None
         self._metadata: EnvironmentMetadata | None = None
 
@@ -217,20 +260,17 @@ class SessionPool:
             await self._dispose(session)
 
     def _new_session(self, kind: str) -> Session:
-        shared = self._env_cls is not None and self._env_cls.REQUIRES_SINGLE_THREAD_EXECUTOR
-        if shared:
-            if self._shared_executor is None:
-                self._shared_executor = ThreadPoolExecutor(1, thread_name_prefix="openenv-env")
-            executor = self._shared_executor
         session_id = str(uuid.uuid4())
-        if not shared:
-            executor = ThreadPoolExecutor(1, thread_name_prefix=f"openenv-session-{session_id[:8]}")
-        return Session(id=session_id, kind=kind, executor=executor, owns_executor=not shared)
+        if self._env_cls is not None and self._env_cls.REQUIRES_SINGLE_THREAD_EXECUTOR:
+            if self._shared_worker is None:
+                self._shared_worker = Worker("openenv-env")
+            return Session(id=session_id, kind=kind, worker=self._shared_worker, owns_worker=False)
+        worker = Worker(f"openenv-session-{session_id[:8]}")
+        return Session(id=session_id, kind=kind, worker=worker, owns_worker=True)
 
     async def _create_env(self, session: Session) -> None:
-        loop = asyncio.get_running_loop()
         try:
-            env = await loop.run_in_executor(session.executor, self._factory)
+            env = await session.worker.run(self._factory)
         except Exception as exc:
             logger.exception("Environment factory %r failed", self._factory_name)
             raise EnvironmentFactoryError(
@@ -239,7 +279,7 @@ class SessionPool:
                 f"{type(exc).__name__}: {exc}",
             ) from exc
         if session.closed:  # closed while the factory ran
-            await loop.run_in_executor(session.executor, env.close)
+            await session.worker.run(env.close)
             return
         session.env = env
 
@@ -272,11 +312,11 @@ class SessionPool:
         env, session.env = session.env, None
         if env is not None:
             try:
-                await asyncio.get_running_loop().run_in_executor(session.executor, env.close)
+                await session.worker.run(env.close)
             except Exception:
                 logger.exception("Session %s: environment close() raised", session.id)
-        if session.owns_executor:
-            session.executor.shutdown(wait=False)
+        if session.owns_worker:
+            session.worker.shutdown()
 
     async def aclose(self) -> None:
         """Close every session and stop the reaper (the app's shutdown)."""
@@ -287,9 +327,9 @@ class SessionPool:
             self._reaper = None
         for session in list(self._sessions.values()):
             await self.close(session, reason="server shutting down")
-        if self._shared_executor is not None:
-            self._shared_executor.shutdown(wait=False)
-            self._shared_executor = None
+        if self._shared_worker is not None:
+            self._shared_worker.shutdown()
+            self._shared_worker = None
 
     # -- idle reaping ----------------------------------------------------------------------
 
@@ -337,8 +377,7 @@ class SessionPool:
         try:
             if run_async:
                 return await fn(*args, **kw)
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(session.executor, functools.partial(fn, *args, **kw))
+            return await session.worker.run(functools.partial(fn, *args, **kw))
         except (SessionError, EnvironmentExecutionError):
             raise
         except Exception as exc:

@@ -1,0 +1,51 @@
+"""A minimal typed (non-MCP) environment on openenv-hub, the twin of tests/peer/typed_server.py.
+
+python typed.py --port 8201
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from typing import Any
+
+from openenv_hub import Action, Environment, Observation, State, create_app, run
+
+
+class MessageAction(Action):
+    message: str
+
+
+class EchoedObservation(Observation):
+    echoed_message: str = ""
+    message_length: int = 0
+
+
+class TypedEcho(Environment[MessageAction, EchoedObservation, State]):
+    def __init__(self) -> None:
+        self._state = State(episode_id=str(uuid.uuid4()))
+
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> EchoedObservation:
+        self._state = State(episode_id=episode_id or str(uuid.uuid4()))
+        return EchoedObservation(echoed_message="ready", reward=0.0)
+
+    def step(
+        self, action: MessageAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> EchoedObservation:
+        self._state.step_count += 1
+        n = len(action.message)
+        return EchoedObservation(echoed_message=action.message, message_length=n, reward=n * 0.1)
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+
+app = create_app(TypedEcho, MessageAction, EchoedObservation, env_name="typed_echo")
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=8201)
+    run(app, port=parser.parse_args().port, log_level="warning")
