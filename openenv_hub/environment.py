@@ -75,7 +75,7 @@ class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
     def state(self) -> StateT:
         """The current episode's state."""
 
-    def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+    def close(self) -> None:
         """Release resources. Called once when the session ends."""
 
     def get_metadata(self) -> EnvironmentMetadata:

@@ -87,7 +87,9 @@ class ServerReplyError(OpenEnvError):
 
     code: str = "SERVER_ERROR"
 
-    def __init__(self, message: str, *, code: str | None = None, data: dict[str, Any] | None = None):
+    def __init__(
+        self, message: str, *, code: str | None = None, data: dict[str, Any] | None = None
+    ):
         super().__init__(message)
         self.message = message
         if code is not None:

@@ -1,0 +1,1 @@
+"""Support for tests that build and run real Docker containers (see engine.py)."""
