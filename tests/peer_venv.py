@@ -1,0 +1,44 @@
+"""The `openenv` package in a virtual environment of its own, for compatibility tests and
+benchmarks. Its pins (tests/peer/requirements.txt) may conflict with ours, and the two sides
+only ever talk over 127.0.0.1, so they need not share an interpreter."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+PEER_DIR = Path(__file__).parent / "peer"
+REQUIREMENTS = PEER_DIR / "requirements.txt"
+
+
+def cache_root() -> Path:
+    base = os.environ.get("OPENENV_HUB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "openenv-hub"
+    )
+    return Path(base)
+
+
+def ensure_peer_python() -> Path:
+    """Return the peer venv's python, creating the venv once per set of pins (locked)."""
+    digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:12]
+    root = cache_root() / f"peer-venv-{digest}"
+    python = root / "bin" / "python"
+    marker = root / ".complete"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f"peer-venv-{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists():
+            venv.EnvBuilder(with_pip=True, clear=True).create(root)
+            pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+            subprocess.run([*pip, "-r", str(REQUIREMENTS)], check=True, stdout=sys.stderr)
+            marker.write_text(digest)
+    return python
+
+
+if __name__ == "__main__":
+    print(ensure_peer_python())
