@@ -181,12 +181,14 @@ def describe_validation_error(exc: ValidationError, what: str) -> tuple[str, lis
 def observation_payload(observation: Observation) -> dict[str, Any]:
     """``{"observation": {...}, "reward": r, "done": d}`` as both transports send it.
 
-    ``metadata`` stays inside the observation when it is not empty (OpenEnv drops it always).
+    ``metadata`` stays inside the observation, and is repeated at the top level when it is not
+    empty (as OpenEnv 0.10 does; HTTP replies always carry the top-level key).
     """
-    body = observation.model_dump(exclude={"reward", "done", "metadata"})
+    body = observation.model_dump(exclude={"reward", "done"})
+    payload = {"observation": body, "reward": observation.reward, "done": observation.done}
     if observation.metadata:
-        body["metadata"] = observation.metadata
-    return {"observation": body, "reward": observation.reward, "done": observation.done}
+        payload["metadata"] = body["metadata"]
+    return payload
 
 
 def _frame(kind: str, data: Any) -> bytes:

@@ -70,6 +70,7 @@ class StepResult(Generic[ObsT]):
     observation: ObsT
     reward: float | None = None
     done: bool = False
+    metadata: dict[str, Any] | None = None
 
 
 class EnvironmentMetadata(BaseModel):

@@ -78,6 +78,27 @@ class ClientOptions:
         }
 
 
+def observation_fields(payload: dict[str, Any]) -> dict[str, Any]:
+    """The observation's own fields plus ``reward`` and ``done`` from a reset/step payload."""
+    fields = dict(payload.get("observation") or {})
+    fields["reward"] = payload.get("reward")
+    fields["done"] = payload.get("done", False)
+    return fields
+
+
+def step_result(payload: dict[str, Any], observation: Any) -> StepResult[Any]:
+    observed = payload.get("observation")
+    metadata = payload.get("metadata")
+    if metadata is None and isinstance(observed, dict):
+        metadata = observed.get("metadata") or None
+    return StepResult(
+        observation=observation,
+        reward=payload.get("reward"),
+        done=bool(payload.get("done", False)),
+        metadata=metadata,
+    )
+
+
 class Codec(Generic[ActT, ObsT, StateT]):
     """Turns actions into step payloads and replies into typed results.
 
@@ -102,15 +123,8 @@ class Codec(Generic[ActT, ObsT, StateT]):
         )
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
-        fields = dict(payload.get("observation") or {})
-        fields["reward"] = payload.get("reward")
-        fields["done"] = payload.get("done", False)
-        observation = self.observation_type.model_validate(fields)
-        return StepResult(
-            observation=observation,
-            reward=payload.get("reward"),
-            done=bool(payload.get("done", False)),
-        )
+        fields = observation_fields(payload)
+        return step_result(payload, self.observation_type.model_validate(fields))
 
     def _parse_state(self, payload: dict[str, Any]) -> StateT:
         return self.state_type.model_validate(payload)  # type: ignore[no-any-return]

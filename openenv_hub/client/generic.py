@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from openenv_hub.client._core import step_result
 from openenv_hub.client.env_client import EnvClient
 from openenv_hub.types import StepResult
 
@@ -23,11 +24,7 @@ class GenericEnvClient(EnvClient[dict[str, Any], dict[str, Any], dict[str, Any]]
     """
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
-        return StepResult(
-            observation=dict(payload.get("observation") or {}),
-            reward=payload.get("reward"),
-            done=bool(payload.get("done", False)),
-        )
+        return step_result(payload, dict(payload.get("observation") or {}))
 
     def _parse_state(self, payload: dict[str, Any]) -> dict[str, Any]:
         return dict(payload)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from openenv_hub.client._core import Codec
+from openenv_hub.client._core import Codec, observation_fields, step_result
 from openenv_hub.client.env_client import EnvClient
 from openenv_hub.client.sync_client import SyncEnvClient
 from openenv_hub.errors import ServerReplyError, ToolCallError
@@ -27,8 +27,7 @@ class _MCPCodec(Codec[Action, Observation, State]):
     """Parses tool listings and tool results, whichever key casing the server uses."""
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[Observation]:
-        fields = dict(payload.get("observation") or {})
-        fields["reward"], fields["done"] = payload.get("reward"), payload.get("done", False)
+        fields = observation_fields(payload)
         observation: Observation
         if "tools" in fields:
             fields["tools"] = [_tool(t) for t in fields["tools"]]
@@ -36,10 +35,9 @@ class _MCPCodec(Codec[Action, Observation, State]):
         elif "tool_name" in fields:
             observation = CallToolObservation.model_validate(fields)
         else:
-            observation = Observation.model_validate(
-                {k: v for k, v in fields.items() if k in ("reward", "done", "metadata")}
-            )
-        return StepResult(observation, payload.get("reward"), bool(payload.get("done", False)))
+            base = {k: v for k, v in fields.items() if k in Observation.model_fields}
+            observation = Observation.model_validate(base)
+        return step_result(payload, observation)
 
     @staticmethod
     def _tools_of(result: StepResult[Observation]) -> list[Tool]:

@@ -22,6 +22,7 @@ from openenv_hub.errors import (
 )
 from openenv_hub.server.http import build_router
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
+from openenv_hub.server.tasks import build_task_router
 from openenv_hub.server.websocket import serve_mcp_socket, serve_ws
 from openenv_hub.types import Action, Observation, State
 
@@ -43,7 +44,9 @@ def create_app(
     observation_cls: type[Observation] = Observation,
     *,
     state_cls: type[State] = State,
+    reset_observation_cls: type[Observation] | None = None,
     env_name: str | None = None,
+    mode: str | None = None,
     max_concurrent_envs: int | None = None,
     session_idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
     web: bool | None = None,
@@ -58,7 +61,10 @@ def create_app(
         action_cls: Action model that ``step`` payloads are validated against.
         observation_cls: Observation model, published by ``/schema``.
         state_cls: State model, published by ``/schema``.
+        reset_observation_cls: Observation model of ``reset`` when it differs from ``step``'s.
         env_name: Name shown by ``/metadata`` and the UI (default: the environment's own).
+        mode: ``"simulation"`` (default, or ``$OPENENV_MODE``) serves HTTP reset/step/state;
+            ``"production"`` leaves them out, so agents reach the environment through MCP only.
         max_concurrent_envs: Sessions allowed at once. Default ``$MAX_CONCURRENT_ENVS`` or 64.
         session_idle_timeout_s: Close sessions idle this long; ``None`` keeps them forever.
         web: Mount the Gradio debugging UI at ``/web``. Default: ``$ENABLE_WEB_INTERFACE``.
@@ -86,7 +92,17 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.sessions = pool
-    app.include_router(build_router(pool, observation_cls=observation_cls, state_cls=state_cls))
+    simulation = _server_mode(mode) == "simulation"
+    app.include_router(
+        build_router(
+            pool,
+            observation_cls=observation_cls,
+            state_cls=state_cls,
+            reset_observation_cls=reset_observation_cls,
+            simulation=simulation,
+        )
+    )
+    app.include_router(build_task_router(pool, env_name or getattr(env_factory, "__name__", "env")))
 
     @app.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:
@@ -114,6 +130,16 @@ def create_app(
             return RedirectResponse("/web/")
 
     return app
+
+
+def _server_mode(mode: str | None) -> str:
+    chosen = (mode or os.environ.get("OPENENV_MODE") or "simulation").strip().lower()
+    if chosen not in ("simulation", "production"):
+        raise ConfigurationError(
+            f"Invalid mode: {chosen!r}. Must be one of: ['simulation', 'production'] "
+            "(from the mode argument or $OPENENV_MODE)."
+        )
+    return chosen
 
 
 def _install_error_handlers(app: FastAPI) -> None:

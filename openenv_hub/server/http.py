@@ -29,25 +29,25 @@ class StepResponse(BaseModel):
     observation: dict[str, Any]
     reward: float | None = None
     done: bool = False
+    metadata: dict[str, Any] | None = None
 
 
 def build_router(
-    pool: SessionPool, *, observation_cls: type[BaseModel], state_cls: type[BaseModel]
+    pool: SessionPool,
+    *,
+    observation_cls: type[BaseModel],
+    state_cls: type[BaseModel],
+    reset_observation_cls: type[BaseModel] | None = None,
+    simulation: bool = True,
 ) -> APIRouter:
+    """The HTTP routes. ``simulation=False`` (production mode) leaves out reset/step/state."""
     router = APIRouter()
     schemas = {
         "action": pool.action_cls.model_json_schema(),
         "observation": observation_cls.model_json_schema(),
         "state": state_cls.model_json_schema(),
+        "reset_observation": (reset_observation_cls or observation_cls).model_json_schema(),
     }
-
-    @asynccontextmanager
-    async def session_for(session_id: str | None) -> AsyncIterator[Session]:
-        if session_id:
-            yield pool.get(session_id)
-        else:
-            async with pool.ephemeral() as session:
-                yield session
 
     @router.get("/health", tags=["Health"])
     async def health() -> dict[str, str]:
@@ -61,13 +61,33 @@ def build_router(
     async def schema() -> dict[str, Any]:
         return schemas
 
+    @router.post("/mcp", tags=["MCP"])
+    async def mcp(request: Request) -> JSONResponse:
+        return JSONResponse(await handle_jsonrpc(pool, await request.body()))
+
+    if simulation:
+        _episode_routes(router, pool)
+    return router
+
+
+@asynccontextmanager
+async def _session_for(pool: SessionPool, session_id: str | None) -> AsyncIterator[Session]:
+    """The named session, or a temporary one for a stateless request."""
+    if session_id:
+        yield pool.get(session_id)
+    else:
+        async with pool.ephemeral() as session:
+            yield session
+
+
+def _episode_routes(router: APIRouter, pool: SessionPool) -> None:
     @router.post("/reset", tags=["Environment Control"], response_model=StepResponse)
     async def reset(
         request: Annotated[ResetRequest | None, Body()] = None,
         session_id: SessionHeader = None,
     ) -> dict[str, Any]:
         params = request.model_dump(exclude_unset=True) if request is not None else {}
-        async with session_for(session_id) as session:
+        async with _session_for(pool, session_id) as session:
             return await pool.reset(session, params)
 
     @router.post("/step", tags=["Environment Control"], response_model=StepResponse)
@@ -78,16 +98,10 @@ def build_router(
             _, errors = describe_validation_error(exc, "action")
             raise HTTPException(status_code=422, detail=errors) from None
         params = request.model_dump(exclude_unset=True, exclude={"action"})
-        async with session_for(session_id) as session:
+        async with _session_for(pool, session_id) as session:
             return await pool.step(session, action, params)
 
     @router.get("/state", tags=["State Management"])
     async def state(session_id: SessionHeader = None) -> dict[str, Any]:
-        async with session_for(session_id) as session:
+        async with _session_for(pool, session_id) as session:
             return await pool.state(session)
-
-    @router.post("/mcp", tags=["MCP"])
-    async def mcp(request: Request) -> JSONResponse:
-        return JSONResponse(await handle_jsonrpc(pool, await request.body()))
-
-    return router

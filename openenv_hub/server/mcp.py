@@ -145,6 +145,9 @@ async def _session_close(pool: SessionPool, params: dict[str, Any], bound: Sessi
             "Cannot close active WebSocket-managed session via MCP method",
         )
     session = pool.get(str(session_id))
+    if session.attached:  # closed once its WebSocket detaches
+        session.close_when_detached = True
+        return {"session_id": session_id, "closed": False, "closing": True}
     await pool.close(session, reason="closed by openenv/session/close")
     return {"session_id": session_id, "closed": True}
 

@@ -145,6 +145,8 @@ class Session:
     step_count: int = 0
     busy: int = 0
     closed: bool = False
+    attached: bool = False  # a WebSocket joined this session with /ws?session_id=...
+    close_when_detached: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     on_close: list[CloseCallback] = field(default_factory=list)
 
@@ -293,6 +295,22 @@ class SessionPool:
             )
         return session
 
+    def attach(self, session_id: str) -> Session:
+        """Let a WebSocket join a session created over HTTP (``/ws?session_id=...``)."""
+        session = self.get(session_id)
+        if session.attached:
+            raise SessionError(
+                f"Session {session_id} already has an attached WebSocket", session_id=session_id
+            )
+        session.attached = True
+        return session
+
+    async def detach(self, session: Session) -> None:
+        """The attached WebSocket left; the session lives on unless a close was requested."""
+        session.attached = False
+        if session.close_when_detached:
+            await self.close(session, reason="closed by openenv/session/close")
+
     async def close(self, session: Session, reason: str = "closed") -> None:
         """Close a session and free its slot. Safe to call more than once."""
         if self._sessions.pop(session.id, None) is None and session.closed:
@@ -427,6 +445,18 @@ class SessionPool:
                 session, on_loop, _read_state_async if on_loop else _read_state, env
             )
             return _state_dict(state)
+
+    async def invoke(self, session: Session, name: str, *args: Any) -> Any:
+        """Call an optional environment method by name, plain or ``async``.
+
+        Raises AttributeError when the environment has no such method; exceptions raised by the
+        method propagate unchanged so the caller can map them.
+        """
+        async with self._use(session) as env:
+            method = getattr(env, name)
+            if inspect.iscoroutinefunction(method):
+                return await method(*args)
+            return await session.worker.run(functools.partial(method, *args))
 
     async def metadata(self) -> EnvironmentMetadata:
         """The environment's metadata, read once from a temporary instance."""

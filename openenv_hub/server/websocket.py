@@ -47,7 +47,7 @@ Handler = Callable[[SessionPool, Session, str], Awaitable[bytes | None]]
 
 
 async def serve_ws(websocket: WebSocket, pool: SessionPool) -> None:
-    await _serve(websocket, pool, _handle_ws_frame, _ws_refusal)
+    await _serve(websocket, pool, _handle_ws_frame, _ws_refusal, attachable=True)
 
 
 async def serve_mcp_socket(websocket: WebSocket, pool: SessionPool) -> None:
@@ -58,12 +58,15 @@ async def _serve(
     websocket: WebSocket,
     pool: SessionPool,
     handle: Handler,
-    refusal: Callable[[SessionCapacityError | EnvironmentFactoryError], bytes],
+    refusal: Callable[[SessionError | SessionCapacityError | EnvironmentFactoryError], bytes],
+    *,
+    attachable: bool = False,
 ) -> None:
     await websocket.accept()
+    attach_to = websocket.query_params.get("session_id") if attachable else None
     try:
-        session = await pool.open(kind="ws")
-    except (SessionCapacityError, EnvironmentFactoryError) as exc:
+        session = pool.attach(attach_to) if attach_to else await pool.open(kind="ws")
+    except (SessionError, SessionCapacityError, EnvironmentFactoryError) as exc:
         await websocket.send_text(refusal(exc).decode())
         await websocket.close(code=1000)
         return
@@ -75,10 +78,25 @@ async def _serve(
 
     session.on_close.append(close_socket)
     try:
+        await _receive_loop(websocket, pool, session, handle)
+    finally:
+        if close_socket in session.on_close:
+            session.on_close.remove(close_socket)
+        if attach_to:
+            await pool.detach(session)
+        else:
+            await pool.close(session, reason="connection closed")
+        await close_socket("session closed", code=1000)
+
+
+async def _receive_loop(
+    websocket: WebSocket, pool: SessionPool, session: Session, handle: Handler
+) -> None:
+    try:
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
-                break
+                return
             text = message.get("text")
             if text is None:
                 frame = error_frame(
@@ -86,10 +104,10 @@ async def _serve(
                     "Binary frames are not supported: send each message as a JSON text frame",
                 )
                 await websocket.send_text(frame.decode())
-                break
+                return
             reply = await handle(pool, session, text)
             if reply is None:
-                break
+                return
             await websocket.send_text(reply.decode())
     except WebSocketDisconnect:
         pass
@@ -97,11 +115,6 @@ async def _serve(
         if session.ready:
             raise
         logger.debug("Session %s: socket closed by the server: %s", session.id, exc)
-    finally:
-        if close_socket in session.on_close:
-            session.on_close.remove(close_socket)
-        await pool.close(session, reason="connection closed")
-        await close_socket("session closed", code=1000)
 
 
 async def _handle_ws_frame(pool: SessionPool, session: Session, text: str) -> bytes | None:
@@ -137,16 +150,16 @@ async def _handle_mcp_frame(pool: SessionPool, session: Session, text: str) -> b
     return pydantic_core.to_json(await handle_jsonrpc(pool, text, bound=session), fallback=str)
 
 
-def _ws_refusal(exc: SessionCapacityError | EnvironmentFactoryError) -> bytes:
-    code = (
-        ErrorCode.CAPACITY_REACHED
-        if isinstance(exc, SessionCapacityError)
-        else ErrorCode.FACTORY_ERROR
-    )
+def _ws_refusal(exc: SessionError | SessionCapacityError | EnvironmentFactoryError) -> bytes:
+    codes = {
+        SessionCapacityError: ErrorCode.CAPACITY_REACHED,
+        EnvironmentFactoryError: ErrorCode.FACTORY_ERROR,
+    }
+    code = codes.get(type(exc), ErrorCode.SESSION_ERROR)
     return error_frame(code, exc.message, **exc.data)
 
 
-def _mcp_refusal(exc: SessionCapacityError | EnvironmentFactoryError) -> bytes:
+def _mcp_refusal(exc: SessionError | SessionCapacityError | EnvironmentFactoryError) -> bytes:
     return pydantic_core.to_json(
         jsonrpc_error(None, JsonRpcCode.SERVER_ERROR, exc.message, exc.data)
     )

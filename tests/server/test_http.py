@@ -35,7 +35,7 @@ def test_health_metadata_schema(echo: httpx.Client) -> None:
     }
     assert meta["name"] == "echo_env"
     schema = echo.get("/schema").json()
-    assert set(schema) == {"action", "observation", "state"}
+    assert set(schema) == {"action", "observation", "state", "reset_observation"}
     assert schema["action"]["properties"]["tool_name"]["type"] == "string"
     assert schema["action"]["additionalProperties"] is False
 
@@ -44,7 +44,7 @@ def test_health_metadata_schema(echo: httpx.Client) -> None:
 def test_echo_reset(echo: httpx.Client, body: Any) -> None:
     response = echo.post("/reset", json=body) if body is not None else echo.post("/reset")
     assert response.status_code == 200
-    assert response.json() == {"observation": {}, "reward": 0.0, "done": False}
+    assert response.json() == {"observation": {"metadata": {}}, "reward": 0.0, "done": False, "metadata": None}
 
 
 def test_echo_list_tools(echo: httpx.Client) -> None:
@@ -65,6 +65,7 @@ def test_echo_call_tool(echo: httpx.Client) -> None:
     action = {"type": "call_tool", "tool_name": "echo_message", "arguments": {"message": "Hi"}}
     assert echo.post("/step", json={"action": action}).json() == {
         "observation": {
+            "metadata": {},
             "tool_name": "echo_message",
             "result": {
                 "content": [{"type": "text", "text": "Hi", "annotations": None, "meta": None}],
@@ -77,6 +78,7 @@ def test_echo_call_tool(echo: httpx.Client) -> None:
         },
         "reward": None,
         "done": False,
+        "metadata": None,
     }
     action = {
         "type": "call_tool",
@@ -212,3 +214,63 @@ def test_create_app_rejects_an_instance() -> None:
 def test_call_tool_action_app_accepts_list_tools() -> None:
     app = create_app(Typed, CallToolAction, CallToolObservation)
     assert app.state.sessions.parse_action({"type": "list_tools"}).type == "list_tools"
+
+
+def test_observation_metadata_travels_inside_and_on_top(serve: Any) -> None:
+    from openenv_hub import Environment, Observation, State
+
+    class Noted(Environment[Message, Echoed, State]):
+        def reset(self, **kwargs: Any) -> Echoed:
+            return Echoed(metadata={"status": "ready"})
+
+        def step(self, action: Message, **kwargs: Any) -> Echoed:
+            return Echoed(echoed_message=action.message)
+
+        @property
+        def state(self) -> State:
+            return State()
+
+    assert Observation  # the base model is what Echoed extends
+    with typed_client(serve, Noted) as client:
+        reset = client.post("/reset").json()
+        assert reset["observation"]["metadata"] == reset["metadata"] == {"status": "ready"}
+        step = client.post("/step", json={"action": {"message": "m"}}).json()
+        assert step["observation"]["metadata"] == {} and step["metadata"] is None
+
+
+def test_production_mode_leaves_out_the_episode_routes(serve: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openenv_hub.errors import ConfigurationError
+
+    with typed_client(serve, mode="production") as client:
+        assert client.post("/reset").status_code == 404
+        assert client.get("/state").status_code == 404
+        assert client.get("/health").status_code == 200
+        assert "/reset" not in client.get("/openapi.json").json()["paths"]
+    monkeypatch.setenv("OPENENV_MODE", "Production")
+    assert "/step" not in create_app(Typed, Message, Echoed).openapi()["paths"]
+    with pytest.raises(ConfigurationError, match="Invalid mode: 'staging'"):
+        create_app(Typed, Message, Echoed, mode="staging")
+
+
+class Tasks(Typed):
+    def list_splits(self) -> list[str]:
+        return ["train", "dev"]
+
+    async def num_tasks(self, split: str) -> int:
+        return 3
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        return {"split": split, "question": ["a", "b", "c"][index]}
+
+
+def test_task_api(serve: Any) -> None:
+    with typed_client(serve, Tasks, env_name="quiz") as client:
+        assert client.get("/list_environments").json() == ["quiz"]
+        assert client.get("/quiz/splits").json() == [{"name": "train", "type": "train"}, {"name": "dev", "type": "validation"}]
+        assert client.post("/Quiz/num_tasks", json={"split": "train"}).json() == {"num_tasks": 3}
+        assert client.post("/quiz/task", json={"split": "train", "index": 1}).json() == {"task": {"split": "train", "question": "b"}}
+        assert client.post("/quiz/task", json={"split": "train", "index": 9}).status_code == 400
+        unsupported = client.post("/quiz/tasks", json={"split": "train"})
+        assert unsupported.status_code == 501 and unsupported.json()["detail"] == "list_tasks is not supported for this environment"
+        assert client.get("/other/splits").status_code == 404
+        assert client.post("/quiz/task", json={"index": 1}).status_code == 422

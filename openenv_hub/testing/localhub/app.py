@@ -1,0 +1,139 @@
+"""The LocalHub ASGI application: Hub API and git smart-HTTP behind one entry point.
+
+The outer :class:`LocalHubApp` logs every request and guarantees that no
+exception reaches the server. An escaping exception makes uvicorn drop the
+keep-alive connection, and the client's *next* request then fails with a
+confusing "connection reset".
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Message, Receive, Scope, Send
+
+from .auth import DEFAULT_TOKENS, TokenRegistry, User, token_from_header
+from .errors import HubError, error_response
+from .git_http import GitHttpApp, match_git_path
+from .requestlog import RequestLog, RequestRecord
+from .routes import account, control, files, refs, repos, spaces, upload
+from .routes.deps import HubContext
+from .storage import RepoStore
+
+logger = logging.getLogger("openenv_hub.testing.localhub")
+
+
+def _internal_error(exc: BaseException) -> JSONResponse:
+    message = f"LocalHub internal error: {type(exc).__name__}: {exc}"
+    return error_response(HubError(500, message))
+
+
+async def _hub_error_handler(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HubError)
+    return error_response(exc)
+
+
+async def _unexpected_error_handler(_: Request, exc: Exception) -> Response:
+    logger.error("Unhandled error in LocalHub", exc_info=exc)
+    return _internal_error(exc)
+
+
+def build_api(context: HubContext) -> FastAPI:
+    """The FastAPI app with every Hub API and control route."""
+    api = FastAPI(
+        title="LocalHub", docs_url="/_localhub/docs", openapi_url="/_localhub/openapi.json"
+    )
+    api.state.localhub = context
+    api.add_exception_handler(HubError, _hub_error_handler)
+    api.add_exception_handler(Exception, _unexpected_error_handler)
+    for module in (control, account, repos, refs, upload, spaces, files):
+        api.include_router(module.router)
+    return api
+
+
+class LocalHubApp:
+    """ASGI entry point: routes git paths to :class:`GitHttpApp`, the rest to FastAPI.
+
+    Attributes:
+        context: Shared state (store, tokens, request log).
+        api: The FastAPI application.
+        git: The git smart-HTTP application.
+    """
+
+    def __init__(self, context: HubContext) -> None:
+        self.context = context
+        self.api = build_api(context)
+        self.git = GitHttpApp(context)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Dispatch, record, and turn any escaping exception into a JSON 500."""
+        if scope["type"] != "http":
+            await self.api(scope, receive, send)
+            return
+        started = time.perf_counter()
+        response: dict[str, Any] = {}
+
+        async def recording_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                response["status"] = message["status"]
+                response["headers"] = dict(message.get("headers", []))
+            await send(message)
+
+        target = self.git if match_git_path(scope["path"]) else self.api
+        try:
+            await target(scope, receive, recording_send)
+        except Exception as exc:
+            if "status" not in response:
+                logger.error("Unhandled error in LocalHub", exc_info=exc)
+                await _internal_error(exc)(scope, receive, recording_send)
+        finally:
+            self._record(scope, response, time.perf_counter() - started)
+
+    def _record(self, scope: Scope, response: Mapping[str, Any], elapsed_s: float) -> None:
+        headers = {key.decode("latin-1"): value for key, value in scope["headers"]}
+        token = token_from_header(headers.get("authorization", b"").decode("latin-1"))
+        user = self.context.tokens.user_for(token) if token else None
+        error_code = response.get("headers", {}).get(b"x-error-code")
+        self.context.log.record(
+            RequestRecord(
+                method=scope["method"],
+                host=headers.get("host", b"").decode("latin-1"),
+                path=scope["path"],
+                query=scope.get("query_string", b"").decode("latin-1"),
+                status=response.get("status", 500),
+                duration_ms=round(elapsed_s * 1000, 2),
+                user=user.name if user else None,
+                error_code=error_code.decode("latin-1") if error_code else None,
+            )
+        )
+
+
+def create_app(
+    data_dir: str | Path,
+    tokens: Mapping[str, User | Mapping[str, Any]] | TokenRegistry | None = None,
+) -> LocalHubApp:
+    """Build a LocalHub ASGI app storing repos under ``data_dir``.
+
+    Args:
+        data_dir: Directory for bare repos and metadata; created if missing.
+        tokens: ``token -> user``; defaults to :data:`~.auth.DEFAULT_TOKENS`.
+
+    Example:
+        Serve it with any ASGI server::
+
+            uvicorn.run(create_app("/tmp/hub"), host="127.0.0.1", port=8765)
+    """
+    context = HubContext(
+        store=RepoStore(Path(data_dir)),
+        tokens=tokens
+        if isinstance(tokens, TokenRegistry)
+        else TokenRegistry(DEFAULT_TOKENS if tokens is None else tokens),
+        log=RequestLog(),
+    )
+    return LocalHubApp(context)

@@ -1,0 +1,1 @@
+"""FastAPI routers of LocalHub, one per concern."""

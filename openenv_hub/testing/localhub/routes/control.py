@@ -1,0 +1,97 @@
+"""Test-only routes under ``/_localhub``: health, request log, Space runtime control.
+
+These do not exist on the real Hub and need no token.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import HubError
+from ..payloads import runtime_json
+from ..storage import RepoKey, RepoStore
+from .deps import Context
+
+router = APIRouter(prefix="/_localhub")
+
+
+class RuntimeUpdate(BaseModel):
+    """Changes to a Space's simulated runtime; omitted fields are left alone.
+
+    Attributes:
+        stage: New current stage, e.g. ``BUILDING``, ``RUNNING``, ``RUNTIME_ERROR``.
+        then: Stages to move through afterwards, one per ``GET .../runtime``.
+        hardware: Hardware flavour to report.
+        host: URL reported as ``space_info().host`` (e.g. a locally started app).
+        error_message: Reported as ``errorMessage``; cleared by an empty string.
+    """
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    stage: str | None = None
+    then: list[str] | None = None
+    hardware: str | None = None
+    host: str | None = None
+    error_message: str | None = Field(default=None, alias="errorMessage")
+
+
+def update_runtime(store: RepoStore, key: RepoKey, update: RuntimeUpdate) -> dict[str, Any]:
+    """Apply ``update`` to the Space ``key`` and return its new runtime JSON.
+
+    Raises:
+        HubError: 404 ``RepoNotFound`` if the Space does not exist.
+    """
+    if key.type != "space" or not store.exists(key):
+        raise HubError.repo_not_found(key.repo_id)
+    with store.edit_meta(key) as meta:
+        if update.stage is not None:
+            meta.stage = update.stage
+        if update.then is not None:
+            meta.next_stages = list(update.then)
+        if update.hardware is not None:
+            meta.hardware = update.hardware
+        if update.host is not None:
+            meta.host = update.host or None
+        if update.error_message is not None:
+            meta.error_message = update.error_message or None
+    return runtime_json(meta)
+
+
+@router.get("/health")
+def health() -> dict[str, bool]:
+    """Liveness probe used while starting the server."""
+    return {"ok": True}
+
+
+@router.get("/requests")
+def requests_log(context: Context) -> list[dict[str, Any]]:
+    """Every request served so far, oldest first."""
+    return context.log.entries()
+
+
+@router.delete("/requests")
+def clear_requests_log(context: Context) -> dict[str, Any]:
+    """Forget the request log."""
+    context.log.clear()
+    return {}
+
+
+@router.post("/spaces/{namespace}/{name}/runtime")
+def set_space_runtime(
+    namespace: str, name: str, update: RuntimeUpdate, context: Context
+) -> dict[str, Any]:
+    """Script a Space's runtime (stage, later stages, host...)."""
+    return update_runtime(context.store, RepoKey("space", namespace, name), update)
+
+
+@router.api_route("/apps/{namespace}/{name}{rest:path}", methods=["GET", "POST", "HEAD"])
+def space_app_placeholder(namespace: str, name: str) -> None:
+    """Stand-in for a Space's app URL; LocalHub does not run Space apps."""
+    raise HubError(
+        503,
+        f"LocalHub does not run Space apps ({namespace}/{name}). Start the app yourself and "
+        "register its URL with LocalHub.set_space_runtime(repo_id, host=...).",
+    )

@@ -1,0 +1,220 @@
+"""The LocalHub class, the ASGI wrapper, the command line and import hygiene."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from openenv_hub.testing.localhub import LocalHub, User, create_app
+from openenv_hub.testing.localhub.storage import RepoKey, RepoMeta
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_lifecycle_and_addresses(tmp_path: Path) -> None:
+    hub = LocalHub(data_dir=tmp_path)
+    assert repr(hub) == "LocalHub(stopped)"
+    with hub:
+        assert hub.running
+        assert hub.endpoint == f"http://127.0.0.1:{hub.port}"
+        assert httpx.get(f"{hub.endpoint}/_localhub/health").json() == {"ok": True}
+        assert hub.token_for("alice") == "hf_alice_write"
+        assert hub.token_for("alice", "read") == "hf_alice_read"
+        assert hub.url("alice/x", "model") == f"{hub.endpoint}/alice/x"
+        assert hub.git_url("org/x") == f"{hub.endpoint}/spaces/org/x"
+        assert hub.git_url("org/x", "dataset", token="hf_bob_write") == (
+            f"http://bob:hf_bob_write@127.0.0.1:{hub.port}/datasets/org/x"
+        )
+        with pytest.raises(RuntimeError, match="already running"):
+            hub.start()
+        with pytest.raises(KeyError, match="known users"):
+            hub.token_for("carol")
+    assert not hub.running
+    assert (tmp_path / "repos").is_dir()
+
+
+def test_temporary_data_dir_is_removed() -> None:
+    with LocalHub() as hub:
+        data_dir = hub.data_dir
+        assert data_dir.is_dir()
+    assert not data_dir.exists()
+
+
+def test_custom_tokens() -> None:
+    tokens: dict[str, User | dict[str, Any]] = {
+        "t-carol": {"name": "carol", "orgs": ["team"], "role": "write"},
+        "t-dave": User("dave", role="read"),
+    }
+    with LocalHub(tokens=tokens) as hub:
+        headers = {"authorization": "Bearer t-carol"}
+        whoami = httpx.get(f"{hub.endpoint}/api/whoami-v2", headers=headers).json()
+        assert (whoami["name"], whoami["orgs"][0]["name"]) == ("carol", "team")
+        old = httpx.get(
+            f"{hub.endpoint}/api/whoami-v2", headers={"authorization": "Bearer hf_bob_write"}
+        )
+        assert old.status_code == 401
+
+
+def test_unexpected_errors_become_json_500(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with LocalHub(data_dir=tmp_path) as hub:
+        store = hub._context().store
+        store.create(RepoKey("model", "alice", "m"), RepoMeta(), files={"a": b"a"}, author="alice")
+
+        def broken(*_: object) -> None:
+            raise RuntimeError("disk on fire")
+
+        monkeypatch.setattr(store, "read_meta", broken)
+        with httpx.Client() as client:
+            response = client.get(f"{hub.endpoint}/api/models/alice/m")
+            assert response.status_code == 500
+            assert "disk on fire" in response.json()["error"]
+            assert client.get(f"{hub.endpoint}/_localhub/health").status_code == 200
+
+
+async def test_asgi_app_never_raises(tmp_path: Path) -> None:
+    app = create_app(tmp_path)
+
+    async def exploding(scope: object, receive: object, send: object) -> None:
+        raise ValueError("boom")
+
+    app.api = exploding  # type: ignore[assignment]
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        response = await client.get("/anything")
+    assert response.status_code == 500
+    assert response.headers["x-error-message"].startswith("LocalHub internal error")
+    assert app.context.log.entries()[-1]["status"] == 500
+
+
+def test_command_line_prints_endpoint_and_tokens(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "openenv_hub.testing.localhub",
+            "--port",
+            "0",
+            "--data",
+            str(tmp_path),
+        ],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("LocalHub serving on http://127.0.0.1:")
+        endpoint = first.split()[-1]
+        rest = [proc.stdout.readline() for _ in range(8)]
+        assert any("hf_alice_write" in line for line in rest)
+        assert httpx.get(f"{endpoint}/_localhub/health").status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_importing_testing_does_not_load_heavy_modules() -> None:
+    code = (
+        "import sys, openenv_hub.testing, openenv_hub.testing.pytest_plugin;"
+        "heavy = [m for m in ('huggingface_hub', 'fastapi', 'uvicorn') if m in sys.modules];"
+        "print(heavy)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+    code = "import sys, openenv_hub.testing.localhub; print('huggingface_hub' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"
+
+
+def test_lazy_exports() -> None:
+    import openenv_hub.testing as testing
+
+    assert testing.LocalHub is LocalHub
+    with pytest.raises(AttributeError):
+        _ = testing.Missing
+
+
+PLUGIN_TEST = """
+import huggingface_hub
+from huggingface_hub import constants
+
+
+def test_endpoint_was_set_before_import(hub_env):
+    assert constants.ENDPOINT == hub_env.endpoint
+    assert constants.ENDPOINT.startswith("http://127.0.0.1:")
+    api = huggingface_hub.HfApi()
+    repo = hub_env.repo_id("plugin")
+    api.create_repo(repo, repo_type="space", space_sdk="docker")
+    assert huggingface_hub.whoami()["name"] == "alice"
+    assert hub_env.hub.requests()
+"""
+
+
+def _run_python(
+    tmp_path: Path, files: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """Run Python in ``tmp_path`` with ``files`` written there and no ``HF_*`` variables."""
+    for name, content in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    # The installed package registers the plugin as an entry point; these runs load it by hand.
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+PLUGIN = "openenv_hub.testing.pytest_plugin"
+
+
+def test_plugin_in_a_fresh_session(tmp_path: Path) -> None:
+    files = {"test_inner.py": PLUGIN_TEST}
+    result = _run_python(tmp_path, files, "-m", "pytest", "-q", "-p", PLUGIN, "test_inner.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_plugin_refuses_a_late_endpoint(tmp_path: Path) -> None:
+    code = (
+        "import huggingface_hub.constants, pytest, sys;"
+        f"sys.exit(pytest.main(['-q', '-p', '{PLUGIN}', 'test_inner.py']))"
+    )
+    result = _run_python(tmp_path, {"test_inner.py": PLUGIN_TEST}, "-c", code)
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "imported before" in result.stderr
+
+
+def test_plugin_loaded_mid_collection_fails_its_tests(tmp_path: Path) -> None:
+    files = {
+        "a/test_early.py": "import huggingface_hub.constants\n\ndef test_a():\n    pass\n",
+        "b/conftest.py": (
+            f"from {PLUGIN.rsplit('.', 1)[0]} import pytest_plugin\n\n"
+            "def pytest_configure(config):\n"
+            "    config.pluginmanager.register(pytest_plugin, pytest_plugin.PLUGIN_NAME)\n"
+        ),
+        "b/test_inner.py": PLUGIN_TEST,
+    }
+    result = _run_python(tmp_path, files, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    assert result.returncode == pytest.ExitCode.TESTS_FAILED
+    assert "1 passed, 1 error" in result.stdout
+    assert "imported before" in result.stdout
