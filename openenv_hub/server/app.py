@@ -102,7 +102,9 @@ def create_app(
             simulation=simulation,
         )
     )
-    app.include_router(build_task_router(pool, env_name or getattr(env_factory, "__name__", "env")))
+    app.include_router(
+        build_task_router(pool, env_name or str(getattr(env_factory, "__name__", "env")))
+    )
 
     @app.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:

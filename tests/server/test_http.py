@@ -44,7 +44,12 @@ def test_health_metadata_schema(echo: httpx.Client) -> None:
 def test_echo_reset(echo: httpx.Client, body: Any) -> None:
     response = echo.post("/reset", json=body) if body is not None else echo.post("/reset")
     assert response.status_code == 200
-    assert response.json() == {"observation": {"metadata": {}}, "reward": 0.0, "done": False, "metadata": None}
+    assert response.json() == {
+        "observation": {"metadata": {}},
+        "reward": 0.0,
+        "done": False,
+        "metadata": None,
+    }
 
 
 def test_echo_list_tools(echo: httpx.Client) -> None:
@@ -238,7 +243,9 @@ def test_observation_metadata_travels_inside_and_on_top(serve: Any) -> None:
         assert step["observation"]["metadata"] == {} and step["metadata"] is None
 
 
-def test_production_mode_leaves_out_the_episode_routes(serve: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_production_mode_leaves_out_the_episode_routes(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from openenv_hub.errors import ConfigurationError
 
     with typed_client(serve, mode="production") as client:
@@ -266,11 +273,19 @@ class Tasks(Typed):
 def test_task_api(serve: Any) -> None:
     with typed_client(serve, Tasks, env_name="quiz") as client:
         assert client.get("/list_environments").json() == ["quiz"]
-        assert client.get("/quiz/splits").json() == [{"name": "train", "type": "train"}, {"name": "dev", "type": "validation"}]
+        assert client.get("/quiz/splits").json() == [
+            {"name": "train", "type": "train"},
+            {"name": "dev", "type": "validation"},
+        ]
         assert client.post("/Quiz/num_tasks", json={"split": "train"}).json() == {"num_tasks": 3}
-        assert client.post("/quiz/task", json={"split": "train", "index": 1}).json() == {"task": {"split": "train", "question": "b"}}
+        assert client.post("/quiz/task", json={"split": "train", "index": 1}).json() == {
+            "task": {"split": "train", "question": "b"}
+        }
         assert client.post("/quiz/task", json={"split": "train", "index": 9}).status_code == 400
         unsupported = client.post("/quiz/tasks", json={"split": "train"})
-        assert unsupported.status_code == 501 and unsupported.json()["detail"] == "list_tasks is not supported for this environment"
+        assert (
+            unsupported.status_code == 501
+            and unsupported.json()["detail"] == "list_tasks is not supported for this environment"
+        )
         assert client.get("/other/splits").status_code == 404
         assert client.post("/quiz/task", json={"index": 1}).status_code == 422

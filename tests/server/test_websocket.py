@@ -220,23 +220,37 @@ def test_a_socket_can_join_a_session_created_over_http(echo_server: Any) -> None
     with httpx.Client(base_url=echo_server.url) as http:
 
         def rpc(method: str, **params: Any) -> dict[str, Any]:
-            return http.post("/mcp", json={"jsonrpc": "2.0", "method": method, "params": params, "id": 1}).json()  # type: ignore[no-any-return]
+            return http.post(
+                "/mcp", json={"jsonrpc": "2.0", "method": method, "params": params, "id": 1}
+            ).json()  # type: ignore[no-any-return]
 
         session_id = rpc("openenv/session/create")["result"]["session_id"]
         with ws(echo_server, f"/ws?session_id={session_id}") as s:
             ask(s, {"type": "reset", "data": {"episode_id": "shared"}})
-            rpc("tools/call", name="echo_message", arguments={"message": "x"}, session_id=session_id)
+            rpc(
+                "tools/call", name="echo_message", arguments={"message": "x"}, session_id=session_id
+            )
             assert ask(s, {"type": "state"})["data"]["episode_id"] == "shared"
             with ws(echo_server, f"/ws?session_id={session_id}") as second:
                 refused = json.loads(second.recv(timeout=5))
-                assert refused["data"] == {"message": f"Session {session_id} already has an attached WebSocket", "code": "SESSION_ERROR"}
+                assert refused["data"] == {
+                    "message": f"Session {session_id} already has an attached WebSocket",
+                    "code": "SESSION_ERROR",
+                }
         # The session outlives its socket ...
         echo_server.wait_for(lambda: not echo_server.pool.get(session_id).attached)
         assert rpc("tools/list", session_id=session_id)["result"]["tools"]
         # ... and a close requested while a socket is attached waits for the socket to leave.
         with ws(echo_server, f"/ws?session_id={session_id}") as s:
             ask(s, {"type": "state"})
-            assert rpc("openenv/session/close", session_id=session_id)["result"] == {"session_id": session_id, "closed": False, "closing": True}
+            assert rpc("openenv/session/close", session_id=session_id)["result"] == {
+                "session_id": session_id,
+                "closed": False,
+                "closing": True,
+            }
         echo_server.wait_for(lambda: echo_server.pool.active_sessions == 0)
         with ws(echo_server, "/ws?session_id=nope") as s:
-            assert json.loads(s.recv(timeout=5))["data"] == {"message": "Unknown session_id: nope", "code": "SESSION_ERROR"}
+            assert json.loads(s.recv(timeout=5))["data"] == {
+                "message": "Unknown session_id: nope",
+                "code": "SESSION_ERROR",
+            }
