@@ -142,7 +142,7 @@ def _decode_error_frame(exc: ValidationError, raw: str | bytes) -> bytes:
 def _public_errors(exc: ValidationError, *, drop_prefix: int = 0) -> list[dict[str, Any]]:
     """Pydantic's errors as JSON-safe dicts, ``loc`` trimmed of ``drop_prefix`` leading items."""
     out = []
-    for err in exc.errors(include_url=False):
+    for err in exc.errors():
         item: dict[str, Any] = {
             "type": err["type"],
             "loc": list(err["loc"][drop_prefix:]),
@@ -154,6 +154,8 @@ def _public_errors(exc: ValidationError, *, drop_prefix: int = 0) -> list[dict[s
                 k: v if isinstance(v, (int, float, str, bool)) else str(v)
                 for k, v in err["ctx"].items()
             }
+        if "url" in err:
+            item["url"] = err["url"]
         out.append(item)
     return pydantic_core.to_jsonable_python(out, fallback=str)  # type: ignore[no-any-return]
 

@@ -29,14 +29,19 @@ class TypedEcho(Environment[MessageAction, EchoedObservation, State]):
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
     ) -> EchoedObservation:
         self._state = State(episode_id=episode_id or str(uuid.uuid4()))
-        return EchoedObservation(echoed_message="ready", reward=0.0)
+        return EchoedObservation(echoed_message="Typed Echo environment ready!", reward=0.0)
 
     def step(
         self, action: MessageAction, timeout_s: float | None = None, **kwargs: Any
     ) -> EchoedObservation:
         self._state.step_count += 1
         n = len(action.message)
-        return EchoedObservation(echoed_message=action.message, message_length=n, reward=n * 0.1)
+        return EchoedObservation(
+            echoed_message=action.message,
+            message_length=n,
+            reward=n * 0.1,
+            metadata={"original_message": action.message, "step": self._state.step_count},
+        )
 
     @property
     def state(self) -> State:

@@ -45,10 +45,10 @@ def test_echo_reset(echo: httpx.Client, body: Any) -> None:
     response = echo.post("/reset", json=body) if body is not None else echo.post("/reset")
     assert response.status_code == 200
     assert response.json() == {
-        "observation": {"metadata": {}},
+        "observation": {"metadata": {"status": "ready"}},
         "reward": 0.0,
         "done": False,
-        "metadata": None,
+        "metadata": {"status": "ready"},
     }
 
 

@@ -28,7 +28,12 @@ def test_echo_transcript(echo_server: Any) -> None:
             s, {"type": "reset", "data": {"episode_id": "ep-42", "seed": 1, "bogus": 2}}
         ) == {
             "type": "observation",
-            "data": {"observation": {"metadata": {}}, "reward": 0.0, "done": False},
+            "data": {
+                "observation": {"metadata": {"status": "ready"}},
+                "reward": 0.0,
+                "done": False,
+                "metadata": {"status": "ready"},
+            },
         }
         assert ask(s, {"type": "state"}) == {
             "type": "state",

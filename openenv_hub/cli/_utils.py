@@ -1,0 +1,110 @@
+"""What the commands share: consoles, the error boundary, common arguments, path resolution."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import NoReturn
+
+import click
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from openenv_hub.errors import OpenEnvError
+from openenv_hub.manifest import MANIFEST_FILE
+
+__all__ = [
+    "DEBUG_ENV",
+    "CliError",
+    "EnvPathArg",
+    "console",
+    "err_console",
+    "resolve_env_dir",
+    "run_app",
+]
+
+DEBUG_ENV = "OPENENV_DEBUG"
+
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+EnvPathArg = typer.Argument(
+    Path("."), help="Environment folder (with openenv.yaml).", show_default="current folder"
+)
+
+
+class CliError(OpenEnvError):
+    """A known failure of a command: printed as 'Error: message' and 'Hint: hint', exit 1."""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+def resolve_env_dir(path: Path) -> Path:
+    """The environment folder ``path``, checked to exist and to hold an ``openenv.yaml``."""
+    if not path.exists():
+        raise CliError(f"Path does not exist: {path}")
+    if not path.is_dir():
+        raise CliError(f"Not a folder: {path}")
+    if not (path / MANIFEST_FILE).is_file():
+        raise CliError(
+            f"No {MANIFEST_FILE} in {path.resolve()}: not an environment folder.",
+            hint="Run the command inside an environment, or create one with 'openenv init NAME'.",
+        )
+    return path.resolve()
+
+
+def debug_enabled() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def run_app(app: typer.Typer, args: list[str] | None = None) -> NoReturn:
+    """Run the CLI; turn every error into one message and an exit code (the error boundary)."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=args, prog_name="openenv", standalone_mode=False)
+    except KeyboardInterrupt:
+        code = _cancelled()
+    except Exception as exc:
+        code = _exit_code(exc)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _exit_code(exc: Exception) -> int:
+    """Exit, Abort and usage errors of click (or typer's copy of it); else report the error."""
+    kind = type(exc).__name__
+    if kind == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
+        return int(exc.exit_code)  # type: ignore[attr-defined]
+    if kind == "Abort":
+        return _cancelled()
+    if isinstance(exc, (click.ClickException, typer.exceptions.TyperException)) and hasattr(exc, "show"):
+        exc.show()
+        return int(getattr(exc, "exit_code", 2))
+    report_error(exc)
+    return 1
+
+
+def _cancelled() -> int:
+    err_console.print("Cancelled.")
+    return 130
+
+
+def report_error(exc: BaseException) -> None:
+    """``Error: ...`` and its hint; the traceback only when ``OPENENV_DEBUG`` is set."""
+    if debug_enabled():
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    if isinstance(exc, OpenEnvError):
+        err_console.print(f"[bold red]Error:[/] {escape(str(exc))}", markup=True)
+    else:
+        err_console.print(
+            f"[bold red]Unexpected error:[/] {type(exc).__name__}: {escape(str(exc))}", markup=True
+        )
+    hint = getattr(exc, "hint", "")
+    if hint:
+        err_console.print(f"[yellow]Hint:[/] {escape(hint)}", markup=True)
+    if not debug_enabled():
+        err_console.print(f"(set {DEBUG_ENV}=1 to see the traceback)", style="dim")

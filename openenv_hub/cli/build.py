@@ -1,0 +1,44 @@
+"""``openenv build``: the Space's Docker image, built from a staged copy of the environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from openenv_hub.cli._utils import CliError, EnvPathArg, console, resolve_env_dir
+from openenv_hub.manifest import load_manifest
+from openenv_hub.validation.docker import build_image, default_tag
+
+__all__ = ["command"]
+
+
+def command(
+    path: Path = EnvPathArg,
+    tag: str | None = typer.Option(
+        None, "--tag", "-t", help="Image tag.", show_default="openenv-NAME:latest"
+    ),
+    base_image: str | None = typer.Option(
+        None,
+        "--base-image",
+        envvar="OPENENV_BASE_IMAGE",
+        help="Passed as the BASE_IMAGE build arg.",
+    ),
+    build_arg: list[str] = typer.Option([], "--build-arg", help="KEY=VALUE, repeatable."),  # noqa: B008 - typer reads defaults from here
+    no_cache: bool = typer.Option(False, "--no-cache", help="Build every layer again."),
+) -> None:
+    """Build the environment's image with the local Docker engine (on the host network).
+
+    A development version of openenv-hub is bundled into the build context as a wheel, so
+    the image runs the same openenv-hub as this command.
+    """
+    env_dir = resolve_env_dir(path)
+    manifest = load_manifest(env_dir)
+    bad = [arg for arg in build_arg if "=" not in arg or arg.startswith("=")]
+    if bad:
+        raise CliError(f"--build-arg must be KEY=VALUE, got {', '.join(bad)}")
+    tag = tag or default_tag(manifest.name)
+    console.print(f"Building [bold]{tag}[/] from {env_dir}", markup=True)
+    build_image(env_dir, tag, base_image=base_image, build_args=build_arg, no_cache=no_cache)
+    console.print(f"[green]Built[/] {tag}", markup=True)
+    console.print(f"Run it: docker run --rm --network host -e PORT={manifest.port} {tag}")

@@ -1,0 +1,116 @@
+"""``openenv init NAME``: a new environment, as a complete Space repo, from the template."""
+
+from __future__ import annotations
+
+import keyword
+import os
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from openenv_hub import __version__
+from openenv_hub.cli._utils import CliError, console
+from openenv_hub.errors import DependencyNotInstalledError
+from openenv_hub.manifest import suggest_name
+
+__all__ = ["command", "name_problem", "render_env", "template_dir"]
+
+EMOJIS = ["🤖", "🎮", "🧩", "🎯", "🕹️", "🧪", "🚀", "🌱", "🔊", "🎲"]
+COLORS = ["red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"]
+
+
+def template_dir() -> Path:
+    """The cookiecutter template, inside the installed package (or the source tree)."""
+    return Path(__file__).resolve().parent.parent / "_templates" / "env"
+
+
+def name_problem(name: str) -> str:
+    """Why ``name`` cannot be an environment (package) name, or ``""``."""
+    if not name.isidentifier():
+        return "is not a valid Python identifier (letters, digits and underscores only)"
+    if keyword.iskeyword(name):
+        return "is a Python keyword"
+    if name != name.lower():
+        return "should be lowercase (it becomes the package name)"
+    return ""
+
+
+def class_prefix(name: str) -> str:
+    """``my_game_env`` -> ``MyGame``; ``echo`` -> ``Echo``."""
+    stem = name[:-4] if name.endswith("_env") and len(name) > 4 else name
+    return "".join(part[:1].upper() + part[1:] for part in stem.split("_") if part) or "Env"
+
+
+def render_env(
+    name: str, output_dir: Path, *, description: str | None = None, rng: random.Random | None = None
+) -> Path:
+    """Render the template to ``output_dir/name``; nothing is left behind if it fails."""
+    try:
+        from cookiecutter.main import cookiecutter
+    except ImportError:
+        raise DependencyNotInstalledError("cookiecutter", "hub", feature="openenv init") from None
+    rng = rng or random.Random()
+    target = output_dir / name
+    output_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=output_dir, prefix=f".{name}-init-") as tmp:
+        cookiecutter(
+            str(template_dir()),
+            no_input=True,
+            output_dir=tmp,
+            extra_context=_context(name, description, rng),
+            default_config=True,
+        )
+        for cache in Path(tmp).rglob("__pycache__"):
+            shutil.rmtree(cache)
+        if target.is_dir():
+            target.rmdir()  # empty: checked by the caller
+        os.replace(Path(tmp) / name, target)
+    return target
+
+
+def _context(name: str, description: str | None, rng: random.Random) -> dict[str, Any]:
+    color_from, color_to = rng.sample(COLORS, 2)
+    context: dict[str, Any] = {
+        "name": name,
+        "class_prefix": class_prefix(name),
+        "title": " ".join(part.capitalize() for part in name.split("_") if part),
+        "dist_name": name.replace("_", "-"),
+        "emoji": rng.choice(EMOJIS),
+        "color_from": color_from,
+        "color_to": color_to,
+        "openenv_hub_version": __version__,
+    }
+    if description:
+        context["description"] = description
+    return context
+
+
+def command(
+    name: str = typer.Argument(..., help="Package name of the environment, e.g. my_env."),
+    output_dir: Path = typer.Option(Path("."), "--output-dir", "-o", help="Where to create it."),  # noqa: B008 - typer reads defaults from here
+    description: str | None = typer.Option(None, "--description", "-d", help="One line about it."),
+    no_input: bool = typer.Option(False, "--no-input", help="Never prompt; use defaults."),
+) -> None:
+    """Create a new environment: a Space repo with server, client, Dockerfile and tests."""
+    problem = name_problem(name)
+    if problem:
+        raise CliError(f"'{name}' {problem}.", hint=f"Try: openenv init {suggest_name(name)}")
+    target = output_dir / name
+    if target.is_file() or (target.is_dir() and any(target.iterdir())):
+        raise CliError(
+            f"{target} already exists and is not empty.",
+            hint="Pick another name or --output-dir, or remove the folder.",
+        )
+    if description is None and not no_input and sys.stdin.isatty():
+        description = typer.prompt("Description", default="", show_default=False) or None
+    path = render_env(name, output_dir, description=description)
+    console.print(f"[green]Created[/] {path}", markup=True)
+    console.print(
+        f"Next:\n  cd {path}\n  pip install -e .\n  openenv serve --reload\n"
+        "  openenv validate\n  pytest\n  openenv build"
+    )

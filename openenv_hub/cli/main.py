@@ -1,0 +1,59 @@
+"""The ``openenv`` command: the root Typer app. Each command lives in a module of its own.
+
+To add a command, write ``openenv_hub/cli/NAME.py`` with a function, then register it below
+with one line: ``app.command("NAME")(NAME.command)`` (or ``app.add_typer(NAME.app, name=...)``
+for a group of subcommands).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from openenv_hub import __version__
+from openenv_hub.cli import build, init, serve, validate
+from openenv_hub.cli._utils import run_app
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="openenv",
+    help="Make, serve, validate and build OpenEnv environments.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"openenv-hub {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Show the version and exit.",
+    ),
+) -> None:
+    """Make, serve, validate and build OpenEnv environments."""
+
+
+app.command("init")(init.command)
+app.command("serve")(serve.command)
+app.command("validate")(validate.command)
+app.command("build")(build.command)
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``openenv`` script."""
+    run_app(app, args)
+
+
+if __name__ == "__main__":
+    main()

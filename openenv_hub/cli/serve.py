@@ -1,0 +1,98 @@
+"""``openenv serve``: run an environment's app (named by its manifest) with uvicorn."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from openenv_hub.cli._utils import CliError, EnvPathArg, console, resolve_env_dir
+from openenv_hub.errors import DependencyNotInstalledError
+from openenv_hub.manifest import load_manifest
+from openenv_hub.providers.local import port_in_use
+
+__all__ = ["command"]
+
+
+def command(
+    path: Path = EnvPathArg,
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
+    port: int | None = typer.Option(
+        None, "--port", "-p", help="Port to listen on.", show_default="the manifest's port"
+    ),
+    reload: bool = typer.Option(False, "--reload", help="Restart when a file of the env changes."),
+    web: bool | None = typer.Option(
+        None,
+        "--web/--no-web",
+        help="Mount the web UI at /web.",
+        show_default="$ENABLE_WEB_INTERFACE",
+    ),
+    max_sessions: int | None = typer.Option(
+        None, "--max-sessions", min=1, help="Sessions served at once.", show_default="64"
+    ),
+) -> None:
+    """Serve the environment locally (HTTP, /ws, /mcp, and the web UI with --web)."""
+    env_dir = resolve_env_dir(path)
+    manifest = load_manifest(env_dir)
+    port = port or manifest.port
+    if port_in_use(host, port):
+        raise CliError(
+            f"Port {port} on {host} is already in use.",
+            hint=f"Stop the other server, or pick another port: openenv serve --port {port + 1}",
+        )
+    _set_env(web, max_sessions or manifest.max_concurrent_envs, manifest.variables)
+    app = _load_app(manifest.app_path, env_dir)
+    _print_urls(host, port, web_on=_web_on())
+    import uvicorn
+
+    uvicorn.run(
+        manifest.app_path if reload else app,
+        host=host,
+        port=port,
+        reload=reload,
+        reload_dirs=[str(env_dir)] if reload else None,
+        app_dir=str(env_dir),
+        log_level="info",
+    )
+
+
+def _set_env(web: bool | None, max_sessions: int | None, variables: dict[str, Any]) -> None:
+    for key, value in variables.items():
+        os.environ.setdefault(key, str(value))
+    if web is not None:
+        os.environ["ENABLE_WEB_INTERFACE"] = "true" if web else "false"
+    if max_sessions is not None:
+        os.environ["MAX_CONCURRENT_ENVS"] = str(max_sessions)
+
+
+def _web_on() -> bool:
+    return os.environ.get("ENABLE_WEB_INTERFACE", "").lower() in ("1", "true", "yes", "on")
+
+
+def _load_app(app_path: str, env_dir: Path) -> Any:
+    """Import the app now, so that a broken import is reported before uvicorn starts."""
+    sys.path.insert(0, str(env_dir))
+    module, _, attr = app_path.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except DependencyNotInstalledError:
+        raise
+    except (ImportError, AttributeError) as exc:
+        raise CliError(
+            f"The app '{app_path}' (from openenv.yaml) does not import: {exc}",
+            hint="Fix the import error, or the 'app' field of openenv.yaml. "
+            "Run 'openenv validate --level import' for details.",
+        ) from exc
+
+
+def _print_urls(host: str, port: int, *, web_on: bool) -> None:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    base = f"http://{shown}:{port}"
+    console.print(f"[bold]API[/]   {base}   (WebSocket ws://{shown}:{port}/ws)", markup=True)
+    console.print(f"[bold]Docs[/]  {base}/docs", markup=True)
+    ui = f"{base}/web" if web_on else "off (use --web)"
+    console.print(f"[bold]UI[/]    {ui}", markup=True)

@@ -1,0 +1,98 @@
+"""``openenv validate``: check an environment folder, or a running server by its URL."""
+
+from __future__ import annotations
+
+import contextlib
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from openenv_hub.cli._utils import CliError, console, resolve_env_dir
+from openenv_hub.errors import ConnectError
+from openenv_hub.providers.local import wait_for_health
+from openenv_hub.validation import CheckResult, passed, report_json, validate_path, validate_url
+
+__all__ = ["Level", "command"]
+
+
+class Level(str, Enum):
+    static = "static"
+    import_ = "import"
+    runtime = "runtime"
+    docker = "docker"
+
+
+def command(
+    target: str = typer.Argument(".", help="Environment folder, or the URL of a running server."),
+    json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    level: Level = typer.Option(  # noqa: B008 - typer reads defaults from here
+        Level.runtime, "--level", "-l", help="How far to go (each level includes the ones before)."
+    ),
+    timeout_s: float = typer.Option(
+        10.0, "--timeout", min=0.1, help="Seconds per request (URL mode)."
+    ),
+    wait_s: float = typer.Option(
+        0.0, "--wait", min=0.0, help="Seconds to wait for the URL to answer."
+    ),
+    base_image: str | None = typer.Option(
+        None, "--base-image", envvar="OPENENV_BASE_IMAGE", help="BASE_IMAGE for --level docker."
+    ),
+    build_arg: list[str] = typer.Option([], "--build-arg", help="KEY=VALUE for --level docker."),  # noqa: B008 - typer reads defaults from here
+) -> None:
+    """Check that an environment is complete and serves OpenEnv's protocol. Exit 1 on failure."""
+    if target.startswith(("http://", "https://")):
+        label, chosen = target, "url"
+        if wait_s:
+            _wait(target, wait_s)
+        results = validate_url(target, timeout_s=timeout_s)
+    else:
+        path = (
+            resolve_env_dir(Path(target))
+            if Path(target, "openenv.yaml").exists()
+            else _folder(target)
+        )
+        label, chosen = str(path), level.value
+        results = validate_path(
+            path, level=level.value, base_image=base_image, build_args=build_arg
+        )
+    if json_output:
+        typer.echo(report_json(label, chosen, results))
+    else:
+        _print_table(label, results)
+    if not passed(results):
+        raise typer.Exit(1)
+
+
+def _wait(url: str, wait_s: float) -> None:
+    with contextlib.suppress(ConnectError):  # the checks report it
+        wait_for_health(url.rstrip("/"), timeout_s=wait_s)
+
+
+def _folder(target: str) -> Path:
+    path = Path(target)
+    if not path.is_dir():
+        raise CliError(f"Path does not exist or is not a folder: {target}")
+    return path.resolve()
+
+
+def _print_table(label: str, results: list[CheckResult]) -> None:
+    table = Table(title=f"openenv validate {label}", title_justify="left")
+    for column in ("check", "level", "result", "details"):
+        table.add_column(column, overflow="fold")
+    for result in results:
+        mark = (
+            "[dim]skip[/]" if result.skipped else "[green]pass[/]" if result.ok else "[red]FAIL[/]"
+        )
+        details = escape(result.message) + (
+            f"\n[yellow]hint:[/] {escape(result.hint)}" if result.hint and not result.ok else ""
+        )
+        table.add_row(result.name, result.level, mark, details)
+    console.print(table)
+    failed = [r.name for r in results if not r.ok]
+    if failed:
+        console.print(f"[red]Failed:[/] {', '.join(failed)}", markup=True)
+    else:
+        console.print(f"[green]All {len(results)} checks passed.[/]", markup=True)

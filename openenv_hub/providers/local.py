@@ -1,0 +1,131 @@
+"""A server in a local process: ``python -m uvicorn APP`` on a free port, until stopped.
+
+Example::
+
+    with LocalProcessProvider.start("my_env.server.app:app", env_dir=Path("my_env")) as server:
+        httpx.get(server.base_url + "/health")
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+import httpx
+
+from openenv_hub.errors import ConnectError
+
+__all__ = ["LocalProcessProvider", "free_port", "port_in_use", "wait_for_health"]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Whether binding ``host:port`` fails (another server holds it)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def wait_for_health(base_url: str, *, timeout_s: float, alive: object = None) -> None:
+    """Poll ``/health`` until it answers 200; ``alive()`` returning False stops early."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if callable(alive) and not alive():
+            raise ConnectError(f"The server for {base_url} exited before answering", url=base_url)
+        try:
+            if httpx.get(f"{base_url}/health", timeout=2.0, trust_env=False).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise ConnectError(f"{base_url}/health did not answer within {timeout_s:g} s", url=base_url)
+
+
+class LocalProcessProvider:
+    """An environment server running as a child process of this one."""
+
+    def __init__(self, process: subprocess.Popen[bytes], base_url: str, log: IO[bytes]) -> None:
+        self.process = process
+        self._base_url = base_url
+        self._log = log
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    @classmethod
+    def start(
+        cls,
+        app: str,
+        *,
+        env_dir: Path,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        env: dict[str, str] | None = None,
+        startup_timeout_s: float = 30.0,
+    ) -> LocalProcessProvider:
+        """Start ``app`` (an import string) with ``env_dir`` on ``sys.path``; wait for /health."""
+        port = port or free_port(host)
+        command = [sys.executable, "-m", "uvicorn", app, "--app-dir", str(env_dir)]
+        command += ["--host", host, "--port", str(port), "--log-level", "warning"]
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+        process = subprocess.Popen(
+            command, cwd=env_dir, env={**os.environ, **(env or {})}, stdout=log, stderr=log
+        )
+        server = cls(process, f"http://{host}:{port}", log)
+        try:
+            wait_for_health(server.base_url, timeout_s=startup_timeout_s, alive=server.running)
+        except ConnectError as exc:
+            output = server.output()
+            server.stop()
+            raise ConnectError(
+                f"{exc}. Server output:\n{output[-3000:]}", url=server.base_url
+            ) from None
+        return server
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def output(self) -> str:
+        """What the server printed so far."""
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout_s``)."""
+        if self.running():
+            self.process.terminate()
+            try:
+                self.process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+    def __enter__(self) -> LocalProcessProvider:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

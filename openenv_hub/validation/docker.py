@@ -1,0 +1,176 @@
+"""The Space image: stage a build context, build it with the Docker CLI, run it, check it.
+
+Containers always use the host network (``--network host``) and get their port from the
+``PORT`` variable: engines without a bridge network ignore ``-p`` silently.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from openenv_hub.errors import OpenEnvError
+from openenv_hub.packaging import bundle_wheels
+from openenv_hub.providers.local import free_port, wait_for_health
+from openenv_hub.validation.result import CheckResult
+from openenv_hub.validation.runtime import runtime_checks
+from openenv_hub.validation.target import EnvTarget
+
+__all__ = [
+    "DockerError",
+    "build_image",
+    "default_tag",
+    "docker_checks",
+    "require_engine",
+    "run_container",
+    "stage_context",
+]
+
+_IGNORE = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "__pycache__",
+    "*.pyc",
+    "*.egg-info",
+    "build",
+    "dist",
+    ".pytest_cache",
+    ".openenv",
+)
+
+
+class DockerError(OpenEnvError):
+    """No Docker engine, or a build or a container failed. ``hint`` says what to do."""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+def require_engine() -> str:
+    """The docker CLI's path, once an engine answers it; else a :class:`DockerError`."""
+    cli = shutil.which("docker")
+    if cli is None:
+        raise DockerError(
+            "The docker command is not installed.",
+            hint="Install Docker (e.g. 'apt-get install docker.io'), then run the command again.",
+        )
+    done = subprocess.run(
+        [cli, "version", "--format", "{{.Server.Version}}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    if done.returncode != 0:
+        host = os.environ.get("DOCKER_HOST", "the default socket /var/run/docker.sock")
+        raise DockerError(
+            f"No Docker engine answers at {host}: {done.stderr.strip()[:300]}",
+            hint="Start one, or point DOCKER_HOST at a running engine, "
+            "e.g. export DOCKER_HOST=unix:///path/to/docker.sock",
+        )
+    return cli
+
+
+def default_tag(name: str) -> str:
+    return f"openenv-{name.lower().replace('_', '-')}:latest"
+
+
+def stage_context(env_dir: Path, staging: Path) -> Path:
+    """Copy the environment to ``staging`` (never touching it) with the bundled wheels."""
+    shutil.copytree(env_dir, staging, ignore=_IGNORE, dirs_exist_ok=True)
+    bundle_wheels(staging)
+    return staging
+
+
+def build_image(
+    env_dir: Path,
+    tag: str,
+    *,
+    base_image: str | None = None,
+    build_args: Sequence[str] = (),
+    no_cache: bool = False,
+    quiet: bool = False,
+) -> None:
+    """``docker build`` of a staged copy of ``env_dir`` on the host network."""
+    import tempfile
+
+    cli = require_engine()
+    with tempfile.TemporaryDirectory(prefix="openenv-build-") as tmp:
+        context = stage_context(env_dir, Path(tmp) / "context")
+        command = [cli, "build", "--network", "host", "-t", tag]
+        args = ([f"BASE_IMAGE={base_image}"] if base_image else []) + list(build_args)
+        for arg in args:
+            command += ["--build-arg", arg]
+        command += ["--no-cache"] if no_cache else []
+        env = {**os.environ, "DOCKER_BUILDKIT": "0"}
+        output = subprocess.PIPE if quiet else None
+        done = subprocess.run(
+            [*command, str(context)],
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT if quiet else None,
+            text=True,
+            check=False,
+        )
+    if done.returncode != 0:
+        tail = (done.stdout or "")[-3000:] if quiet else ""
+        raise DockerError(
+            f"docker build of {env_dir} failed (exit {done.returncode}).{chr(10) + tail if tail else ''}",
+            hint="Read the build output above.",
+        )
+
+
+@contextmanager
+def run_container(
+    tag: str, *, port: int | None = None, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Run ``tag`` on the host network; yield its base URL once /health answers; remove it."""
+    cli = require_engine()
+    port = port or free_port()
+    command = [cli, "run", "-d", "--network", "host", "-e", f"PORT={port}"]
+    for key, value in (env or {}).items():
+        command += ["-e", f"{key}={value}"]
+    started = subprocess.run([*command, tag], capture_output=True, text=True, check=False)
+    if started.returncode != 0:
+        raise DockerError(f"docker run {tag} failed: {started.stderr.strip()[:500]}")
+    container = started.stdout.strip()
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        try:
+            wait_for_health(base_url, timeout_s=60)
+        except OpenEnvError as exc:
+            logs = subprocess.run(
+                [cli, "logs", container], capture_output=True, text=True, check=False
+            )
+            raise DockerError(
+                f"{exc}. Container logs:\n{(logs.stdout + logs.stderr)[-3000:]}"
+            ) from None
+        yield base_url
+    finally:
+        subprocess.run([cli, "rm", "-f", container], capture_output=True, check=False)
+
+
+def docker_checks(
+    target: EnvTarget, *, base_image: str | None = None, build_args: Sequence[str] = ()
+) -> list[CheckResult]:
+    """Build the image, run it, and run the runtime checks against the container."""
+    tag = default_tag(target.name)
+    try:
+        build_image(target.path, tag, base_image=base_image, build_args=build_args, quiet=True)
+    except DockerError as exc:
+        return [CheckResult("docker_build", False, str(exc), exc.hint, level="docker")]
+    results = [CheckResult("docker_build", True, f"built {tag}", level="docker")]
+    try:
+        with run_container(tag) as base_url:
+            results.append(
+                CheckResult("docker_run", True, f"{tag} healthy at {base_url}", level="docker")
+            )
+            results += runtime_checks(base_url, level="docker")
+    except DockerError as exc:
+        results.append(CheckResult("docker_run", False, str(exc), exc.hint, level="docker"))
+    return results

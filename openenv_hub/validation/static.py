@@ -1,0 +1,244 @@
+"""Checks that read the files of an environment folder without running anything."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from openenv_hub.validation.result import Check, CheckResult
+from openenv_hub.validation.target import EnvTarget
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["STATIC_CHECKS", "read_front_matter"]
+
+SPACE_COLORS = {"red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"}
+_HUB_DEPS = {"openenv-hub", "openenv-core"}
+
+
+def check_manifest(target: EnvTarget) -> CheckResult:
+    if target.manifest is None:
+        error = target.manifest_error
+        return CheckResult("manifest", False, str(error), getattr(error, "hint", ""))
+    m = target.manifest
+    return CheckResult("manifest", True, f"{m.name} {m.version}, app {m.app_path}, port {m.port}")
+
+
+def check_layout(target: EnvTarget) -> CheckResult:
+    pkg = target.package_dir
+    wanted = [pkg / "__init__.py", pkg / "client.py", pkg / "models.py", pkg / "server" / "app.py"]
+    wanted += [target.path / name for name in ("README.md", "pyproject.toml")]
+    missing = [str(p.relative_to(target.path)) for p in wanted if not p.is_file()]
+    if not _dockerfile(target):
+        missing.append("Dockerfile")
+    if missing:
+        return CheckResult(
+            "layout",
+            False,
+            f"missing {', '.join(missing)}",
+            "Compare with a fresh 'openenv init NAME' for the expected files.",
+        )
+    return CheckResult("layout", True, f"package {pkg.relative_to(target.path.parent)}/ complete")
+
+
+def check_space_card(target: EnvTarget) -> CheckResult:
+    readme = target.path / "README.md"
+    if not readme.is_file():
+        return CheckResult(
+            "space_card", False, "README.md not found", "Add a README.md with a Space card."
+        )
+    try:
+        card = read_front_matter(readme.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        return CheckResult("space_card", False, f"README.md: {exc}", _CARD_HINT)
+    problems = _card_problems(card, target.manifest.port if target.manifest else None)
+    if problems:
+        return CheckResult(
+            "space_card", False, "README.md front matter: " + "; ".join(problems), _CARD_HINT
+        )
+    return CheckResult(
+        "space_card", True, f"sdk docker, app_port {card['app_port']}, tagged openenv"
+    )
+
+
+_CARD_HINT = (
+    "Start README.md with '---', 'sdk: docker', 'app_port: 8000', 'tags: [openenv]', '---'."
+)
+
+
+def read_front_matter(text: str) -> dict[str, Any]:
+    """The YAML front matter of a README (between the first two ``---`` lines)."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise ValueError("no front matter (the file must start with a '---' line)")
+    try:
+        end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
+    except StopIteration:
+        raise ValueError("front matter is not closed by a '---' line") from None
+    try:
+        data = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"front matter is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError("front matter is not a mapping")
+    return data
+
+
+def _card_problems(card: dict[str, Any], port: int | None) -> list[str]:
+    problems = []
+    if card.get("sdk") != "docker":
+        problems.append(f"sdk is {card.get('sdk')!r}, expected 'docker'")
+    if port is not None and card.get("app_port") != port:
+        problems.append(
+            f"app_port is {card.get('app_port')!r}, expected {port} (the manifest's port)"
+        )
+    tags = card.get("tags") or []
+    if not isinstance(tags, list) or "openenv" not in tags:
+        problems.append("tags do not include 'openenv'")
+    for key in ("colorFrom", "colorTo"):
+        if key in card and card[key] not in SPACE_COLORS:
+            problems.append(f"{key} {card[key]!r} is not one of {', '.join(sorted(SPACE_COLORS))}")
+    return problems
+
+
+def check_pyproject(target: EnvTarget) -> CheckResult:
+    path = target.path / "pyproject.toml"
+    if not path.is_file():
+        return CheckResult(
+            "pyproject", False, "pyproject.toml not found", "Copy it from 'openenv init'."
+        )
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        return CheckResult("pyproject", False, f"pyproject.toml is not valid TOML: {exc}")
+    problems = _pyproject_problems(data.get("project", {}), data.get("tool", {}), target.name)
+    if problems:
+        return CheckResult(
+            "pyproject", False, "; ".join(problems), "See the pyproject.toml of 'openenv init'."
+        )
+    return CheckResult(
+        "pyproject", True, f"{data['project']['name']}: package, server script, openenv-hub"
+    )
+
+
+def _pyproject_problems(project: dict[str, Any], tool: dict[str, Any], name: str) -> list[str]:
+    problems = []
+    if not project.get("name"):
+        problems.append("[project] has no name")
+    patterns = _package_patterns(tool.get("setuptools", {}).get("packages"))
+    if patterns and not any(fnmatch.fnmatch(name, p) for p in patterns):
+        problems.append(f"setuptools does not package '{name}' (include: {patterns})")
+    scripts = project.get("scripts", {})
+    if not any(
+        str(v).startswith(f"{name}.server") or str(v).startswith("server.")
+        for v in scripts.values()
+    ):
+        problems.append(
+            f"[project.scripts] has no server script (e.g. {name.replace('_', '-')}-server)"
+        )
+    deps = {_requirement_name(d) for d in project.get("dependencies", [])}
+    if not _HUB_DEPS & deps:
+        problems.append("dependencies do not include openenv-hub")
+    return problems
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[\s<>=!~;\[@]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _package_patterns(packages: Any) -> list[str] | None:
+    if isinstance(packages, list):
+        return packages
+    if isinstance(packages, dict) and isinstance(packages.get("find"), dict):
+        include = packages["find"].get("include")
+        return include if isinstance(include, list) else None
+    return None
+
+
+def check_dockerfile(target: EnvTarget) -> CheckResult:
+    path = _dockerfile(target)
+    if path is None:
+        return CheckResult(
+            "dockerfile", False, "Dockerfile not found", "Copy it from 'openenv init'."
+        )
+    lines = [line.strip() for line in _joined_lines(path.read_text(encoding="utf-8"))]
+    problems = _dockerfile_problems(lines, target.manifest.port if target.manifest else None)
+    if problems:
+        return CheckResult("dockerfile", False, "; ".join(problems), _DOCKER_HINT)
+    return CheckResult("dockerfile", True, "ARG BASE_IMAGE, port, exec-form CMD")
+
+
+_DOCKER_HINT = (
+    "Begin with 'ARG BASE_IMAGE=python:3.11-slim' and 'FROM ${BASE_IMAGE}'; end with CMD [\"...\"]."
+)
+
+
+def _dockerfile_problems(lines: list[str], port: int | None) -> list[str]:
+    problems = []
+    first_from = next((i for i, line in enumerate(lines) if line.upper().startswith("FROM ")), None)
+    arg = next(
+        (i for i, line in enumerate(lines) if re.match(r"ARG\s+BASE_IMAGE\b", line, re.I)), None
+    )
+    if arg is None or first_from is None or arg > first_from:
+        problems.append("no 'ARG BASE_IMAGE' before the first FROM")
+    elif "BASE_IMAGE" not in lines[first_from]:
+        problems.append("the first FROM does not use ${BASE_IMAGE}")
+    if port is not None and not any(
+        re.search(rf"\b(EXPOSE|PORT=)\s*{port}\b", line) for line in lines
+    ):
+        problems.append(f"port {port} (the manifest's) is neither EXPOSEd nor the default PORT")
+    cmds = [line for line in lines if line.upper().startswith("CMD ")]
+    if not cmds:
+        problems.append("no CMD")
+    elif not _exec_form(cmds[-1][4:]):
+        problems.append(
+            "CMD is in shell form; use the exec form CMD [\"...\"] so 'docker stop' is quick"
+        )
+    return problems
+
+
+def _exec_form(value: str) -> bool:
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return False
+    return isinstance(parsed, list) and all(isinstance(part, str) for part in parsed)
+
+
+def _joined_lines(text: str) -> list[str]:
+    joined, current = [], ""
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if line.lstrip().startswith("#") and not current:
+            continue
+        if line.endswith("\\"):
+            current += line[:-1] + " "
+            continue
+        joined.append(current + line)
+        current = ""
+    return joined
+
+
+def _dockerfile(target: EnvTarget) -> Path | None:
+    for candidate in (target.path / "Dockerfile", target.path / "server" / "Dockerfile"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+STATIC_CHECKS: list[Check[EnvTarget]] = [
+    check_manifest,
+    check_layout,
+    check_space_card,
+    check_pyproject,
+    check_dockerfile,
+]

@@ -1,0 +1,82 @@
+"""Images of the echo env and of a fresh ``openenv init`` env: built, run on the host network, validated."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from openenv_hub.cli.init import render_env
+from openenv_hub.cli.main import main
+from openenv_hub.validation.docker import run_container
+
+REPO = Path(__file__).resolve().parents[2]
+NO_UI = "ENABLE_WEB_INTERFACE=false"  # gradio is tested elsewhere; keep builds quick
+
+
+@pytest.fixture
+def docker_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    from docker_support.engine import require_docker
+
+    monkeypatch.setenv("DOCKER_HOST", require_docker())
+    yield os.environ.get("OPENENV_TEST_BASE_IMAGE", "openenv-test-base:py311")
+
+
+def openenv(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(arg) for arg in args])
+    return int(exit_info.value.code or 0), capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.parametrize("env", ["echo", "generated"])
+def test_build_run_and_validate_the_image(
+    docker_env: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, env: str
+) -> None:
+    if env == "echo":
+        path, tag = REPO / "envs" / "echo_env", "openenv-test/echo-env:latest"
+    else:
+        path, tag = (
+            render_env("my_env", tmp_path, rng=random.Random(1)),
+            "openenv-test/my-env:latest",
+        )
+    before = sorted(p.name for p in path.iterdir())
+    code, _ = openenv(
+        capsys, "build", path, "--base-image", docker_env, "--build-arg", NO_UI, "--tag", tag
+    )
+    assert code == 0
+    assert sorted(p.name for p in path.iterdir()) == before  # wheels went to a staged copy only
+    with run_container(tag) as base_url:
+        code, out = openenv(capsys, "validate", base_url, "--json")
+    report = json.loads(out)
+    assert code == 0, [c for c in report["checks"] if not c["ok"]]
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_validate_level_docker(docker_env: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = openenv(
+        capsys, "validate", REPO / "envs" / "echo_env", "--level", "docker", "--json",
+        "--base-image", docker_env, "--build-arg", NO_UI,
+    )  # fmt: skip
+    report = json.loads(out)
+    assert code == 0, [c for c in report["checks"] if not c["ok"]]
+    assert {"docker_build", "docker_run", "websocket"} <= {c["name"] for c in report["checks"]}
+
+
+def test_build_without_an_engine_says_how_to_point_at_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["build", str(REPO / "envs" / "echo_env")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1
+    assert "DOCKER_HOST" in err or "not installed" in err
+    assert "Traceback" not in err

@@ -1,0 +1,55 @@
+"""The author's workflow of docs/authoring.md, run exactly as written (port and tools aside)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from openenv_hub.providers.local import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def workflow_commands() -> list[str]:
+    text = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- workflow.*?-->\n```bash\n(.*?)```", text, re.S)
+    assert block, "docs/authoring.md lost its workflow block"
+    return block.group(1).strip().splitlines()
+
+
+def test_the_workflow_is_init_serve_validate_build() -> None:
+    verbs = [line.split()[1] for line in workflow_commands() if line.startswith("openenv ")]
+    assert verbs == ["init", "serve", "validate", "validate", "build"]
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_the_documented_workflow_runs(fresh_venv: Path, tmp_path: Path) -> None:
+    from docker_support.engine import require_docker
+
+    docker_host = require_docker()
+    port = str(free_port())
+    script = "\n".join(line.replace("8000", port) for line in workflow_commands())
+    env = {
+        **os.environ,
+        "PATH": f"{fresh_venv / 'bin'}:{os.environ['PATH']}",
+        "VIRTUAL_ENV": str(fresh_venv),
+        "DOCKER_HOST": docker_host,
+        "OPENENV_BASE_IMAGE": os.environ.get("OPENENV_TEST_BASE_IMAGE", "openenv-test-base:py311"),
+    }
+    bash = f"set -e\ntrap 'kill $(jobs -p) 2>/dev/null' EXIT\n{script}\n"
+    done = subprocess.run(
+        ["bash", "-c", bash],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    assert "Built openenv-my-env:latest" in done.stdout
