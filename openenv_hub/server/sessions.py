@@ -50,6 +50,7 @@ logger = logging.getLogger("openenv_hub.server")
 
 DEFAULT_MAX_SESSIONS = 64
 DEFAULT_IDLE_TIMEOUT_S = 300.0
+_MAX_SPARE_WORKERS = 8  # idle threads kept for stateless HTTP requests
 
 EnvFactory = Callable[[], Environment[Any, Any, Any]]
 CloseCallback = Callable[[str], Awaitable[None]]
@@ -139,6 +140,7 @@ class Session:
     kind: str
     worker: Worker
     owns_worker: bool
+    reuse_worker: bool = False  # give the thread back to the pool's spares when done
     env: Environment[Any, Any, Any] | None = None
     created_at: float = field(default_factory=time.time)
     last_active: float = field(default_factory=time.monotonic)
@@ -195,6 +197,7 @@ class SessionPool:
         self.env_name = env_name
         self._sessions: dict[str, Session] = {}
         self._shared_worker: Worker | None = None
+        self._spare_workers: list[Worker] = []
         self._reaper: asyncio.Task[None] | None = None
         self._metadata: EnvironmentMetadata | None = None
 
@@ -254,21 +257,28 @@ class SessionPool:
     @contextlib.asynccontextmanager
     async def ephemeral(self) -> AsyncIterator[Session]:
         """A session outside the pool's capacity, closed on exit (stateless HTTP requests)."""
-        session = self._new_session("http-ephemeral")
+        session = self._new_session("http-ephemeral", reuse_worker=True)
         try:
             await self._create_env(session)
             yield session
         finally:
             await self._dispose(session)
 
-    def _new_session(self, kind: str) -> Session:
+    def _new_session(self, kind: str, *, reuse_worker: bool = False) -> Session:
+        """A session with its thread: its own, the shared one, or (for short-lived sessions) a
+        spare thread that a finished short-lived session gave back."""
         session_id = str(uuid.uuid4())
         if self._env_cls is not None and self._env_cls.REQUIRES_SINGLE_THREAD_EXECUTOR:
             if self._shared_worker is None:
                 self._shared_worker = Worker("openenv-env")
             return Session(id=session_id, kind=kind, worker=self._shared_worker, owns_worker=False)
-        worker = Worker(f"openenv-session-{session_id[:8]}")
-        return Session(id=session_id, kind=kind, worker=worker, owns_worker=True)
+        if reuse_worker and self._spare_workers:
+            worker = self._spare_workers.pop()
+        else:
+            worker = Worker(f"openenv-session-{session_id[:8]}")
+        return Session(
+            id=session_id, kind=kind, worker=worker, owns_worker=True, reuse_worker=reuse_worker
+        )
 
     async def _create_env(self, session: Session) -> None:
         try:
@@ -333,7 +343,11 @@ class SessionPool:
                 await session.worker.run(env.close)
             except Exception:
                 logger.exception("Session %s: environment close() raised", session.id)
-        if session.owns_worker:
+        if not session.owns_worker:
+            return
+        if session.reuse_worker and len(self._spare_workers) < _MAX_SPARE_WORKERS:
+            self._spare_workers.append(session.worker)
+        else:
             session.worker.shutdown()
 
     async def aclose(self) -> None:
@@ -348,6 +362,8 @@ class SessionPool:
         if self._shared_worker is not None:
             self._shared_worker.shutdown()
             self._shared_worker = None
+        while self._spare_workers:
+            self._spare_workers.pop().shutdown()
 
     # -- idle reaping ----------------------------------------------------------------------
 
