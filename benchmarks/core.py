@@ -50,7 +50,7 @@ class Server:
 
     def start(self) -> float:
         """Start the server; returns seconds from spawn to the first healthy /health."""
-        self.log = tempfile.TemporaryFile()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
         env = {**os.environ, "MAX_CONCURRENT_ENVS": "64"}
         started = time.perf_counter()
         self.process = subprocess.Popen(
@@ -86,6 +86,8 @@ class Server:
         if self.process is not None:
             self.process.terminate()
             self.process.wait(10)
+        if self.log is not None:
+            self.log.close()
 
 
 def percentile(values: list[float], q: float) -> float:
