@@ -14,11 +14,15 @@ from openenv_hub.providers.local import free_port
 REPO = Path(__file__).resolve().parents[2]
 
 
-def workflow_commands() -> list[str]:
-    text = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
+def workflow_commands(document: str = "docs/authoring.md") -> list[str]:
+    text = (REPO / document).read_text(encoding="utf-8")
     block = re.search(r"<!-- workflow.*?-->\n```bash\n(.*?)```", text, re.S)
-    assert block, "docs/authoring.md lost its workflow block"
+    assert block, f"{document} lost its workflow block"
     return block.group(1).strip().splitlines()
+
+
+def test_the_readme_shows_the_tested_workflow() -> None:
+    assert workflow_commands("README.md") == workflow_commands()
 
 
 def test_the_workflow_is_init_serve_validate_build() -> None:
