@@ -164,3 +164,21 @@ async def test_reply_over_the_size_limit_is_typed(typed_server: Any, sync: bool)
         with pytest.raises(MessageTooLargeError, match="1009"):
             await env.step(big)
         assert (await env.reset()).observation.echoed_message == "ready"
+
+
+@pytest.mark.parametrize("sync", [False, True])
+async def test_factory_failure_is_typed(serve: Any, sync: bool) -> None:
+    from sample_envs import failing_factory
+
+    from openenv_hub.errors import EnvironmentFactoryError
+
+    server = serve(create_app(failing_factory, Message, Echoed))
+    env = TypedEnv(base_url=server.url)
+    with pytest.raises(EnvironmentFactoryError, match="no GPU today") as failed:
+        if sync:
+            with env.sync() as client:
+                client.reset()
+        else:
+            async with env:
+                await env.reset()
+    assert failed.value.factory_name == "failing_factory"
