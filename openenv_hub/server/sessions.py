@@ -227,6 +227,15 @@ class SessionPool:
         return DEFAULT_MAX_SESSIONS
 
     @property
+    def factory(self) -> EnvFactory:
+        """The class or function that creates each session's environment."""
+        return self._factory
+
+    @property
+    def factory_name(self) -> str:
+        return self._factory_name
+
+    @property
     def active_sessions(self) -> int:
         return len(self._sessions)
 

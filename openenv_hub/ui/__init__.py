@@ -1,0 +1,154 @@
+"""The web UI: a Gradio app at ``/web`` built from the environment's schemas.
+
+``create_app(..., web=True)`` (or ``ENABLE_WEB_INTERFACE=true``) calls :func:`mount_ui`. Each
+browser tab gets its own session from the app's :class:`~openenv_hub.server.SessionPool`,
+counted against ``max_concurrent_envs`` and closed when the tab closes or goes idle. The UI
+drives the environment only through the pool, like ``/ws`` does.
+
+gradio is an optional dependency (``pip install "openenv-hub[ui]"``); it is imported by
+:func:`mount_ui`, never by ``import openenv_hub`` or ``import openenv_hub.ui``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from openenv_hub.errors import DependencyNotInstalledError
+from openenv_hub.types import EnvironmentMetadata, Observation
+from openenv_hub.ui.context import UIContext
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from openenv_hub.server.sessions import SessionPool
+    from openenv_hub.ui.tabs import TabSessions
+
+__all__ = ["UI_PATH", "UIContext", "mount_ui"]
+
+logger = logging.getLogger("openenv_hub.ui")
+
+UI_PATH = "/web"
+
+
+def mount_ui(
+    app: FastAPI,
+    pool: SessionPool,
+    *,
+    observation_cls: type[Observation] = Observation,
+    readme: str | None = None,
+    custom_builder: Callable[[UIContext], Any] | None = None,
+    show_default: bool = True,
+    path: str = UI_PATH,
+) -> UIContext:
+    """Mount the web UI on ``app`` at ``path``, on the same server as ``/ws``.
+
+    Args:
+        app: The environment's FastAPI app.
+        pool: The app's session core; the UI opens one session per browser tab from it.
+        observation_cls: Observation model (its schema is passed to ``custom_builder``).
+        readme: Markdown for the README tab. Default: the environment's ``readme_content``,
+            ``$ENV_README_PATH``, or ``README.md`` in the environment's folder.
+        custom_builder: ``(UIContext) -> gradio.Blocks``, shown as an extra tab.
+        show_default: Set False to show only the custom tab (and the README).
+        path: Where to mount the UI.
+
+    Returns:
+        The context the UI was built with.
+
+    Raises:
+        DependencyNotInstalledError: gradio is not installed.
+        TypeError: ``custom_builder`` did not return a ``gradio.Blocks``.
+    """
+    try:
+        import gradio as gr
+    except ImportError:
+        raise DependencyNotInstalledError("gradio", "ui", feature="The web UI") from None
+
+    from openenv_hub.ui.actions import Actions
+    from openenv_hub.ui.blocks import build_blocks
+    from openenv_hub.ui.readme import find_readme, strip_front_matter
+    from openenv_hub.ui.tabs import TabSessions
+
+    metadata = _read_metadata(pool)
+    # The pool keeps its factory private; it locates the environment's folder for the README.
+    factory = pool.factory
+    text = find_readme(factory, readme or metadata.readme_content)
+    tabs = TabSessions(pool, env_name=_file_safe(metadata.name))
+    ctx = UIContext(
+        pool=pool,
+        metadata=metadata,
+        action_schema=pool.action_cls.model_json_schema(),
+        observation_schema=observation_cls.model_json_schema(),
+        readme=strip_front_matter(text) if text else "",
+        _tabs=tabs,
+    )
+    blocks = build_blocks(
+        ctx, Actions(tabs), show_default=show_default, custom_builder=custom_builder
+    )
+    blocks.queue(default_concurrency_limit=None)
+    gr.mount_gradio_app(app, blocks, path=path, **_mount_options(gr.mount_gradio_app))
+    _cleanup_on_shutdown(app, tabs)
+    return ctx
+
+
+def _cleanup_on_shutdown(app: FastAPI, tabs: TabSessions) -> None:
+    """Delete the tabs' history files when the app's lifespan ends."""
+    previous = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(target: Any) -> AsyncIterator[Any]:
+        async with previous(target) as state:
+            try:
+                yield state
+            finally:
+                tabs.cleanup()
+
+    app.router.lifespan_context = lifespan
+
+
+def _mount_options(mount: Callable[..., Any]) -> dict[str, Any]:
+    """Look and switches for ``gr.mount_gradio_app``, limited to those it accepts."""
+    from openenv_hub.ui.theme import CSS, theme
+
+    options: dict[str, Any] = {
+        "theme": theme(),
+        "css": CSS,
+        "ssr_mode": False,
+        "pwa": False,
+        "mcp_server": False,
+        "run_history": False,  # added in a later gradio 6 release
+        "enable_monitoring": False,
+        "footer_links": ["gradio", "settings"],
+    }
+    accepted = inspect.signature(mount).parameters
+    return {key: value for key, value in options.items() if key in accepted}
+
+
+def _read_metadata(pool: SessionPool) -> EnvironmentMetadata:
+    """``pool.metadata()``, read now on a helper thread (the caller may be inside a loop)."""
+    box: dict[str, Any] = {}
+
+    def read() -> None:
+        try:
+            box["value"] = asyncio.run(pool.metadata())
+        except Exception as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=read, name="openenv-ui-metadata")
+    thread.start()
+    thread.join()
+    if "value" in box:
+        return box["value"]  # type: ignore[no-any-return]
+    name = pool.env_name or pool.factory_name
+    logger.warning("Could not read the environment's metadata for the web UI: %s", box["error"])
+    return EnvironmentMetadata(name=name, description=f"{name} environment")
+
+
+def _file_safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "env"

@@ -1,0 +1,58 @@
+"""Find an environment's README and strip its Space front matter."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+__all__ = ["find_readme", "strip_front_matter"]
+
+_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
+
+
+def strip_front_matter(markdown: str) -> str:
+    """``markdown`` without a leading YAML block fenced by ``---`` lines.
+
+    Example:
+        >>> strip_front_matter("---\\ntitle: Echo\\n---\\n# Echo\\n")
+        '# Echo\\n'
+    """
+    return _FRONT_MATTER.sub("", markdown, count=1).lstrip("\r\n")
+
+
+def find_readme(env_factory: Any, readme_content: str | None = None) -> str | None:
+    """The README to show: ``readme_content``, ``$ENV_README_PATH``, or the env folder's.
+
+    The environment folder is the nearest directory above the factory's source file (at most
+    three levels up) that holds an ``openenv.yaml``.
+    """
+    if readme_content:
+        return readme_content
+    candidates = []
+    if os.environ.get("ENV_README_PATH"):
+        candidates.append(Path(os.environ["ENV_README_PATH"]))
+    folder = _env_folder(env_factory)
+    if folder is not None:
+        candidates.append(folder / "README.md")
+    for path in candidates:
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return None
+
+
+def _env_folder(env_factory: Any) -> Path | None:
+    try:
+        source = inspect.getsourcefile(env_factory)
+    except TypeError:
+        return None
+    if source is None:
+        return None
+    for parent in list(Path(source).resolve().parents)[:4]:
+        if (parent / "openenv.yaml").is_file():
+            return parent
+    return None

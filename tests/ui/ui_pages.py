@@ -1,0 +1,82 @@
+"""How the tests operate the web UI in a browser (selectors live here, not in the tests)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+
+def open_ui(page: Page, url: str) -> Page:
+    """Load the UI and wait until the tab has its session."""
+    page.goto(url)
+    expect(page.locator("#session-info")).to_contain_text("Session ", timeout=20_000)
+    return page
+
+
+def session_id(page: Page) -> str:
+    match = re.search(r"Session\s+(\w+)", page.inner_text("#session-info"))
+    assert match, page.inner_text("#session-info")
+    return match.group(1)
+
+
+def text_input(page: Page, elem_id: str) -> Any:
+    return page.locator(f"#{elem_id} textarea, #{elem_id} input").first
+
+
+def fill(page: Page, elem_id: str, value: str) -> None:
+    text_input(page, elem_id).fill(value)
+
+
+def choose(page: Page, elem_id: str, option: str) -> None:
+    page.click(f"#{elem_id} input")
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def fill_json(page: Page, elem_id: str, value: str) -> None:
+    page.locator(f"#{elem_id} .cm-content").fill(value)
+
+
+def click(page: Page, elem_id: str) -> None:
+    page.click(f"#{elem_id}")
+
+
+def expect_banner(page: Page, *texts: str) -> None:
+    banner = page.locator("#banner")
+    for text in texts:
+        expect(banner).to_contain_text(text)
+
+
+def reset(page: Page, seed: str = "") -> None:
+    if seed:
+        fill(page, "seed", seed)
+    click(page, "reset-btn")
+    expect_banner(page, "Environment reset.")
+
+
+def step(page: Page, number: int) -> None:
+    click(page, "step-btn")
+    expect_banner(page, f"Step {number} done.")
+
+
+def metric(page: Page, elem_id: str) -> str:
+    return str(text_input(page, elem_id).input_value())
+
+
+def history_rows(page: Page, count: int) -> list[list[str]]:
+    """The history table's cells, once it shows ``count`` rows."""
+    rows = page.locator("#history [role=row].virtual-row")
+    expect(rows).to_have_count(count)
+    return [
+        [cell.strip() for cell in rows.nth(i).locator("[role=gridcell]").all_inner_texts()]
+        for i in range(count)
+    ]
+
+
+def download_history(page: Page) -> list[dict[str, Any]]:
+    with page.expect_download() as download:
+        click(page, "history-download")
+    path = download.value.path()
+    return [json.loads(line) for line in path.read_text().splitlines()]
