@@ -37,3 +37,48 @@ def test_write_an_environment_example(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("found it in") and int(out[0].split()[3]) <= 7
     assert out[1] == "correct"
+
+
+def bash_blocks() -> list[str]:
+    return re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+@pytest.mark.slow
+def test_the_first_command_serves_echo_with_its_ui() -> None:
+    """The quick start's first command, after its install step (which the suite's own install did)."""
+    import os
+    import shlex
+    import subprocess
+    import time
+
+    import httpx
+    from serving import free_port
+
+    install, serve = bash_blocks()[0].strip().split(" && ")
+    assert install.startswith("pip install -e") and serve.startswith("openenv serve")
+    port = free_port()
+    argv = [*shlex.split(serve), "--port", str(port)]
+    argv[0] = str(Path(sys.executable).with_name("openenv"))
+    process = subprocess.Popen(
+        argv, cwd=README.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/web/", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, (
+                process.stdout.read() if process.stdout else ""
+            )
+            time.sleep(0.2)
+        assert httpx.get(f"http://127.0.0.1:{port}/health").json() == {"status": "healthy"}
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert (
+        os.path.isfile(README.parent / "scripts" / "test.sh")
+        and bash_blocks()[1].strip() == "bash scripts/test.sh"
+    )
