@@ -20,7 +20,9 @@ class ServerThread:
     def __init__(self, app: Any, *, port: int | None = None, **uvicorn_options: Any) -> None:
         self.app = app
         self.port = port or free_port()
-        options = {"log_level": "warning", "ws_ping_interval": 20.0, "ws_ping_timeout": 20.0}
+        from openenv_hub.server.app import uvicorn_options as defaults
+
+        options = {"log_level": "warning", **defaults()}
         options.update(uvicorn_options)
         self.config = uvicorn.Config(app, host="127.0.0.1", port=self.port, **options)
         self.server = uvicorn.Server(self.config)

@@ -49,6 +49,8 @@ def command(
     _print_urls(host, port, web_on=_web_on())
     import uvicorn
 
+    from openenv_hub.server.app import uvicorn_options
+
     uvicorn.run(
         manifest.app_path if reload else app,
         host=host,
@@ -57,6 +59,7 @@ def command(
         reload_dirs=[str(env_dir)] if reload else None,
         app_dir=str(env_dir),
         log_level="info",
+        **uvicorn_options(),
     )
 
 
