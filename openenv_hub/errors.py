@@ -4,7 +4,29 @@
 OpenEnvError
 ├── DependencyNotInstalledError          an optional extra is missing; the message is the pip line
 ├── ConfigurationError                   an option or a manifest does not make sense
-│   └── ConcurrencyConfigurationError    more than one session for an env that cannot run them
+│   ├── ConcurrencyConfigurationError    more than one session for an env that cannot run them
+│   ├── ManifestError                    openenv.yaml is missing or invalid  (.path, .field, .line)
+│   ├── EnvironmentValidationError       push refused: checks failed  (.results)
+│   ├── InvalidVersionError              a version that cannot be a git tag  (.version)
+│   └── DestinationNotEmptyError         pull into a folder that has files  (.path)
+├── CommandError                       a known failure of a CLI command  (.hint)
+│   └── DockerError                      no Docker engine, or a build or container failed
+├── PackagingError                       a wheel of openenv-hub could not be built
+├── EnvironmentNotFoundError             no installed environment by that name  (.name, .suggestions)
+├── RemoteCodeNotTrustedError            installing from the Hub was not confirmed  (.repo_id)
+├── HubError                             a Hugging Face Hub operation failed  (.repo_id, .hint)
+│   ├── InvalidRepoIdError               not 'namespace/name'
+│   ├── HubAuthenticationError           no token, or the Hub rejected it
+│   ├── HubPermissionError               the token may not write there
+│   ├── SpaceNotFoundError               no such Space, or a private one the token cannot see
+│   ├── SpaceNotRunningError             the Space's app is not serving  (.stage)
+│   ├── RevisionNotServedError           the Space's app runs another commit  (.revision)
+│   ├── RevisionNotFoundError            no such version, branch or commit  (.revision)
+│   ├── VersionExistsError               the version tag is taken  (.version)
+│   ├── HubConflictError                 the target exists, or the Space changed meanwhile
+│   ├── HubConnectionError               the Hub could not be reached, or failed  (.endpoint)
+│   ├── PushIncompleteError              a push stopped half-way; says what the Space holds  (.stage)
+│   └── InstallError                     pip could not install the environment  (.revision)
 ├── ServerReplyError                     the server answered with an error frame  (.code)
 │   ├── SessionCapacityError             CAPACITY_REACHED  (.active_sessions, .max_sessions)
 │   ├── EnvironmentFactoryError          FACTORY_ERROR     (.factory_name)
@@ -21,32 +43,58 @@ OpenEnvError
     └── MessageTooLargeError             a frame exceeded a size limit
 ```
 
-:func:`error_from_wire` is the one place that turns a wire error into one of these classes.
+:func:`error_from_wire` is the one place that turns a wire error into one of these classes;
+``openenv_hub.hub._errors.hub_error`` is the one place that turns a Hub client error into one.
+Errors with a ``hint`` say what to do next; the CLI prints it under the message.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 __all__ = [
     "ActionValidationError",
+    "CommandError",
     "ConcurrencyConfigurationError",
     "ConfigurationError",
     "ConnectError",
     "DependencyNotInstalledError",
+    "DestinationNotEmptyError",
+    "DockerError",
     "EnvTimeoutError",
     "EnvironmentExecutionError",
     "EnvironmentFactoryError",
+    "EnvironmentNotFoundError",
+    "EnvironmentValidationError",
+    "HubAuthenticationError",
+    "HubConflictError",
+    "HubConnectionError",
+    "HubError",
+    "HubPermissionError",
+    "InstallError",
     "InvalidMessageError",
+    "InvalidRepoIdError",
+    "InvalidVersionError",
+    "ManifestError",
     "MessageTooLargeError",
     "OpenEnvError",
+    "PackagingError",
+    "PushIncompleteError",
+    "RemoteCodeNotTrustedError",
+    "RevisionNotFoundError",
+    "RevisionNotServedError",
     "ServerReplyError",
     "SessionCapacityError",
     "SessionError",
     "SessionLostError",
     "SessionNotFoundError",
+    "SpaceNotFoundError",
+    "SpaceNotRunningError",
     "ToolCallError",
     "TransportError",
+    "VersionExistsError",
     "error_from_wire",
 ]
 
@@ -71,6 +119,44 @@ class ConfigurationError(OpenEnvError, ValueError):
     """An option, or a combination of options, that cannot work."""
 
 
+class ManifestError(ConfigurationError):
+    """``openenv.yaml`` is missing, is not YAML, or does not match the manifest model.
+
+    Attributes: ``path`` (the file), ``field`` and ``line`` (1-based) when known, ``hint``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: Path | None = None,
+        field: str | None = None,
+        line: int | None = None,
+        hint: str = "",
+    ) -> None:
+        self.path, self.field, self.line, self.hint = path, field, line, hint
+        where = path.name if path is not None else "openenv.yaml"
+        if line is not None:
+            where += f", line {line}"
+        super().__init__(f"{where}: {message}")
+
+
+class CommandError(OpenEnvError):
+    """A known failure of a command: printed as 'Error: message' and 'Hint: hint', exit 1."""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class DockerError(CommandError):
+    """No Docker engine, or a build or a container failed. ``hint`` says what to do."""
+
+
+class PackagingError(OpenEnvError):
+    """A wheel of openenv-hub could not be built."""
+
+
 class ConcurrencyConfigurationError(ConfigurationError):
     def __init__(self, environment_name: str, max_concurrent_envs: int) -> None:
         self.environment_name = environment_name
@@ -80,6 +166,177 @@ class ConcurrencyConfigurationError(ConfigurationError):
             f"cannot run with max_concurrent_envs={max_concurrent_envs}. Use 1, or make the "
             "environment safe to run in several sessions at once and remove the flag."
         )
+
+
+class EnvironmentValidationError(ConfigurationError):
+    """An environment failed the checks that must pass before it is published.
+
+    ``results`` holds every check (:class:`~openenv_hub.validation.CheckResult`), passed or not.
+    """
+
+    def __init__(self, path: str, results: Sequence[Any]) -> None:
+        self.path = path
+        self.results = list(results)
+        failed = [r for r in self.results if not r.ok]
+        lines = [f"  {r.name}: {r.message}" for r in failed]
+        super().__init__(
+            f"{path} failed {len(failed)} of {len(self.results)} checks, so it was not "
+            "published:\n" + "\n".join(lines)
+        )
+        hints = [r.hint for r in failed if r.hint]
+        self.hint = hints[0] if hints else f"Run 'openenv validate {path}' for details."
+
+
+class InvalidVersionError(ConfigurationError):
+    """A version that cannot be a git tag."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.hint = "Use a version like 0.1.0 (letters, digits, '.', '-', '_' and '+')."
+        super().__init__(f"{version!r} cannot be a version tag.")
+
+
+class DestinationNotEmptyError(ConfigurationError):
+    """A download would mix its files with files already in a folder."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.hint = "Choose a new or empty folder, or remove this one first."
+        super().__init__(f"{path} already exists and is not empty; nothing was written.")
+
+
+class EnvironmentNotFoundError(OpenEnvError, LookupError):
+    """No installed environment has this name (entry point group ``openenv.environments``)."""
+
+    def __init__(self, name: str, *, installed: Sequence[str], suggestions: Sequence[str]) -> None:
+        self.name = name
+        self.installed = list(installed)
+        self.suggestions = list(suggestions)
+        close = f" Did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+        super().__init__(f"No installed environment is named {name!r}.{close}")
+        known = ", ".join(self.installed) if self.installed else "none"
+        self.hint = f"Installed environments: {known}. Install one with 'openenv install NS/NAME'."
+
+
+class RemoteCodeNotTrustedError(OpenEnvError, PermissionError):
+    """Installing code from the Hub needs the user's consent, which was not given."""
+
+    def __init__(self, repo_id: str, *, reason: str) -> None:
+        self.repo_id = repo_id
+        self.hint = (
+            "Read the Space's code first; then pass --yes (yes=True / trust_remote_code=True in "
+            "Python) or set OPENENV_TRUST_REMOTE_CODE=1."
+        )
+        super().__init__(f"Not installing {repo_id}: {reason}")
+
+
+class HubError(OpenEnvError):
+    """A Hugging Face Hub operation failed. ``hint`` says what to do about it."""
+
+    def __init__(self, message: str, *, repo_id: str | None = None, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.repo_id = repo_id
+        self.hint = hint
+
+
+class InvalidRepoIdError(HubError, ValueError):
+    """A repo id that is not ``namespace/name``."""
+
+
+class HubAuthenticationError(HubError):
+    """No token was found, or the Hub did not accept it."""
+
+
+class HubPermissionError(HubError, PermissionError):
+    """The token may not write to this namespace or Space."""
+
+
+class SpaceNotFoundError(HubError, LookupError):
+    """The Space does not exist, or it is private and the token cannot see it."""
+
+
+class SpaceNotRunningError(HubError):
+    """The Space exists, but its app is not serving (it failed, or was paused or stopped)."""
+
+    def __init__(self, repo_id: str, stage: str, *, hint: str = "") -> None:
+        self.stage = stage
+        super().__init__(
+            f"Space {repo_id} is not running (stage {stage}).", repo_id=repo_id, hint=hint
+        )
+
+
+class RevisionNotFoundError(HubError, LookupError):
+    """The Space has no such version (tag), branch or commit."""
+
+    def __init__(
+        self, message: str, *, repo_id: str | None = None, revision: str, hint: str = ""
+    ) -> None:
+        self.revision = revision
+        super().__init__(message, repo_id=repo_id, hint=hint)
+
+
+class RevisionNotServedError(HubError):
+    """A running Space serves its latest commit only; an older revision must run locally."""
+
+    def __init__(self, repo_id: str, revision: str, running: str) -> None:
+        self.revision = revision
+        super().__init__(
+            f"Space {repo_id} runs its latest commit ({running[:7]}), not {revision}.",
+            repo_id=repo_id,
+            hint="Run that version locally: from_hub(..., local=True).",
+        )
+
+
+class VersionExistsError(HubError):
+    """The version tag exists already; pushing it again needs ``force``."""
+
+    def __init__(self, repo_id: str, version: str) -> None:
+        self.version = version
+        super().__init__(
+            f"Version {version} of {repo_id} exists already; nothing was uploaded.",
+            repo_id=repo_id,
+            hint="Bump the version (e.g. in openenv.yaml and --version), or move the tag "
+            "with --force.",
+        )
+
+
+class HubConflictError(HubError):
+    """The target exists already, or the Space changed while we worked on it."""
+
+
+class HubConnectionError(HubError, ConnectionError):
+    """The Hub could not be reached, or it failed to answer."""
+
+    def __init__(
+        self, message: str, *, endpoint: str, repo_id: str | None = None, hint: str = ""
+    ) -> None:
+        self.endpoint = endpoint
+        super().__init__(message, repo_id=repo_id, hint=hint)
+
+
+class PushIncompleteError(HubError):
+    """A push stopped half-way. The message says what the Space holds now; ``cause`` why."""
+
+    def __init__(self, message: str, *, repo_id: str, stage: str, cause: HubError) -> None:
+        self.stage = stage
+        self.cause = cause
+        super().__init__(
+            message,
+            repo_id=repo_id,
+            hint="Run the same command again: push uploads what is missing and removes what "
+            "was deleted." + (f" ({cause.hint})" if cause.hint else ""),
+        )
+
+
+class InstallError(HubError):
+    """``pip install`` of an environment from the Hub failed."""
+
+    def __init__(
+        self, message: str, *, repo_id: str, revision: str | None = None, hint: str = ""
+    ) -> None:
+        self.revision = revision
+        super().__init__(message, repo_id=repo_id, hint=hint)
 
 
 class ServerReplyError(OpenEnvError):

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from openenv_hub.errors import ConfigurationError
+from openenv_hub.errors import ManifestError
 
 __all__ = [
     "MANIFEST_FILE",
@@ -40,28 +40,6 @@ __all__ = [
 MANIFEST_FILE = "openenv.yaml"
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*(:[A-Za-z_][\w.]*)?$")
 _ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class ManifestError(ConfigurationError):
-    """``openenv.yaml`` is missing, is not YAML, or does not match :class:`Manifest`.
-
-    Attributes: ``path`` (the file), ``field`` and ``line`` (1-based) when known, ``hint``.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: Path | None = None,
-        field: str | None = None,
-        line: int | None = None,
-        hint: str = "",
-    ) -> None:
-        self.path, self.field, self.line, self.hint = path, field, line, hint
-        where = path.name if path is not None else MANIFEST_FILE
-        if line is not None:
-            where += f", line {line}"
-        super().__init__(f"{where}: {message}")
 
 
 class Manifest(BaseModel):
@@ -99,8 +77,15 @@ class Manifest(BaseModel):
         default_factory=list, description="Names of secrets the Space needs (never values)."
     )
     hardware: str | None = Field(None, description="Space hardware, e.g. cpu-basic.")
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="More files that openenv push leaves out, as .gitignore patterns.",
+    )
     type: str | None = Field(None, description="OpenEnv compatibility; 'space'.")
     runtime: str | None = Field(None, description="OpenEnv compatibility; 'fastapi'.")
+    validation: dict[str, Any] | None = Field(
+        None, description="OpenEnv compatibility: its validation policy block, kept as is."
+    )
 
     @field_validator("name")
     @classmethod

@@ -21,17 +21,13 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from openenv_hub.errors import OpenEnvError
+from openenv_hub.errors import PackagingError
 
 __all__ = ["WHEELS_DIR", "PackagingError", "bundle_wheels", "dev_wheel", "source_tree"]
 
 WHEELS_DIR = Path(".openenv") / "wheels"
 DIST_NAME = "openenv-hub"
 _SKIP = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "build", "dist"}
-
-
-class PackagingError(OpenEnvError):
-    """A wheel of openenv-hub could not be built."""
 
 
 def source_tree() -> Path | None:

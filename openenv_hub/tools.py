@@ -106,9 +106,7 @@ def _build_spec(function: Callable[..., Any], name: str, description: str | None
             continue
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (hints.get(param.name, Any), default)
-    model = create_model(
-        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     return _ToolSpec(
         name=name,
         description=description or inspect.getdoc(function) or "",

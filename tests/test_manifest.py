@@ -43,6 +43,9 @@ def test_openenv_manifests_load() -> None:
     )
     legacy = parse_manifest("name: coding_env\naction: CodeAction\nobservation: CodeObservation\n")
     assert legacy.action == "CodeAction"
+    # openenv 0.10's template adds a validation policy block; it is kept as is.
+    current = parse_manifest("name: my_env\nversion: 0.1.0\nvalidation:\n  reward_range: [0, 1]\n")
+    assert current.validation == {"reward_range": [0, 1]}
 
 
 def test_defaults() -> None:

@@ -13,12 +13,12 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from openenv_hub.errors import OpenEnvError
+from openenv_hub.errors import CommandError, OpenEnvError
 from openenv_hub.manifest import MANIFEST_FILE
 
 __all__ = [
     "DEBUG_ENV",
-    "CliError",
+    "CommandError",
     "EnvPathArg",
     "console",
     "err_console",
@@ -36,22 +36,14 @@ EnvPathArg = typer.Argument(
 )
 
 
-class CliError(OpenEnvError):
-    """A known failure of a command: printed as 'Error: message' and 'Hint: hint', exit 1."""
-
-    def __init__(self, message: str, *, hint: str = "") -> None:
-        super().__init__(message)
-        self.hint = hint
-
-
 def resolve_env_dir(path: Path) -> Path:
     """The environment folder ``path``, checked to exist and to hold an ``openenv.yaml``."""
     if not path.exists():
-        raise CliError(f"Path does not exist: {path}")
+        raise CommandError(f"Path does not exist: {path}")
     if not path.is_dir():
-        raise CliError(f"Not a folder: {path}")
+        raise CommandError(f"Not a folder: {path}")
     if not (path / MANIFEST_FILE).is_file():
-        raise CliError(
+        raise CommandError(
             f"No {MANIFEST_FILE} in {path.resolve()}: not an environment folder.",
             hint="Run the command inside an environment, or create one with 'openenv init NAME'.",
         )
@@ -81,7 +73,9 @@ def _exit_code(exc: Exception) -> int:
         return int(exc.exit_code)  # type: ignore[attr-defined]
     if kind == "Abort":
         return _cancelled()
-    if isinstance(exc, (click.ClickException, typer.exceptions.TyperException)) and hasattr(exc, "show"):
+    if isinstance(exc, (click.ClickException, typer.exceptions.TyperException)) and hasattr(
+        exc, "show"
+    ):
         exc.show()
         return int(getattr(exc, "exit_code", 2))
     report_error(exc)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from openenv_hub.cli._utils import CliError, EnvPathArg, console, resolve_env_dir
+from openenv_hub.cli._utils import CommandError, EnvPathArg, console, resolve_env_dir
 from openenv_hub.manifest import load_manifest
 from openenv_hub.validation.docker import build_image, default_tag
 
@@ -36,7 +36,7 @@ def command(
     manifest = load_manifest(env_dir)
     bad = [arg for arg in build_arg if "=" not in arg or arg.startswith("=")]
     if bad:
-        raise CliError(f"--build-arg must be KEY=VALUE, got {', '.join(bad)}")
+        raise CommandError(f"--build-arg must be KEY=VALUE, got {', '.join(bad)}")
     tag = tag or default_tag(manifest.name)
     console.print(f"Building [bold]{tag}[/] from {env_dir}", markup=True)
     build_image(env_dir, tag, base_image=base_image, build_args=build_arg, no_cache=no_cache)

@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from openenv_hub import __version__
-from openenv_hub.cli._utils import CliError, console
+from openenv_hub.cli._utils import CommandError, console
 from openenv_hub.errors import DependencyNotInstalledError
 from openenv_hub.manifest import suggest_name
 
@@ -99,10 +99,10 @@ def command(
     """Create a new environment: a Space repo with server, client, Dockerfile and tests."""
     problem = name_problem(name)
     if problem:
-        raise CliError(f"'{name}' {problem}.", hint=f"Try: openenv init {suggest_name(name)}")
+        raise CommandError(f"'{name}' {problem}.", hint=f"Try: openenv init {suggest_name(name)}")
     target = output_dir / name
     if target.is_file() or (target.is_dir() and any(target.iterdir())):
-        raise CliError(
+        raise CommandError(
             f"{target} already exists and is not empty.",
             hint="Pick another name or --output-dir, or remove the folder.",
         )

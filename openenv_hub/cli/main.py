@@ -10,14 +10,14 @@ from __future__ import annotations
 import typer
 
 from openenv_hub import __version__
-from openenv_hub.cli import build, init, serve, validate
+from openenv_hub.cli import build, fork, init, install, pull, push, serve, validate, versions
 from openenv_hub.cli._utils import run_app
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="openenv",
-    help="Make, serve, validate and build OpenEnv environments.",
+    help="Make, serve, validate, build and publish OpenEnv environments.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -41,13 +41,18 @@ def root(
         help="Show the version and exit.",
     ),
 ) -> None:
-    """Make, serve, validate and build OpenEnv environments."""
+    """Make, serve, validate, build and publish OpenEnv environments."""
 
 
 app.command("init")(init.command)
 app.command("serve")(serve.command)
 app.command("validate")(validate.command)
 app.command("build")(build.command)
+app.command("push")(push.command)
+app.command("fork")(fork.command)
+app.command("install")(install.command)
+app.command("pull")(pull.command)
+app.command("versions")(versions.command)
 
 
 def main(args: list[str] | None = None) -> None:

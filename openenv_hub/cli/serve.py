@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from openenv_hub.cli._utils import CliError, EnvPathArg, console, resolve_env_dir
+from openenv_hub.cli._utils import CommandError, EnvPathArg, console, resolve_env_dir
 from openenv_hub.errors import DependencyNotInstalledError
 from openenv_hub.manifest import load_manifest
 from openenv_hub.providers.local import port_in_use
@@ -40,7 +40,7 @@ def command(
     manifest = load_manifest(env_dir)
     port = port or manifest.port
     if port_in_use(host, port):
-        raise CliError(
+        raise CommandError(
             f"Port {port} on {host} is already in use.",
             hint=f"Stop the other server, or pick another port: openenv serve --port {port + 1}",
         )
@@ -85,7 +85,7 @@ def _load_app(app_path: str, env_dir: Path) -> Any:
     except DependencyNotInstalledError:
         raise
     except (ImportError, AttributeError) as exc:
-        raise CliError(
+        raise CommandError(
             f"The app '{app_path}' (from openenv.yaml) does not import: {exc}",
             hint="Fix the import error, or the 'app' field of openenv.yaml. "
             "Run 'openenv validate --level import' for details.",

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from openenv_hub.cli._utils import CliError, console, resolve_env_dir
+from openenv_hub.cli._utils import CommandError, console, resolve_env_dir
 from openenv_hub.errors import ConnectError
 from openenv_hub.providers.local import wait_for_health
 from openenv_hub.validation import CheckResult, passed, report_json, validate_path, validate_url
@@ -74,7 +74,7 @@ def _wait(url: str, wait_s: float) -> None:
 def _folder(target: str) -> Path:
     path = Path(target)
     if not path.is_dir():
-        raise CliError(f"Path does not exist or is not a folder: {target}")
+        raise CommandError(f"Path does not exist or is not a folder: {target}")
     return path.resolve()
 
 

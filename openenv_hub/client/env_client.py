@@ -80,6 +80,46 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
     def url(self) -> str:
         return self._exchange.url
 
+    @classmethod
+    def from_hub(
+        cls: type[Self],
+        repo_id: str,
+        *,
+        revision: str | None = None,
+        local: bool = False,
+        token: str | None = None,
+        endpoint: str | None = None,
+        trust_remote_code: bool = False,
+        python: str | None = None,
+        **client_options: Any,
+    ) -> Self:
+        """A client of the Space ``repo_id`` (not yet connected; this call blocks while it works).
+
+        By default it talks to the Space's running app. With ``local=True`` it installs the
+        environment at ``revision`` (or reuses an install of that commit) into ``python``
+        (default: this interpreter), serves it on a free local port, and stops that server when
+        the client closes. Installing runs the Space's code: pass ``trust_remote_code=True`` or
+        set ``OPENENV_TRUST_REMOTE_CODE=1`` (or confirm at a terminal).
+
+        Example::
+
+            async with EchoEnv.from_hub("openenv/echo_env", local=True, trust_remote_code=True) as env:
+                await env.reset()
+        """
+        from openenv_hub.hub._connect import client_from_hub
+
+        return client_from_hub(
+            cls,
+            repo_id,
+            revision=revision,
+            local=local,
+            token=token,
+            endpoint=endpoint,
+            trust_remote_code=trust_remote_code,
+            python=python,
+            client_options=client_options,
+        )
+
     # -- connection ------------------------------------------------------------------------
 
     async def connect(self: Self) -> Self:

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["SyncEnvClient"]
 
 # websockets >= 17.1 wants connections opened outside a ``with`` block to say so.
-_DIRECT: dict[str, Any] = {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
+_DIRECT: dict[str, Any] = (
+    {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
+)
 
 Self = TypeVar("Self", bound="SyncEnvClient[Any, Any, Any]")
 

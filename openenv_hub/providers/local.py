@@ -75,19 +75,30 @@ class LocalProcessProvider:
         cls,
         app: str,
         *,
-        env_dir: Path,
+        env_dir: Path | None = None,
+        python: str | None = None,
+        cwd: Path | None = None,
         host: str = "127.0.0.1",
         port: int | None = None,
         env: dict[str, str] | None = None,
         startup_timeout_s: float = 30.0,
     ) -> LocalProcessProvider:
-        """Start ``app`` (an import string) with ``env_dir`` on ``sys.path``; wait for /health."""
+        """Start ``app`` (an import string) with uvicorn and wait for /health.
+
+        Args:
+            app: The ASGI app, e.g. ``"echo_env.server.app:app"``.
+            env_dir: A folder put on ``sys.path`` (an environment's source checkout).
+            python: The interpreter to run (default: this one), e.g. another virtual env's.
+            cwd: Working directory (default: ``env_dir``).
+        """
         port = port or free_port(host)
-        command = [sys.executable, "-m", "uvicorn", app, "--app-dir", str(env_dir)]
+        command = [python or sys.executable, "-m", "uvicorn", app]
+        if env_dir is not None:
+            command += ["--app-dir", str(env_dir)]
         command += ["--host", host, "--port", str(port), "--log-level", "warning"]
         log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
         process = subprocess.Popen(
-            command, cwd=env_dir, env={**os.environ, **(env or {})}, stdout=log, stderr=log
+            command, cwd=cwd or env_dir, env={**os.environ, **(env or {})}, stdout=log, stderr=log
         )
         server = cls(process, f"http://{host}:{port}", log)
         try:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from openenv_hub.errors import OpenEnvError
+from openenv_hub.errors import DockerError, OpenEnvError
 from openenv_hub.packaging import bundle_wheels
 from openenv_hub.providers.local import free_port, wait_for_health
 from openenv_hub.validation.result import CheckResult
@@ -41,14 +41,6 @@ _IGNORE = shutil.ignore_patterns(
     ".pytest_cache",
     ".openenv",
 )
-
-
-class DockerError(OpenEnvError):
-    """No Docker engine, or a build or a container failed. ``hint`` says what to do."""
-
-    def __init__(self, message: str, *, hint: str = "") -> None:
-        super().__init__(message)
-        self.hint = hint
 
 
 def require_engine() -> str:

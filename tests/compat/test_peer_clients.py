@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import drive
+from peer_support import drive
 
 pytestmark = pytest.mark.peer
 

@@ -1,0 +1,101 @@
+"""What the Hub commands (push, fork, install, pull, versions) share: options and parsing."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+import typer
+
+from openenv_hub.cli._utils import CommandError, err_console
+
+__all__ = [
+    "EnvVarOption",
+    "HardwareOption",
+    "SecretOption",
+    "TokenOption",
+    "parse_secrets",
+    "parse_variables",
+    "progress",
+]
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+TokenOption = typer.Option(
+    None,
+    "--token",
+    help="Hugging Face token. Default: $HF_TOKEN, then your saved login (hf auth login).",
+    show_default=False,
+)
+EnvVarOption = typer.Option(
+    [], "--env-var", "-e", help="Space variable KEY=VALUE (repeatable).", show_default=False
+)
+SecretOption = typer.Option(
+    [],
+    "--secret",
+    "-s",
+    help="Space secret KEY=VALUE, or KEY to take the value from $KEY (repeatable). "
+    "Values are never printed.",
+    show_default=False,
+)
+HardwareOption = typer.Option(
+    None, "--hardware", "-H", help="Space hardware, e.g. cpu-basic or t4-small."
+)
+
+
+def parse_variables(values: Sequence[str], option: str = "--env-var") -> dict[str, str]:
+    """``["K=V", ...]`` -> ``{"K": "V"}``; the value may contain ``=``."""
+    pairs: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not _NAME.match(key):
+            raise CommandError(
+                f"{option} takes KEY=VALUE with KEY a variable name, got {item!r}.",
+                hint=f"Example: {option} LOG_LEVEL=debug",
+            )
+        pairs[key] = value
+    return pairs
+
+
+def parse_secrets(values: Sequence[str], option: str = "--secret") -> dict[str, str]:
+    """Like :func:`parse_variables`, but ``KEY`` alone reads ``$KEY``; values never echoed."""
+    pairs: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not _NAME.match(key):
+            raise CommandError(
+                f"{option} takes KEY=VALUE or KEY, with KEY a variable name (got a bad name).",
+                hint=f"Example: {option} OPENAI_API_KEY (reads $OPENAI_API_KEY)",
+            )
+        if not sep:
+            if not os.environ.get(key):
+                raise CommandError(
+                    f"{option} {key}: ${key} is not set.",
+                    hint=f"Export {key} first, or pass {option} {key}=VALUE.",
+                )
+            value = os.environ[key]
+        pairs[key] = value
+    return pairs
+
+
+@contextmanager
+def progress(first: str) -> Iterator[Callable[[str], None]]:
+    """Shows the current step on stderr: a spinner at a terminal (starting with ``first``),
+    else one line per step reported through the yielded callback."""
+    if not err_console.is_terminal:
+
+        def line(text: str) -> None:
+            err_console.print(f"{text}...", style="dim")
+
+        yield line
+        return
+    with err_console.status(first) as status:
+
+        def update(text: str) -> None:
+            status.update(text)
+
+        yield update

@@ -1,0 +1,61 @@
+"""``openenv install``: pip-install an environment's package from its Space."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.markup import escape
+
+from openenv_hub.cli._hub import TokenOption
+from openenv_hub.cli._utils import console, err_console
+
+__all__ = ["command"]
+
+
+def command(
+    spec: str = typer.Argument(..., help="NS/NAME, or NS/NAME@VERSION (a tag, branch or commit)."),
+    yes: bool = typer.Option(
+        False,
+        "--yes",
+        "-y",
+        help="Trust the Space's code; do not ask. ($OPENENV_TRUST_REMOTE_CODE=1)",
+    ),
+    upgrade: bool = typer.Option(False, "--upgrade", "-U", help="Reinstall if installed."),
+    token: str | None = TokenOption,
+) -> None:
+    """Install an environment (client, models and server) into this Python with pip.
+
+    This runs code from the Space, so it asks first (at a terminal) unless --yes is given.
+    """
+    from openenv_hub.hub import install, parse_spec
+
+    repo_id, revision = parse_spec(spec)
+    result = install(
+        repo_id,
+        revision,
+        upgrade=upgrade,
+        yes=yes,
+        token=token,
+        confirm=lambda question: typer.confirm(question, default=False, err=True),
+        on_output=lambda line: err_console.print(escape(line), style="dim"),
+    )
+    at = f"@{revision}" if revision else ""
+    console.print(
+        f"[green]Installed[/] {result.repo_id}{at} (commit {(result.commit or '?')[:7]}) "
+        f"into {sys.executable}",
+        markup=True,
+    )
+    _usage(result.repo_id, result.commit)
+
+
+def _usage(repo_id: str, commit: str | None) -> None:
+    from openenv_hub.hub import SpaceUrls
+    from openenv_hub.hub._client import resolve_endpoint
+    from openenv_hub.providers.hub import find_installed
+
+    found = find_installed(SpaceUrls(resolve_endpoint(), repo_id).git, commit)
+    if found is None:
+        return
+    module, _, name = found.value.partition(":")
+    console.print(f"Use it: from {module} import {name}")

@@ -1,0 +1,31 @@
+"""``openenv pull``: an editable local copy of a Space's environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from openenv_hub.cli._hub import TokenOption, progress
+from openenv_hub.cli._utils import console
+
+__all__ = ["command"]
+
+
+def command(
+    repo_id: str = typer.Argument(..., help="The Space, NS/NAME."),
+    dest: Path | None = typer.Argument(  # noqa: B008 - typer reads defaults from here
+        None, help="Folder to create (must be new or empty).", show_default="./NAME"
+    ),
+    revision: str | None = typer.Option(
+        None, "--revision", help="A version, branch or commit.", show_default="main"
+    ),
+    token: str | None = TokenOption,
+) -> None:
+    """Download a Space's files into a new folder, to run, change and push them."""
+    from openenv_hub.hub import pull
+
+    with progress(f"Downloading {repo_id}"):
+        path = pull(repo_id, dest, revision=revision, token=token)
+    console.print(f"[green]Pulled[/] {repo_id} into {path}", markup=True)
+    console.print(f"Next:\n  cd {path}\n  pip install -e .\n  openenv serve\n  openenv push")

@@ -1,0 +1,120 @@
+"""``openenv push``: publish an environment folder as a Hugging Face Space."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from openenv_hub.cli._hub import (
+    EnvVarOption,
+    HardwareOption,
+    SecretOption,
+    TokenOption,
+    parse_secrets,
+    parse_variables,
+    progress,
+)
+from openenv_hub.cli._utils import EnvPathArg, console, err_console, resolve_env_dir
+
+if TYPE_CHECKING:
+    from openenv_hub.hub import PushResult
+
+__all__ = ["command"]
+
+
+def command(
+    path: Path = EnvPathArg,
+    repo_id: str | None = typer.Option(
+        None, "--repo-id", "-r", help="NS/NAME of the Space.", show_default="YOU/<manifest name>"
+    ),
+    private: bool = typer.Option(False, "--private", help="Make the Space private."),
+    token: str | None = TokenOption,
+    env_var: list[str] = EnvVarOption,
+    secret: list[str] = SecretOption,
+    hardware: str | None = HardwareOption,
+    version: str | None = typer.Option(
+        None, "--version", help="Tag this push as a version, e.g. 0.1.0."
+    ),
+    exclude: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
+        [], "--exclude", help="Also leave out files matching this .gitignore-style pattern."
+    ),
+    force: bool = typer.Option(False, "--force", help="Move an existing version tag here."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show what would change; change nothing."
+    ),
+) -> None:
+    """Validate the environment and upload it to a Space in one commit (.gitignore honoured).
+
+    Files deleted locally are deleted from the Space. Variables come from openenv.yaml and
+    --env-var; secrets from --secret and, for names openenv.yaml lists, from the environment.
+    """
+    from openenv_hub.hub import push
+
+    env_dir = resolve_env_dir(path)
+    variables, secrets = parse_variables(env_var), parse_secrets(secret)
+    with progress(f"Checking {env_dir.name}") as step:
+        result = push(
+            env_dir,
+            repo_id,
+            private=private,
+            token=token,
+            variables=variables,
+            secrets=secrets,
+            hardware=hardware,
+            version=version,
+            exclude=exclude,
+            dry_run=dry_run,
+            force=force,
+            on_step=step,
+        )
+    _report(result)
+
+
+def _report(result: PushResult) -> None:
+    plan = result.plan
+    _print_files(result)
+    for change in plan.card_changes:
+        console.print(f"[yellow]Space card:[/] {escape(change)}", markup=True)
+    if plan.wheels:
+        console.print(f"Bundled (development install): {', '.join(plan.wheels)}")
+    if plan.variables:
+        console.print("Variables: " + ", ".join(f"{k}={v}" for k, v in plan.variables.items()))
+    if plan.secrets:
+        console.print("Secrets: " + ", ".join(plan.secrets) + " (values not shown)")
+    for name in plan.missing_secrets:
+        err_console.print(
+            f"[yellow]Warning:[/] openenv.yaml lists secret {name}, which is not set. "
+            f"Pass --secret {name}=... or set it in the Space settings.",
+            markup=True,
+        )
+    if result.dry_run:
+        console.print("[bold]Dry run:[/] nothing was changed.", markup=True)
+        return
+    tag = f" as version {plan.version}" if plan.version else ""
+    console.print(f"[green]Pushed[/] {plan.repo_id}{tag}: {result.url}", markup=True)
+    console.print(f"App:     {result.app_url}")
+    console.print(f"Install: {result.pip_install}")
+
+
+def _print_files(result: PushResult) -> None:
+    plan, files = result.plan, result.plan.files
+    state = ("new, " if plan.create else "") + ("private" if plan.private else "public")
+    console.print(f"Space {plan.repo_id} ({state})")
+    table = Table(show_header=True, box=None, pad_edge=False)
+    table.add_column("change")
+    table.add_column("files", overflow="fold")
+    for label, names in (
+        ("added", files.added),
+        ("changed", files.changed),
+        ("deleted", files.deleted),
+    ):
+        if names:
+            table.add_row(label, escape(", ".join(names)))
+    table.add_row("unchanged", str(len(files.unchanged)))
+    if plan.ignored:
+        table.add_row("ignored", escape(", ".join(plan.ignored)))
+    console.print(table)

@@ -1,0 +1,45 @@
+"""Publish environments as Hugging Face Spaces, and use them from the Hub.
+
+Each function builds ``HfApi(endpoint=...)`` with the endpoint read when it is called (the
+``endpoint`` argument, else ``HF_ENDPOINT``), so LocalHub and other Hub-compatible servers work.
+``huggingface_hub`` is imported on first use; without it these functions raise
+:class:`~openenv_hub.errors.DependencyNotInstalledError` naming ``pip install "openenv-hub[hub]"``.
+Errors of the Hub client come back as :class:`~openenv_hub.errors.HubError` subclasses with a
+``hint``.
+
+Example::
+
+    from openenv_hub.hub import install, push, versions
+
+    result = push("envs/echo_env", "alice/echo_env", version="0.1.0")
+    print(result.url, result.app_url, result.pip_install)
+    [v.name for v in versions("alice/echo_env")]  # ['0.1.0']
+    install("alice/echo_env", "0.1.0", yes=True)
+"""
+
+from __future__ import annotations
+
+from openenv_hub.hub._fork import ForkResult, fork
+from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
+from openenv_hub.hub._pull import pull
+from openenv_hub.hub._push import PushPlan, PushResult, push
+from openenv_hub.hub._versions import Version, versions
+from openenv_hub.hub.plan import FileChanges
+from openenv_hub.hub.urls import SpaceUrls
+
+__all__ = [
+    "TRUST_ENV",
+    "FileChanges",
+    "ForkResult",
+    "InstallResult",
+    "PushPlan",
+    "PushResult",
+    "SpaceUrls",
+    "Version",
+    "fork",
+    "install",
+    "parse_spec",
+    "pull",
+    "push",
+    "versions",
+]

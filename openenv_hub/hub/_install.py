@@ -1,0 +1,203 @@
+"""``install``: ``pip install git+{endpoint}/spaces/NS/NAME@REV`` into an interpreter.
+
+Installing a Space runs its code (its build backend, then whatever imports it), so it needs the
+user's consent: ``yes=True``, ``OPENENV_TRUST_REMOTE_CODE=1``, or a "yes" typed at a terminal.
+Without a terminal and without consent it refuses.
+
+A private Space's token goes into the URL pip clones (``user:token@``); it is never printed:
+every line of pip's output passes through :func:`~openenv_hub.hub.urls.redact`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from openenv_hub.errors import InstallError, RemoteCodeNotTrustedError
+from openenv_hub.hub._client import HubContext, parse_repo_id
+from openenv_hub.hub._errors import translate
+from openenv_hub.hub.urls import SpaceUrls, redact, strip_credentials
+
+__all__ = ["TRUST_ENV", "InstallResult", "ensure_trusted", "install", "parse_spec"]
+
+TRUST_ENV = "OPENENV_TRUST_REMOTE_CODE"
+_ELSEWHERE = {"--target", "-t", "--prefix", "--root", "--user"}
+_NETWORK_SIGNS = (
+    "could not resolve host",
+    "failed to connect",
+    "connection refused",
+    "unable to access",
+    "connection reset",
+    "timed out",
+    "empty reply from server",
+)
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    """What was installed: the Space, the revision asked for, the commit, and pip's command."""
+
+    repo_id: str
+    revision: str | None
+    commit: str | None
+    command: list[str]
+    private: bool = False
+    output: list[str] = field(default_factory=list)
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """``NS/NAME@REV`` -> ``("NS/NAME", "REV")``; ``NS/NAME`` -> ``("NS/NAME", None)``."""
+    repo_id, _, revision = spec.partition("@")
+    return repo_id, revision or None
+
+
+def install(
+    repo_id: str,
+    revision: str | None = None,
+    *,
+    upgrade: bool = False,
+    yes: bool = False,
+    token: str | None = None,
+    endpoint: str | None = None,
+    python: str | Path | None = None,
+    pip_args: Sequence[str] = (),
+    confirm: Callable[[str], bool] | None = None,
+    on_output: Callable[[str], None] | None = None,
+) -> InstallResult:
+    """Install the environment package of the Space ``repo_id`` at ``revision``.
+
+    Args:
+        repo_id: ``namespace/name``.
+        revision: A version tag, branch or commit; default the Space's main branch.
+        upgrade: Pass ``--upgrade`` to pip (reinstall even if a version is installed).
+        yes: Trust the Space's code without asking.
+        token: Hub token (private Spaces); default ``HF_TOKEN`` or the saved login.
+        endpoint: The Hub; default ``HF_ENDPOINT`` or https://huggingface.co.
+        python: The interpreter to install into; default the running one.
+        pip_args: More arguments for ``pip install``.
+        confirm: Asks the user a yes/no question (default: ``input()`` at a terminal).
+        on_output: Called with each line pip prints (credentials removed).
+
+    Raises:
+        RemoteCodeNotTrustedError: No consent (and no terminal to ask at).
+        SpaceNotFoundError, RevisionNotFoundError, HubConnectionError: Checked before pip runs.
+        InstallError: pip failed (the message has the end of its output).
+    """
+    rid = str(parse_repo_id(repo_id))
+    ctx = HubContext.create(endpoint=endpoint, token=token)
+    with translate(endpoint=ctx.endpoint, repo_id=rid, revision=revision, action="find the Space"):
+        info = ctx.api.space_info(rid, revision=revision)
+    urls = SpaceUrls(ctx.endpoint, rid)
+    secret = ctx.token if info.private else None
+    shown = urls.pip_requirement(revision)
+    ensure_trusted(rid, f"pip install {shown}", yes=yes, confirm=confirm)
+    head = [str(python or sys.executable), "-m", "pip", "install", "--disable-pip-version-check"]
+    options = [*(["--upgrade"] if upgrade else []), *pip_args]
+    output = _pip_install(
+        head, options, urls, revision, commit=info.sha, secret=secret, on_output=on_output,
+        error=lambda tail: _install_error(rid, revision, ctx.endpoint, tail),
+    )  # fmt: skip
+    return InstallResult(
+        rid, revision, info.sha, [*head, *options, shown], bool(info.private), output
+    )
+
+
+def _pip_install(
+    head: list[str],
+    options: list[str],
+    urls: SpaceUrls,
+    revision: str | None,
+    *,
+    commit: str | None,
+    secret: str | None,
+    on_output: Callable[[str], None] | None,
+    error: Callable[[str], Exception],
+) -> list[str]:
+    """``pip install``; then, if pip kept a same-version copy from elsewhere (it does not
+    reinstall a git requirement whose version is already installed), reinstall this one."""
+    requirement = urls.pip_requirement(revision, token=secret)
+    pip = partial(run_pip, secret=secret, on_output=on_output, error=error)
+    output = pip([*head, *options, requirement])
+    if any(option.split("=")[0] in _ELSEWHERE for option in options):
+        return output  # not in the interpreter's own site-packages: nothing to compare
+    python = head[0]
+    if not _installed_from(urls.git, commit, python):
+        reinstall = [*head, "--force-reinstall", "--no-deps", *options, requirement]
+        output += pip(reinstall)
+    return output
+
+
+def _installed_from(git_url: str, commit: str | None, python: str) -> bool:
+    from openenv_hub.discovery import installed_sources
+
+    wanted = strip_credentials(git_url)
+    return any(
+        strip_credentials(str(source["url"])) == wanted and source["commit"] == commit
+        for source in installed_sources(python=python).values()
+    )
+
+
+def ensure_trusted(
+    repo_id: str, what: str, *, yes: bool, confirm: Callable[[str], bool] | None = None
+) -> None:
+    """Return if the user trusts the Space's code; raise :class:`RemoteCodeNotTrustedError`."""
+    if yes or os.environ.get(TRUST_ENV, "").strip().lower() in ("1", "true", "yes"):
+        return
+    if not sys.stdin.isatty():
+        raise RemoteCodeNotTrustedError(
+            repo_id, reason="it runs the Space's code, and there is no terminal to confirm that."
+        )
+    ask = confirm or _ask
+    if not ask(f"{what}\nThis runs code from {repo_id} on this machine. Continue?"):
+        raise RemoteCodeNotTrustedError(repo_id, reason="not confirmed.")
+
+
+def _ask(question: str) -> bool:
+    answer = input(f"{question} [y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+
+
+def run_pip(
+    command: list[str],
+    *,
+    secret: str | None,
+    on_output: Callable[[str], None] | None,
+    error: Callable[[str], Exception],
+) -> list[str]:
+    """Run pip, streaming its lines (credentials removed); raise ``error(tail)`` on failure."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "PIP_NO_INPUT": "1"}
+    lines: list[str] = []
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    ) as process:
+        assert process.stdout is not None
+        for raw in process.stdout:
+            line = redact(raw.rstrip("\n"), secret)
+            lines.append(line)
+            if on_output is not None:
+                on_output(line)
+    if process.returncode != 0:
+        raise error("\n".join(lines[-25:]))
+    return lines
+
+
+def _install_error(repo_id: str, revision: str | None, endpoint: str, tail: str) -> InstallError:
+    network = any(sign in tail.lower() for sign in _NETWORK_SIGNS)
+    hint = (
+        f"The Space's git repository at {endpoint} could not be reached: check your network "
+        "connection, then run the command again."
+        if network
+        else "Read pip's output above; the Space's pyproject.toml must make it installable."
+    )
+    at = f"@{revision}" if revision else ""
+    return InstallError(
+        f"pip could not install {repo_id}{at}:\n{tail}",
+        repo_id=repo_id,
+        revision=revision,
+        hint=hint,
+    )

@@ -1,0 +1,157 @@
+"""Carry out a push plan on the Hub, and say what the Space holds if the Hub fails half-way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from openenv_hub.errors import HubError, PushIncompleteError
+from openenv_hub.hub._client import HubContext
+from openenv_hub.hub._errors import scrubbed, translate
+
+if TYPE_CHECKING:
+    from openenv_hub.hub._push import PushPlan
+    from openenv_hub.hub.bundle import Bundle
+    from openenv_hub.hub.plan import RemoteSpace
+
+__all__ = ["apply_push"]
+
+
+def apply_push(
+    ctx: HubContext,
+    bundle: Bundle,
+    plan: PushPlan,
+    remote: RemoteSpace,
+    secrets: Mapping[str, str],
+    step: Callable[[str], None],
+) -> tuple[str | None, Any]:
+    """Create or update the Space; return its commit and ``space_info`` after the push."""
+    _prepare_space(ctx, plan, remote, step)
+    stage, commit = "upload", remote.sha
+    try:
+        commit = _commit(ctx, bundle, plan, remote, step)
+        stage = "variables"
+        _set_variables(ctx, plan, step)
+        stage = "secrets"
+        _set_secrets(ctx, plan, secrets, step)
+        if plan.version is not None:
+            stage = "tag"
+            _tag(ctx, plan, commit, step)
+        with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action="read the Space"):
+            info = ctx.api.space_info(plan.repo_id)
+    except HubError as exc:
+        raise PushIncompleteError(
+            _state(plan, stage, commit, exc), repo_id=plan.repo_id, stage=stage, cause=exc
+        ) from exc
+    return commit, info
+
+
+def _prepare_space(
+    ctx: HubContext, plan: PushPlan, remote: RemoteSpace, step: Callable[[str], None]
+) -> None:
+    api: Any = ctx.api  # hardware flavours are plain strings here
+    with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action="create the Space"):
+        if plan.create:
+            step(f"Creating Space {plan.repo_id}")
+            api.create_repo(
+                plan.repo_id,
+                repo_type="space",
+                space_sdk="docker",
+                private=plan.private,
+                space_hardware=plan.hardware,
+            )
+            return
+        if plan.private and not remote.private:
+            step(f"Making {plan.repo_id} private")
+            api.update_repo_settings(plan.repo_id, private=True, repo_type="space")
+        if plan.hardware:
+            api.request_space_hardware(plan.repo_id, plan.hardware)
+
+
+def _commit(
+    ctx: HubContext,
+    bundle: Bundle,
+    plan: PushPlan,
+    remote: RemoteSpace,
+    step: Callable[[str], None],
+) -> str | None:
+    from openenv_hub.hub._client import hf
+
+    changes = plan.files
+    if changes.empty and not plan.create:
+        return remote.sha
+    hub = hf()
+    upload = [*changes.added, *changes.changed]
+    operations: list[Any] = [
+        hub.CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(bundle.root / rel))
+        for rel in upload
+    ]
+    operations += [hub.CommitOperationDelete(path_in_repo=rel) for rel in changes.deleted]
+    size_kb = sum((bundle.root / rel).stat().st_size for rel in upload) / 1024
+    step(f"Uploading {len(upload)} files ({size_kb:.1f} kB), deleting {len(changes.deleted)}")
+    summary = f"openenv push{' ' + plan.version if plan.version else ''}"
+    details = f"{len(upload)} added or changed, {len(changes.deleted)} deleted"
+    with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action="upload the files"):
+        info = ctx.api.create_commit(
+            plan.repo_id,
+            operations,
+            commit_message=f"{summary}: {details}",
+            repo_type="space",
+            parent_commit=None if plan.create else remote.sha,
+        )
+    return str(info.oid)
+
+
+def _set_variables(ctx: HubContext, plan: PushPlan, step: Callable[[str], None]) -> None:
+    if not plan.variables:
+        return
+    step(f"Setting {len(plan.variables)} variables")
+    with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action="set variables"):
+        for key, value in plan.variables.items():
+            ctx.api.add_space_variable(plan.repo_id, key, value)
+
+
+def _set_secrets(
+    ctx: HubContext, plan: PushPlan, secrets: Mapping[str, str], step: Callable[[str], None]
+) -> None:
+    if not secrets:
+        return
+    step(f"Setting {len(secrets)} secrets")
+    for key, value in secrets.items():
+        try:
+            with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action=f"set secret {key}"):
+                ctx.api.add_space_secret(plan.repo_id, key, value)
+        except HubError as exc:  # never let a value travel in a message or a traceback
+            raise scrubbed(exc, value) from None
+
+
+def _tag(ctx: HubContext, plan: PushPlan, commit: str | None, step: Callable[[str], None]) -> None:
+    assert plan.version is not None
+    step(f"Tagging version {plan.version}")
+    with translate(
+        endpoint=ctx.endpoint, repo_id=plan.repo_id, revision=plan.version, action="tag the version"
+    ):
+        if plan.move_tag:
+            ctx.api.delete_tag(plan.repo_id, tag=plan.version, repo_type="space")
+        ctx.api.create_tag(plan.repo_id, tag=plan.version, revision=commit, repo_type="space")
+
+
+def _state(plan: PushPlan, stage: str, commit: str | None, exc: HubError) -> str:
+    """What the Space holds after a failure in ``stage``."""
+    rid, short = plan.repo_id, (commit or "?")[:7]
+    cause = f"{type(exc).__name__}: {exc}"
+    if stage == "upload":
+        held = "only the files the Hub puts in a new Space" if plan.create else "its previous files"
+        made = " was created, but" if plan.create else ""
+        return f"The Space {rid}{made} still holds {held}; the upload did not complete. ({cause})"
+    if stage in ("variables", "secrets"):
+        return (
+            f"The files of {rid} are uploaded (commit {short}), but setting its {stage} failed, "
+            f"so some may be missing. ({cause})"
+        )
+    if stage == "tag":
+        return (
+            f"The files, variables and secrets of {rid} are in place (commit {short}), but "
+            f"version {plan.version} was not tagged. ({cause})"
+        )
+    return f"The push to {rid} is complete (commit {short}), but reading it back failed. ({cause})"

@@ -1,0 +1,235 @@
+"""``push``: publish an environment folder as a Docker Space, in one commit.
+
+Steps: stage and validate the bundle (nothing is sent if a check fails), read the Space, refuse
+an existing version tag unless ``force``, then create the Space if needed, upload every change
+and delete what was removed locally in one commit, set variables and secrets, and tag the
+version. ``dry_run`` stops after reading the Space and reports what would change.
+
+If the Hub fails half-way, :class:`~openenv_hub.errors.PushIncompleteError` says what the Space
+holds; running the same push again completes it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openenv_hub.errors import InvalidVersionError, VersionExistsError
+from openenv_hub.hub._client import HubContext, parse_repo_id
+from openenv_hub.hub._errors import translate
+from openenv_hub.hub._publish import apply_push
+from openenv_hub.hub.bundle import Bundle, stage_bundle
+from openenv_hub.hub.plan import FileChanges, RemoteSpace, diff_files
+from openenv_hub.hub.urls import SpaceUrls
+from openenv_hub.manifest import MANIFEST_FILE, ManifestError
+
+__all__ = ["PushPlan", "PushResult", "push"]
+
+StepCallback = Callable[[str], None]
+_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._+-]{0,127}$")
+
+
+@dataclass
+class PushPlan:
+    """What a push does (or, with ``dry_run``, would do). Secret values are never kept here."""
+
+    repo_id: str
+    create: bool
+    private: bool
+    files: FileChanges
+    card_changes: list[str] = field(default_factory=list)
+    wheels: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    variables: dict[str, str] = field(default_factory=dict)
+    secrets: list[str] = field(default_factory=list)
+    missing_secrets: list[str] = field(default_factory=list)
+    hardware: str | None = None
+    version: str | None = None
+    move_tag: bool = False
+
+
+@dataclass
+class PushResult:
+    """The outcome of :func:`push`.
+
+    Attributes:
+        plan: What was (or would be) changed.
+        dry_run: True when nothing was changed.
+        url: The Space's page.
+        app_url: Where the Space serves the environment.
+        pip_install: The command that installs the environment's client.
+        commit: The commit the Space is at after the push (``None`` for a dry run).
+    """
+
+    plan: PushPlan
+    dry_run: bool
+    url: str
+    app_url: str
+    pip_install: str
+    commit: str | None = None
+
+    @property
+    def repo_id(self) -> str:
+        return self.plan.repo_id
+
+
+def push(
+    path: str | Path = ".",
+    repo_id: str | None = None,
+    *,
+    private: bool = False,
+    token: str | None = None,
+    variables: Mapping[str, str] | None = None,
+    secrets: Mapping[str, str] | None = None,
+    hardware: str | None = None,
+    version: str | None = None,
+    exclude: Sequence[str] = (),
+    dry_run: bool = False,
+    force: bool = False,
+    endpoint: str | None = None,
+    bundle_wheel: bool = True,
+    on_step: StepCallback | None = None,
+) -> PushResult:
+    """Publish the environment at ``path`` as the Docker Space ``repo_id``.
+
+    Args:
+        path: The environment folder (with ``openenv.yaml``).
+        repo_id: ``namespace/name``; default ``<your user name>/<manifest name>``.
+        private: Create the Space private (or make an existing public one private).
+        token: Hub token; default ``HF_TOKEN`` or the saved login.
+        variables: Space variables; override the manifest's ``variables`` defaults.
+        secrets: Space secrets. Secrets the manifest names are also read from the environment.
+        hardware: Space hardware flavour, e.g. ``cpu-basic``.
+        version: Tag the pushed commit with this version (refused if it exists, unless ``force``).
+        exclude: More ``.gitignore``-style patterns to leave out.
+        dry_run: Report what would change; change nothing.
+        force: Move an existing version tag to this push.
+        endpoint: The Hub; default ``HF_ENDPOINT`` or https://huggingface.co.
+        bundle_wheel: Bundle the openenv-hub wheel when it is a development install.
+        on_step: Called with a short description before each step (progress display).
+
+    Raises:
+        EnvironmentValidationError: The environment failed a static check; nothing was sent.
+        VersionExistsError: ``version`` is tagged already and ``force`` is not set.
+        PushIncompleteError: The Hub failed half-way; the message says what the Space holds.
+        HubError: Any other Hub failure (bad token, no write access, network).
+    """
+    step = on_step or (lambda _message: None)
+    source = _env_dir(Path(path))
+    if repo_id is not None:
+        repo_id = str(parse_repo_id(repo_id))
+    if version is not None:
+        _check_version(version)
+    ctx = HubContext.create(endpoint=endpoint, token=token, required=True, action="push")
+    with tempfile.TemporaryDirectory(prefix="openenv-push-") as tmp:
+        step(f"Checking {source.name}")
+        bundle = stage_bundle(
+            source, Path(tmp) / source.name, exclude=exclude, bundle_wheel=bundle_wheel
+        )
+        rid = _repo_id(ctx, repo_id, bundle.manifest.name)
+        step(f"Reading Space {rid}")
+        remote = read_space(ctx, rid, with_tags=version is not None)
+        if version is not None and version in remote.tags and not force:
+            raise VersionExistsError(rid, version)
+        plan = _plan(bundle, remote, rid, private, variables, secrets, hardware, version)
+        urls = SpaceUrls(ctx.endpoint, rid)
+        if dry_run:
+            return PushResult(
+                plan, True, urls.web, urls.app_url(remote.info), urls.pip_line(version)
+            )
+        commit, info = apply_push(ctx, bundle, plan, remote, _secret_values(bundle, secrets), step)
+    return PushResult(plan, False, urls.web, urls.app_url(info), urls.pip_line(version), commit)
+
+
+def _env_dir(path: Path) -> Path:
+    if not (path / MANIFEST_FILE).is_file():
+        raise ManifestError(
+            f"not found in {path.resolve()}: not an environment folder",
+            path=path / MANIFEST_FILE,
+            hint="Push an environment folder, or create one with 'openenv init NAME'.",
+        )
+    return path.resolve()
+
+
+def _check_version(version: str) -> None:
+    if not _VERSION.match(version) or ".." in version or version.endswith((".", ".lock")):
+        raise InvalidVersionError(version)
+
+
+def _repo_id(ctx: HubContext, repo_id: str | None, name: str) -> str:
+    with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="check the token"):
+        user = ctx.api.whoami()
+    return repo_id or f"{user['name']}/{name}"
+
+
+def read_space(ctx: HubContext, repo_id: str, *, with_tags: bool = False) -> RemoteSpace:
+    """The Space as it is now; ``exists`` is False if there is none (visible to the token)."""
+    from openenv_hub.errors import SpaceNotFoundError
+
+    api = ctx.api
+    try:
+        with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="read the Space"):
+            remote = RemoteSpace.from_info(api.space_info(repo_id, files_metadata=True))
+            if with_tags:
+                refs = api.list_repo_refs(repo_id, repo_type="space")
+                remote.tags = {tag.name: tag.target_commit for tag in refs.tags}
+    except SpaceNotFoundError:
+        return RemoteSpace(exists=False)
+    remote.secrets = _secret_names(api, repo_id)
+    return remote
+
+
+def _secret_names(api: Any, repo_id: str) -> set[str]:
+    reader = getattr(api, "get_space_secrets", None)  # huggingface_hub >= 2.0
+    if reader is None:
+        return set()
+    try:
+        return set(reader(repo_id))
+    except Exception:  # only used to say which declared secrets are still missing
+        return set()
+
+
+def _plan(
+    bundle: Bundle,
+    remote: RemoteSpace,
+    repo_id: str,
+    private: bool,
+    variables: Mapping[str, str] | None,
+    secrets: Mapping[str, str] | None,
+    hardware: str | None,
+    version: str | None,
+) -> PushPlan:
+    manifest = bundle.manifest
+    merged = {key: str(value) for key, value in manifest.variables.items()}
+    merged.update(variables or {})
+    provided = sorted(_secret_values(bundle, secrets))
+    missing = [
+        name for name in manifest.secrets if name not in provided and name not in remote.secrets
+    ]
+    return PushPlan(
+        repo_id=repo_id,
+        create=not remote.exists,
+        private=private or remote.private,
+        files=diff_files(bundle.root, bundle.files, remote.files),
+        card_changes=bundle.card_changes,
+        wheels=bundle.wheels,
+        ignored=bundle.ignored,
+        variables=merged,
+        secrets=provided,
+        missing_secrets=missing,
+        hardware=hardware or (manifest.hardware if not remote.exists else None),
+        version=version,
+        move_tag=version is not None and version in remote.tags,
+    )
+
+
+def _secret_values(bundle: Bundle, secrets: Mapping[str, str] | None) -> dict[str, str]:
+    """Secrets from the arguments, and the manifest's declared ones found in the environment."""
+    values = {name: os.environ[name] for name in bundle.manifest.secrets if os.environ.get(name)}
+    values.update(secrets or {})
+    return values

@@ -1,0 +1,107 @@
+"""The Space bundle: a staged copy of an environment folder, exactly as it will be uploaded.
+
+Staging never touches the environment folder. The copy holds the selected files (see
+:mod:`openenv_hub.hub.ignore`), a corrected Space card when the README needed one, and, for a
+development install of openenv-hub, its wheel in ``.openenv/wheels/`` so the Space builds the
+code the author tested.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from openenv_hub.errors import EnvironmentValidationError
+from openenv_hub.hub.card import fix_card
+from openenv_hub.hub.ignore import select_files
+from openenv_hub.manifest import Manifest, ManifestError, load_manifest
+
+__all__ = ["Bundle", "stage_bundle"]
+
+
+@dataclass
+class Bundle:
+    """A staged environment.
+
+    Attributes:
+        source: The environment folder.
+        root: The staged copy (a temporary folder).
+        files: What is uploaded, as sorted relative POSIX paths.
+        ignored: What was left out (folders end with ``/``).
+        card_changes: What was changed in README.md's front matter (empty if nothing).
+        wheels: Bundled wheels, relative to ``root``.
+        manifest: The environment's manifest.
+    """
+
+    source: Path
+    root: Path
+    files: list[str]
+    manifest: Manifest
+    ignored: list[str] = field(default_factory=list)
+    card_changes: list[str] = field(default_factory=list)
+    wheels: list[str] = field(default_factory=list)
+
+
+def stage_bundle(
+    source: Path, root: Path, *, exclude: Sequence[str] = (), bundle_wheel: bool = True
+) -> Bundle:
+    """Copy ``source`` into ``root`` as it will be uploaded, then validate the copy.
+
+    Raises:
+        EnvironmentValidationError: A static check failed (the error holds every result).
+    """
+    manifest = _manifest(source)
+    patterns = [*manifest.exclude, *exclude]
+    selection = select_files(source, exclude=patterns)
+    root.mkdir(parents=True)
+    for rel in selection.files:
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / rel, target)
+    bundle = Bundle(source, root, list(selection.files), manifest, ignored=selection.ignored)
+    _fix_card(bundle)
+    if bundle_wheel:
+        _add_wheels(bundle)
+    _validate(bundle)
+    return bundle
+
+
+def _manifest(source: Path) -> Manifest:
+    try:
+        return load_manifest(source)
+    except ManifestError:
+        from openenv_hub.validation import validate_path
+
+        raise EnvironmentValidationError(
+            str(source), validate_path(source, level="static")
+        ) from None
+
+
+def _fix_card(bundle: Bundle) -> None:
+    readme = bundle.root / "README.md"
+    text = readme.read_text(encoding="utf-8") if readme.is_file() else None
+    title = " ".join(part.capitalize() for part in bundle.manifest.name.split("_") if part)
+    fixed, changes = fix_card(text, port=bundle.manifest.port, title=title)
+    if changes:
+        readme.write_text(fixed, encoding="utf-8")
+        bundle.card_changes = changes
+        if "README.md" not in bundle.files:
+            bundle.files = sorted([*bundle.files, "README.md"])
+
+
+def _add_wheels(bundle: Bundle) -> None:
+    from openenv_hub.packaging import bundle_wheels
+
+    copies = bundle_wheels(bundle.root)
+    bundle.wheels = [copy.relative_to(bundle.root).as_posix() for copy in copies]
+    bundle.files = sorted({*bundle.files, *bundle.wheels})
+
+
+def _validate(bundle: Bundle) -> None:
+    from openenv_hub.validation import passed, validate_path
+
+    results = validate_path(bundle.root, level="static")
+    if not passed(results):
+        raise EnvironmentValidationError(str(bundle.source), results)
