@@ -39,7 +39,16 @@ def measure(name: str, command: list[str], web: bool, runs: int = 3) -> tuple[fl
 def main() -> None:
     peer = str(ensure_peer_python())
     ours = [sys.executable, "-m", "uvicorn", "echo_env.server.app:app", "--log-level", "warning"]
-    theirs = [peer, "-m", "uvicorn", "--app-dir", str(PEER_DIR), "echo_server:app", "--log-level", "warning"]
+    theirs = [
+        peer,
+        "-m",
+        "uvicorn",
+        "--app-dir",
+        str(PEER_DIR),
+        "echo_server:app",
+        "--log-level",
+        "warning",
+    ]
     rows = []
     for label, command in (("openenv-hub", ours), ("openenv", theirs)):
         for web in (False, True):

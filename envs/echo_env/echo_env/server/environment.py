@@ -11,7 +11,9 @@ from openenv_hub.types import EnvironmentMetadata
 class EchoEnvironment(MCPEnvironment):
     """Echoes messages back through MCP tools; the smallest complete environment."""
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> Observation:
         super().reset(seed=seed, episode_id=episode_id)
         return Observation(done=False, reward=0.0, metadata={"status": "ready"})
 
