@@ -102,18 +102,8 @@ def create_app(
             simulation=simulation,
         )
     )
-    app.include_router(
-        build_task_router(pool, env_name or str(getattr(env_factory, "__name__", "env")))
-    )
-
-    @app.websocket("/ws")
-    async def ws(websocket: WebSocket) -> None:
-        await serve_ws(websocket, pool)
-
-    @app.websocket("/mcp")
-    async def mcp_ws(websocket: WebSocket) -> None:
-        await serve_mcp_socket(websocket, pool)
-
+    app.include_router(build_task_router(pool, env_name or pool.factory_name))
+    _add_sockets(app, pool)
     _install_error_handlers(app)
     if web if web is not None else web_enabled_by_env():
         from openenv_hub.ui import mount_ui
@@ -126,12 +116,22 @@ def create_app(
             custom_builder=ui_builder,
             show_default=show_default_ui,
         )
-
-        @app.get("/", include_in_schema=False)
-        async def root() -> RedirectResponse:
-            return RedirectResponse("/web/")
-
+        app.add_api_route("/", _to_web_ui, include_in_schema=False)
     return app
+
+
+def _add_sockets(app: FastAPI, pool: SessionPool) -> None:
+    @app.websocket("/ws")
+    async def ws(websocket: WebSocket) -> None:
+        await serve_ws(websocket, pool)
+
+    @app.websocket("/mcp")
+    async def mcp_ws(websocket: WebSocket) -> None:
+        await serve_mcp_socket(websocket, pool)
+
+
+async def _to_web_ui() -> RedirectResponse:
+    return RedirectResponse("/web/")
 
 
 def _server_mode(mode: str | None) -> str:

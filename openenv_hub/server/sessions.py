@@ -15,8 +15,6 @@ import functools
 import inspect
 import logging
 import os
-import queue
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -34,6 +32,8 @@ from openenv_hub.errors import (
     SessionNotFoundError,
 )
 from openenv_hub.protocol import observation_payload
+from openenv_hub.server.calls import CallPlan
+from openenv_hub.server.worker import Worker
 from openenv_hub.tools import MCPEnvironment, ToolCallOutcome
 from openenv_hub.types import (
     Action,
@@ -54,82 +54,6 @@ _MAX_SPARE_WORKERS = 8  # idle threads kept for stateless HTTP requests
 
 EnvFactory = Callable[[], Environment[Any, Any, Any]]
 CloseCallback = Callable[[str], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class _CallPlan:
-    """How to call one environment class: async or on a thread, and which kwargs it takes."""
-
-    reset_async: bool
-    step_async: bool
-    reset_params: frozenset[str] | None  # None: accepts **kwargs
-    step_params: frozenset[str] | None
-
-    @staticmethod
-    @functools.cache
-    def of(cls: type[Environment[Any, Any, Any]]) -> _CallPlan:
-        reset_async = cls.reset_async is not Environment.reset_async
-        step_async = cls.step_async is not Environment.step_async
-        reset = cls.reset_async if reset_async else cls.reset
-        step = cls.step_async if step_async else cls.step
-        return _CallPlan(reset_async, step_async, _accepted(reset), _accepted(step, skip="action"))
-
-    @staticmethod
-    def filter(params: dict[str, Any], accepted: frozenset[str] | None) -> dict[str, Any]:
-        if accepted is None:
-            return params
-        return {k: v for k, v in params.items() if k in accepted}
-
-
-def _accepted(fn: Callable[..., Any], skip: str = "") -> frozenset[str] | None:
-    params = list(inspect.signature(fn).parameters.values())[1:]  # drop self
-    if skip and params and params[0].name == skip:
-        params = params[1:]
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return None
-    return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
-
-
-class Worker:
-    """A thread that runs submitted calls one at a time; results come back as asyncio futures.
-
-    Leaner than ``loop.run_in_executor`` with a one-thread pool: one queue hand-off in, one
-    ``call_soon_threadsafe`` out.
-    """
-
-    def __init__(self, name: str) -> None:
-        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._serve, name=name, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while (item := self._queue.get()) is not None:
-            loop, future, fn = item
-            try:
-                result = fn()
-            except BaseException as exc:  # handed to the awaiting coroutine
-                loop.call_soon_threadsafe(_settle, future, None, exc)
-            else:
-                loop.call_soon_threadsafe(_settle, future, result, None)
-
-    def run(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        self._queue.put((loop, future, fn))
-        return future
-
-    def shutdown(self) -> None:
-        """Let the thread exit once the calls already queued have run."""
-        self._queue.put(None)
-
-
-def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
-    if future.cancelled():
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(result)
 
 
 @dataclass(eq=False)
@@ -445,8 +369,8 @@ class SessionPool:
 
     async def reset(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
         async with self._use(session) as env:
-            plan = _CallPlan.of(type(env))
-            kwargs = _CallPlan.filter(params, plan.reset_params)
+            plan = CallPlan.of(type(env))
+            kwargs = CallPlan.filter(params, plan.reset_params)
             fn = env.reset_async if plan.reset_async else env.reset
             obs = await self._call(session, plan.reset_async, fn, **kwargs)
             session.step_count = 0
@@ -456,8 +380,8 @@ class SessionPool:
         self, session: Session, action: Action, params: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         async with self._use(session) as env:
-            plan = _CallPlan.of(type(env))
-            kwargs = _CallPlan.filter(params or {}, plan.step_params)
+            plan = CallPlan.of(type(env))
+            kwargs = CallPlan.filter(params or {}, plan.step_params)
             fn = env.step_async if plan.step_async else env.step
             obs = await self._call(session, plan.step_async, fn, action, **kwargs)
             session.step_count += 1
@@ -465,7 +389,7 @@ class SessionPool:
 
     async def state(self, session: Session) -> dict[str, Any]:
         async with self._use(session) as env:
-            on_loop = _CallPlan.of(type(env)).step_async
+            on_loop = CallPlan.of(type(env)).step_async
             state = await self._call(
                 session, on_loop, _read_state_async if on_loop else _read_state, env
             )
