@@ -184,3 +184,28 @@ def test_an_exception_in_the_environment_is_shown_not_a_500(all_fields, new_page
     pages.fill(page, "field-text", "fine")
     pages.step(page, 1)
     assert all_fields.pool.active_sessions == 1
+
+
+def test_a_freshly_initialised_environment_works_without_code(
+    serve, new_page, tmp_path, monkeypatch
+):
+    import importlib
+
+    from openenv_hub.cli.main import main as openenv
+
+    with pytest.raises(SystemExit) as done:
+        openenv(["init", "fresh_env", "--no-input", "--output-dir", str(tmp_path)])
+    assert done.value.code in (0, None)
+    monkeypatch.syspath_prepend(str(tmp_path / "fresh_env"))
+    monkeypatch.setenv("ENABLE_WEB_INTERFACE", "true")
+    server = serve(importlib.import_module("fresh_env.server.app").app)
+
+    page = pages.open_ui(new_page(), server.web_url)
+    expect(page.locator("#env-header")).to_contain_text("fresh_env")
+    pages.reset(page)
+    expect(page.locator("#observation")).to_contain_text("Fresh Env environment ready!")
+    pages.fill(page, "field-message", "hello")
+    pages.step(page, 1)
+    expect(page.locator("#observation")).to_contain_text('"echoed_message": "hello"')
+    assert pages.metric(page, "reward") == "0.5"
+    assert pages.history_rows(page, 2)[1][1] == '{"message": "hello"}'
