@@ -1,28 +1,24 @@
 """Root test configuration.
 
-The Hugging Face variables are set here, before anything imports huggingface_hub, so no test
-can reach huggingface.co.
+The LocalHub plugin (``openenv_hub.testing.pytest_plugin``, registered as a pytest11 entry point
+and named here too) points HF_ENDPOINT, HF_HOME and the other Hugging Face variables at a local
+Hub when it loads, before anything imports huggingface_hub, so no test can reach huggingface.co.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-
-os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
-os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-os.environ.setdefault("HF_ENDPOINT", "http://127.0.0.1:9")  # replaced by the local_hub fixture
-os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="openenv-hf-home-"))
-os.environ["GIT_TERMINAL_PROMPT"] = "0"
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from serving import ServerThread
+
+# cli_runner: the `cli` fixture, which runs the `openenv` command in-process.
+pytest_plugins = ["openenv_hub.testing.pytest_plugin", "cli_runner"]
 
 REPO = Path(__file__).resolve().parents[1]
 

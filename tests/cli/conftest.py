@@ -5,37 +5,11 @@ from __future__ import annotations
 import random
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from openenv_hub.cli.init import render_env
-from openenv_hub.cli.main import main
-
-
-@dataclass
-class CliResult:
-    code: int
-    out: str
-    err: str
-
-
-@pytest.fixture
-def cli(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> Callable[..., CliResult]:
-    """``cli("validate", path)`` runs ``openenv validate path`` through the error boundary."""
-    monkeypatch.setenv("COLUMNS", "200")
-
-    def run(*args: object) -> CliResult:
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as exit_info:
-            main([str(arg) for arg in args])
-        captured = capsys.readouterr()
-        return CliResult(int(exit_info.value.code or 0), captured.out, captured.err)
-
-    return run
 
 
 @pytest.fixture(scope="session")

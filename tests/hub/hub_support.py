@@ -19,42 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import CliResult
 
-from openenv_hub.cli.main import main
 from openenv_hub.testing.pytest_plugin import HubEnv
 
 REPO = Path(__file__).resolve().parents[2]
 ECHO_ENV = REPO / "envs" / "echo_env"
 GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 OFFLINE_PIP = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "false", "PIP_NO_INPUT": "1"}
-
-
-@dataclass
-class CliResult:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out + self.err
-
-
-@pytest.fixture
-def cli(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> Callable[..., CliResult]:
-    """``cli("push", path, ...)`` runs ``openenv push path ...`` through the error boundary."""
-    monkeypatch.setenv("COLUMNS", "250")
-
-    def run(*args: object) -> CliResult:
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as exit_info:
-            main([str(arg) for arg in args])
-        captured = capsys.readouterr()
-        return CliResult(int(exit_info.value.code or 0), captured.out, captured.err)
-
-    return run
 
 
 _REMOTE_CONNECTS: list[object] = []

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hub_support import ECHO_ENV, CliResult, Venv, run_python, serve_app, unique_repo
+from cli_runner import CliResult
+from hub_support import ECHO_ENV, Venv, run_python, serve_app, unique_repo
 
 from openenv_hub.cli.init import class_prefix
 from openenv_hub.testing.pytest_plugin import HubEnv

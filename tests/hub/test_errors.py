@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hub_support import ECHO_ENV, CliResult, FaultyHub, space_files, unique_repo
+from cli_runner import CliResult
+from hub_support import ECHO_ENV, FaultyHub, space_files, unique_repo
 
 from openenv_hub.errors import PushIncompleteError
 from openenv_hub.hub import push

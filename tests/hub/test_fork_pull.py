@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hub_support import CliResult, space_files, unique_repo
+from cli_runner import CliResult
+from hub_support import space_files, unique_repo
 
 from openenv_hub.hub import fork, pull, push
 from openenv_hub.testing.pytest_plugin import HubEnv

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hub_support import OFFLINE_PIP, CliResult
+from cli_runner import CliResult
+from hub_support import OFFLINE_PIP
 
 from openenv_hub.errors import RemoteCodeNotTrustedError
 from openenv_hub.hub import install, parse_spec

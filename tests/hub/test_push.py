@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hub_support import ECHO_ENV, CliResult, git_visible_files, space_files, unique_repo
+from cli_runner import CliResult
+from hub_support import ECHO_ENV, git_visible_files, space_files, unique_repo
 
 from openenv_hub.hub import push, versions
 from openenv_hub.testing.pytest_plugin import HubEnv
