@@ -77,11 +77,11 @@ def space_file_count(endpoint: str, repo_id: str) -> int:
 
 
 def install_venv(root: Path) -> Path:
-    """A venv with openenv-hub[hub] from the checkout's wheel (deps from the usual index)."""
+    """A venv with openenv-hub from the checkout's wheel (deps from the usual index)."""
     from openenv_hub.packaging import dev_wheel
 
     wheel = dev_wheel()
-    target = str(wheel) + "[hub]" if wheel else "openenv-hub[hub]"
+    target = str(wheel) if wheel else "openenv-hub"
     venv.EnvBuilder(with_pip=True).create(root)
     python = root / "bin" / "python"
     pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from openenv_hub.cli.main import main
+from openenv_hub_cli.main import main
 
 
 @dataclass

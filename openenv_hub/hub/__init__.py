@@ -2,8 +2,7 @@
 
 Each function builds ``HfApi(endpoint=...)`` with the endpoint read when it is called (the
 ``endpoint`` argument, else ``HF_ENDPOINT``), so LocalHub and other Hub-compatible servers work.
-``huggingface_hub`` is imported on first use; without it these functions raise
-:class:`~openenv_hub.errors.DependencyNotInstalledError` naming ``pip install "openenv-hub[hub]"``.
+``huggingface_hub`` is imported on first use, so importing a client stays fast.
 Errors of the Hub client come back as :class:`~openenv_hub.errors.HubError` subclasses with a
 ``hint``.
 

@@ -15,7 +15,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.errors import (
-    DependencyNotInstalledError,
     HubAuthenticationError,
     InvalidRepoIdError,
 )
@@ -43,13 +42,9 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
 
 def hf() -> Any:
-    """The ``huggingface_hub`` module, or a :class:`DependencyNotInstalledError`."""
-    try:
-        import huggingface_hub
-    except ImportError:
-        raise DependencyNotInstalledError(
-            "huggingface_hub", "hub", feature="Publishing to the Hugging Face Hub"
-        ) from None
+    """The ``huggingface_hub`` module, imported on first use (it is slow to import)."""
+    import huggingface_hub
+
     return huggingface_hub
 
 

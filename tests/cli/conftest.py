@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from openenv_hub.cli.init import render_env
+from openenv_hub_cli.init import render_env
 
 
 @pytest.fixture(scope="session")

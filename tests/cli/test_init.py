@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from openenv_hub.cli import init as init_module
+from openenv_hub_cli import init as init_module
 
 
 def test_generates_a_complete_space_repo(cli: Callable[..., Any], tmp_path: Path) -> None:

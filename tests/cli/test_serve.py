@@ -75,7 +75,7 @@ def test_reload_picks_up_an_edit(new_env: Callable[[], Path]) -> None:
     command = [
         sys.executable,
         "-m",
-        "openenv_hub.cli.main",
+        "openenv_hub_cli.main",
         "serve",
         str(root),
         "--port",

@@ -147,7 +147,7 @@ def unique_repo(hub_env: HubEnv, prefix: str, namespace: str = "alice") -> str:
 
 @dataclass
 class Venv:
-    """A virtual environment with openenv-hub[hub] installed from the checkout's wheel."""
+    """A virtual environment with openenv-hub installed from the checkout's wheel."""
 
     root: Path
 
@@ -185,7 +185,7 @@ class Venv:
 
 @pytest.fixture(scope="session")
 def hub_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    """``python -m venv`` + openenv-hub[hub] from the checkout's wheel (it is not on PyPI).
+    """``python -m venv`` + openenv-hub from the checkout's wheel (it is not on PyPI).
 
     Its third-party dependencies come from the package index once, here; the tests then run
     pip with ``PIP_NO_INDEX=1`` so what they install comes from LocalHub (127.0.0.1) only.
@@ -198,7 +198,7 @@ def hub_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     subprocess.run([sys.executable, "-m", "venv", str(venv.root)], check=True)
     pip = [str(venv.python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     done = subprocess.run(
-        [*pip, f"{wheel}[hub]", "setuptools>=70.1", "wheel"],
+        [*pip, str(wheel), "setuptools>=70.1", "wheel"],
         capture_output=True,
         text=True,
         timeout=900,

@@ -14,8 +14,8 @@ import pytest
 from cli_runner import CliResult
 from hub_support import ECHO_ENV, Venv, run_python, serve_app, unique_repo
 
-from openenv_hub.cli.init import class_prefix
 from openenv_hub.testing.pytest_plugin import HubEnv
+from openenv_hub_cli.init import class_prefix
 
 pytestmark = pytest.mark.slow
 

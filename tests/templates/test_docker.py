@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from openenv_hub.cli.init import render_env
-from openenv_hub.cli.main import main
 from openenv_hub.validation.docker import run_container
+from openenv_hub_cli.init import render_env
+from openenv_hub_cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 NO_UI = "ENABLE_WEB_INTERFACE=false"  # gradio is tested elsewhere; keep builds quick

@@ -191,7 +191,7 @@ def test_a_freshly_initialised_environment_works_without_code(
 ):
     import importlib
 
-    from openenv_hub.cli.main import main as openenv
+    from openenv_hub_cli.main import main as openenv
 
     with pytest.raises(SystemExit) as done:
         openenv(["init", "fresh_env", "--no-input", "--output-dir", str(tmp_path)])

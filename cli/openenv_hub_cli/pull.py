@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from openenv_hub.cli._hub import TokenOption, progress
-from openenv_hub.cli._utils import console
+from openenv_hub_cli._hub import TokenOption, progress
+from openenv_hub_cli._utils import console
 
 __all__ = ["command"]
 

@@ -7,8 +7,8 @@ import sys
 import typer
 from rich.markup import escape
 
-from openenv_hub.cli._hub import TokenOption
-from openenv_hub.cli._utils import console, err_console
+from openenv_hub_cli._hub import TokenOption
+from openenv_hub_cli._utils import console, err_console
 
 __all__ = ["command"]
 

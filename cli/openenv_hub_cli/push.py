@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from openenv_hub.cli._hub import (
+from openenv_hub_cli._hub import (
     EnvVarOption,
     HardwareOption,
     SecretOption,
@@ -18,7 +18,7 @@ from openenv_hub.cli._hub import (
     parse_variables,
     progress,
 )
-from openenv_hub.cli._utils import EnvPathArg, console, err_console, resolve_env_dir
+from openenv_hub_cli._utils import EnvPathArg, console, err_console, resolve_env_dir
 
 if TYPE_CHECKING:
     from openenv_hub.hub import PushResult

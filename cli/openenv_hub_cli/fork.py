@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from openenv_hub.cli._hub import (
+from openenv_hub_cli._hub import (
     EnvVarOption,
     HardwareOption,
     SecretOption,
@@ -13,7 +13,7 @@ from openenv_hub.cli._hub import (
     parse_variables,
     progress,
 )
-from openenv_hub.cli._utils import console
+from openenv_hub_cli._utils import console
 
 __all__ = ["command"]
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import typer
 
-from openenv_hub.cli._utils import CommandError, EnvPathArg, console, resolve_env_dir
 from openenv_hub.errors import DependencyNotInstalledError
 from openenv_hub.manifest import load_manifest
 from openenv_hub.providers.local import port_in_use
+from openenv_hub_cli._utils import CommandError, EnvPathArg, console, resolve_env_dir
 
 __all__ = ["command"]
 

@@ -1,6 +1,6 @@
 """The ``openenv`` command: the root Typer app. Each command lives in a module of its own.
 
-To add a command, write ``openenv_hub/cli/NAME.py`` with a function, then register it below
+To add a command, write ``cli/openenv_hub_cli/NAME.py`` with a function, then register it below
 with one line: ``app.command("NAME")(NAME.command)`` (or ``app.add_typer(NAME.app, name=...)``
 for a group of subcommands).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import typer
 
 from openenv_hub import __version__
-from openenv_hub.cli import build, fork, init, install, pull, push, serve, validate, versions
-from openenv_hub.cli._utils import run_app
+from openenv_hub_cli import build, fork, init, install, pull, push, serve, validate, versions
+from openenv_hub_cli._utils import run_app
 
 __all__ = ["app", "main"]
 

@@ -14,9 +14,8 @@ from typing import Any
 import typer
 
 from openenv_hub import __version__
-from openenv_hub.cli._utils import CommandError, console
-from openenv_hub.errors import DependencyNotInstalledError
 from openenv_hub.manifest import suggest_name
+from openenv_hub_cli._utils import CommandError, console
 
 __all__ = ["command", "name_problem", "render_env", "template_dir"]
 
@@ -26,7 +25,9 @@ COLORS = ["red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"]
 
 def template_dir() -> Path:
     """The cookiecutter template, inside the installed package (or the source tree)."""
-    return Path(__file__).resolve().parent.parent / "_templates" / "env"
+    import openenv_hub
+
+    return Path(openenv_hub.__file__).resolve().parent / "_templates" / "env"
 
 
 def name_problem(name: str) -> str:
@@ -50,10 +51,8 @@ def render_env(
     name: str, output_dir: Path, *, description: str | None = None, rng: random.Random | None = None
 ) -> Path:
     """Render the template to ``output_dir/name``; nothing is left behind if it fails."""
-    try:
-        from cookiecutter.main import cookiecutter
-    except ImportError:
-        raise DependencyNotInstalledError("cookiecutter", "hub", feature="openenv init") from None
+    from cookiecutter.main import cookiecutter
+
     rng = rng or random.Random()
     target = output_dir / name
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from openenv_hub.cli._hub import TokenOption
-from openenv_hub.cli._utils import console
+from openenv_hub_cli._hub import TokenOption
+from openenv_hub_cli._utils import console
 
 __all__ = ["command"]
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import typer
 
-from openenv_hub.cli._utils import CommandError, err_console
+from openenv_hub_cli._utils import CommandError, err_console
 
 __all__ = [
     "EnvVarOption",
