@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import re
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+from doc_blocks import REPO, doc_block
 
 
 def test_write_an_environment_example(
     tmp_path: Path, serve: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    environment, client = python_blocks()[:2]
+    environment = doc_block("README.md", "write an environment").code
+    client = doc_block("README.md", "talk to it").code
     (tmp_path / "guess.py").write_text(environment, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("guess", None)
@@ -39,10 +34,6 @@ def test_write_an_environment_example(
     assert out[1] == "correct"
 
 
-def bash_blocks() -> list[str]:
-    return re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
-
-
 @pytest.mark.slow
 def test_the_first_command_serves_echo_with_its_ui() -> None:
     """The quick start's first command, after its install step (which the suite's own install did)."""
@@ -54,13 +45,13 @@ def test_the_first_command_serves_echo_with_its_ui() -> None:
     import httpx
     from serving import free_port
 
-    install, serve = bash_blocks()[0].strip().split(" && ")
+    install, serve = doc_block("README.md", "quick start").code.strip().split(" && ")
     assert install.startswith("pip install -e") and serve.startswith("openenv serve")
     port = free_port()
     argv = [*shlex.split(serve), "--port", str(port)]
     argv[0] = str(Path(sys.executable).with_name("openenv"))
     process = subprocess.Popen(
-        argv, cwd=README.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
         deadline = time.monotonic() + 60
@@ -79,6 +70,6 @@ def test_the_first_command_serves_echo_with_its_ui() -> None:
         process.terminate()
         process.wait(10)
     assert (
-        os.path.isfile(README.parent / "scripts" / "test.sh")
-        and bash_blocks()[1].strip() == "bash scripts/test.sh"
+        os.path.isfile(REPO / "scripts" / "test.sh")
+        and doc_block("README.md", "test command").code.strip() == "bash scripts/test.sh"
     )

@@ -70,6 +70,10 @@ class LocalProcessProvider:
     def base_url(self) -> str:
         return self._base_url
 
+    @property
+    def base_urls(self) -> list[str]:
+        return [self._base_url]
+
     @classmethod
     def start(
         cls,
@@ -116,8 +120,13 @@ class LocalProcessProvider:
 
     def output(self) -> str:
         """What the server printed so far."""
+        if self._log.closed:
+            return ""
         self._log.seek(0)
         return self._log.read().decode(errors="replace")
+
+    def logs(self, tail_lines: int = 200) -> str:
+        return "\n".join(self.output().splitlines()[-tail_lines:])
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop the server (SIGTERM, then SIGKILL after ``timeout_s``)."""

@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from doc_blocks import doc_block
 
 from openenv_hub.providers.local import free_port
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def workflow_commands(document: str = "docs/authoring.md") -> list[str]:
-    text = (REPO / document).read_text(encoding="utf-8")
-    block = re.search(r"<!-- workflow.*?-->\n```bash\n(.*?)```", text, re.S)
-    assert block, f"{document} lost its workflow block"
-    return block.group(1).strip().splitlines()
+    return doc_block(document, "workflow").lines
 
 
 def test_the_readme_shows_the_tested_workflow() -> None:
@@ -36,8 +31,12 @@ def test_the_documented_workflow_runs(fresh_venv: Path, tmp_path: Path) -> None:
     from docker_support.engine import require_docker
 
     docker_host = require_docker()
-    port = str(free_port())
+    port, image_port = str(free_port()), str(free_port())
     script = "\n".join(line.replace("8000", port) for line in workflow_commands())
+    # Then run the image as docs/authoring.md shows, on a port of its own.
+    (docker_run,) = doc_block("docs/authoring.md", "docker run").lines
+    script += f"\n{docker_run.replace('8000', image_port)} &"
+    script += f"\nopenenv validate http://127.0.0.1:{image_port} --wait 60"
     env = {
         **os.environ,
         "PATH": f"{fresh_venv / 'bin'}:{os.environ['PATH']}",
