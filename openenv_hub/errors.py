@@ -36,6 +36,7 @@ OpenEnvError
 │   ├── ToolCallError                    a tool call failed (.tool_name, .error_type)
 │   └── SessionError                     SESSION_ERROR     (.session_id)
 │       ├── SessionNotFoundError         no such session on the server
+│       ├── SessionClosedError           the session closed before the call could run
 │       └── SessionLostError             the connection dropped and took an episode with it
 └── TransportError                       the connection itself failed  (.url)
     ├── ConnectError                     could not open the connection
@@ -43,7 +44,9 @@ OpenEnvError
     └── MessageTooLargeError             a frame exceeded a size limit
 ```
 
-:func:`error_from_wire` is the one place that turns a wire error into one of these classes;
+:class:`ServerReplyError` subclasses carry their codes on every transport (``code``,
+``reason``, ``http_status``, ``jsonrpc_code``, ``title``): the server's adapters read them there,
+and :func:`error_from_wire` is the one place that turns a wire error back into its class;
 ``openenv_hub.hub._errors.hub_error`` is the one place that turns a Hub client error into one.
 Errors with a ``hint`` say what to do next; the CLI prints it under the message.
 """
@@ -52,7 +55,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "ActionValidationError",
@@ -87,6 +90,7 @@ __all__ = [
     "RevisionNotServedError",
     "ServerReplyError",
     "SessionCapacityError",
+    "SessionClosedError",
     "SessionError",
     "SessionLostError",
     "SessionNotFoundError",
@@ -100,7 +104,19 @@ __all__ = [
 
 
 class OpenEnvError(Exception):
-    """Base class of every error raised by openenv-hub."""
+    """Base class of every error raised by openenv-hub.
+
+    ``message`` is what went wrong; ``hint`` (empty when there is nothing to add) says what to do
+    next. The CLI prints both.
+    """
+
+    hint: str = ""
+
+    def __init__(self, message: str = "", *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if hint is not None:
+            self.hint = hint
 
 
 class DependencyNotInstalledError(OpenEnvError, ImportError):
@@ -340,22 +356,55 @@ class InstallError(HubError):
 
 
 class ServerReplyError(OpenEnvError):
-    """The server answered a request with an error. ``code`` is the wire error code."""
+    """The server answered a request with an error.
+
+    Each subclass declares, once, how it travels on every transport: ``code`` (OpenEnv's wire
+    code, in ``{"type": "error"}`` frames and HTTP bodies), ``reason`` (sent beside the code by
+    classes that share one, so the client can rebuild the exact class), ``http_status``,
+    ``jsonrpc_code`` and ``title`` (a short summary for people, used by the web UI).
+    """
 
     code: str = "SERVER_ERROR"
+    other_codes: ClassVar[tuple[str, ...]] = ()  # further wire codes that mean this class
+    reason: ClassVar[str | None] = None
+    http_status: ClassVar[int] = 500
+    jsonrpc_code: ClassVar[int] = -32603
+    title: ClassVar[str] = "The server reported an error"
 
     def __init__(
-        self, message: str, *, code: str | None = None, data: dict[str, Any] | None = None
-    ):
-        super().__init__(message)
-        self.message = message
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        data: dict[str, Any] | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
         if code is not None:
             self.code = code
         self.data = dict(data or {})
 
+    def wire_data(self) -> dict[str, Any]:
+        """``code``, ``reason`` (if any) and the structured data, as every transport sends them."""
+        data: dict[str, Any] = {"code": self.code, **self.data}
+        if self.reason is not None:
+            data["reason"] = self.reason
+        return data
+
+    @classmethod
+    def from_wire(cls, message: str, data: dict[str, Any]) -> ServerReplyError:
+        """Rebuild the error from the data of an error frame (``code`` included)."""
+        extras = {k: v for k, v in data.items() if k not in ("code", "message", "reason")}
+        return cls(message, code=str(data.get("code", cls.code)), data=extras)
+
 
 class SessionCapacityError(ServerReplyError):
+    """Every session slot is taken (``max_sessions``), for sessions and stateless calls alike."""
+
     code = "CAPACITY_REACHED"
+    http_status = 503
+    jsonrpc_code = -32000
+    title = "The server is at capacity"
 
     def __init__(self, active_sessions: int, max_sessions: int, *, message: str | None = None):
         self.active_sessions = active_sessions
@@ -367,11 +416,22 @@ class SessionCapacityError(ServerReplyError):
                 "Cannot accept new connections."
             ),
             data={"active_sessions": active_sessions, "max_sessions": max_sessions},
+            hint="Close a session you no longer use, or retry shortly.",
+        )
+
+    @classmethod
+    def from_wire(cls, message: str, data: dict[str, Any]) -> ServerReplyError:
+        return cls(
+            _int(data.get("active_sessions")), _int(data.get("max_sessions")), message=message
         )
 
 
 class EnvironmentFactoryError(ServerReplyError):
+    """The environment's factory (its class or function) raised while creating a session."""
+
     code = "FACTORY_ERROR"
+    jsonrpc_code = -32000
+    title = "The environment could not be created"
 
     def __init__(self, factory_name: str, *, message: str | None = None) -> None:
         self.factory_name = factory_name
@@ -380,17 +440,28 @@ class EnvironmentFactoryError(ServerReplyError):
             data={"factory_name": factory_name},
         )
 
+    @classmethod
+    def from_wire(cls, message: str, data: dict[str, Any]) -> ServerReplyError:
+        return cls(str(data.get("factory_name", "?")), message=message)
+
 
 class InvalidMessageError(ServerReplyError):
     """A frame was not JSON, or its ``type`` is unknown (codes INVALID_JSON, UNKNOWN_TYPE)."""
 
     code = "INVALID_JSON"
+    other_codes = ("UNKNOWN_TYPE",)
+    http_status = 400
+    jsonrpc_code = -32700
+    title = "The message could not be read"
 
 
 class ActionValidationError(ServerReplyError):
     """A message or an action failed validation. ``errors`` is pydantic's error list."""
 
     code = "VALIDATION_ERROR"
+    http_status = 422
+    jsonrpc_code = -32602
+    title = "Invalid input"
 
     @property
     def errors(self) -> list[dict[str, Any]]:
@@ -401,12 +472,14 @@ class EnvironmentExecutionError(ServerReplyError):
     """The environment raised inside ``reset``, ``step`` or ``state``."""
 
     code = "EXECUTION_ERROR"
+    title = "The environment raised an error"
 
 
 class ToolCallError(ServerReplyError):
     """An MCP tool call failed: unknown tool, bad arguments, or the tool raised."""
 
     code = "TOOL_ERROR"
+    title = "The tool call failed"
 
     def __init__(self, tool_name: str, error_type: str, message: str) -> None:
         self.tool_name = tool_name
@@ -416,18 +489,57 @@ class ToolCallError(ServerReplyError):
             data={"tool_name": tool_name, "error_type": error_type},
         )
 
+    @classmethod
+    def from_wire(cls, message: str, data: dict[str, Any]) -> ServerReplyError:
+        error = cls(str(data.get("tool_name", "?")), str(data.get("error_type", "?")), "")
+        error.message = message
+        error.args = (message,)
+        return error
+
 
 class SessionError(ServerReplyError):
+    """The session cannot serve the request (code SESSION_ERROR)."""
+
     code = "SESSION_ERROR"
+    http_status = 409
+    jsonrpc_code = -32600
+    title = "The session ended"
 
     def __init__(self, message: str, *, session_id: str | None = None, **kwargs: Any) -> None:
         self.session_id = session_id
         super().__init__(message, **kwargs)
 
+    @classmethod
+    def from_wire(cls, message: str, data: dict[str, Any]) -> ServerReplyError:
+        extras = {k: v for k, v in data.items() if k not in ("code", "message", "reason")}
+        session_id = extras.pop("session_id", None)
+        return cls(message, session_id=session_id, data=extras)
+
 
 class SessionNotFoundError(SessionError):
+    """No session with this id on the server (it was closed, reaped, or never existed)."""
+
+    reason = "session_not_found"
+    http_status = 404
+    jsonrpc_code = -32602
+
     def __init__(self, session_id: str) -> None:
-        super().__init__(f"Unknown session_id: {session_id}", session_id=session_id)
+        super().__init__(
+            f"Unknown session_id: {session_id}",
+            session_id=session_id,
+            data={"session_id": session_id},
+        )
+
+    @classmethod
+    def from_wire(cls, message: str, data: dict[str, Any]) -> ServerReplyError:
+        return cls(str(data.get("session_id", "?")))
+
+
+class SessionClosedError(SessionError):
+    """The session was closed (by its client, the reaper or a shutdown) before the call ran."""
+
+    reason = "session_closed"
+    http_status = 410
 
 
 class SessionLostError(SessionError):
@@ -435,6 +547,8 @@ class SessionLostError(SessionError):
 
     The client has already reconnected: call ``reset()`` to start a new episode.
     """
+
+    reason = "session_lost"
 
 
 class TransportError(OpenEnvError, ConnectionError):
@@ -446,7 +560,20 @@ class TransportError(OpenEnvError, ConnectionError):
 
 
 class ConnectError(TransportError):
-    pass
+    """The connection could not be opened. When the server refused the handshake, ``status_code``
+    and ``body`` are what it answered (e.g. why a Space's app is not serving)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str | None = None,
+        status_code: int | None = None,
+        body: str = "",
+    ) -> None:
+        super().__init__(message, url=url)
+        self.status_code = status_code
+        self.body = body
 
 
 class EnvTimeoutError(TransportError, TimeoutError):
@@ -461,25 +588,31 @@ class MessageTooLargeError(TransportError):
     pass
 
 
-_BY_CODE: dict[str, type[ServerReplyError]] = {
-    "INVALID_JSON": InvalidMessageError,
-    "UNKNOWN_TYPE": InvalidMessageError,
-    "VALIDATION_ERROR": ActionValidationError,
-    "EXECUTION_ERROR": EnvironmentExecutionError,
-    "SESSION_ERROR": SessionError,
-}
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _reply_classes() -> list[type[ServerReplyError]]:
+    found, pending = [], [ServerReplyError]
+    while pending:
+        cls = pending.pop()
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return found
 
 
 def error_from_wire(data: dict[str, Any]) -> ServerReplyError:
-    """Build the exception for the ``data`` of a ``{"type": "error"}`` frame."""
+    """Build the exception for the ``data`` of a ``{"type": "error"}`` frame (or an HTTP error
+    body, or JSON-RPC error data): the class whose ``code`` and ``reason`` match, else the most
+    general class with that code."""
     code = str(data.get("code", "SERVER_ERROR"))
-    message = str(data.get("message", "unknown server error"))
-    extras = {k: v for k, v in data.items() if k not in ("code", "message")}
-    if code == "CAPACITY_REACHED":
-        return SessionCapacityError(
-            int(data.get("active_sessions", 0)), int(data.get("max_sessions", 0)), message=message
-        )
-    if code == "FACTORY_ERROR":
-        return EnvironmentFactoryError(str(data.get("factory_name", "?")), message=message)
-    cls = _BY_CODE.get(code, ServerReplyError)
-    return cls(message, code=code, data=extras)
+    reason = data.get("reason")
+    message = str(data.get("message", data.get("detail", "unknown server error")))
+    candidates = [c for c in _reply_classes() if code == c.code or code in c.other_codes]
+    exact = [c for c in candidates if reason is not None and c.reason == reason]
+    general = [c for c in candidates if c.reason is None]
+    cls = (exact or general or [ServerReplyError])[0]
+    return cls.from_wire(message, {**data, "code": code})

@@ -6,12 +6,14 @@ Pure data and pure functions, no I/O: the server and the client both build on th
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Annotated, Any, Literal
 
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 
+from openenv_hub.errors import ActionValidationError, ServerReplyError
 from openenv_hub.types import Observation
 
 __all__ = [
@@ -24,11 +26,15 @@ __all__ = [
     "StepRequest",
     "decode_message",
     "error_frame",
+    "error_frame_for",
     "jsonrpc_error",
+    "jsonrpc_error_for",
     "jsonrpc_result",
     "observation_frame",
     "observation_payload",
+    "parse_json",
     "state_frame",
+    "validation_error",
 ]
 
 
@@ -110,31 +116,44 @@ class DecodeError(Exception):
         self.frame = frame
 
 
+def parse_json(raw: str | bytes) -> Any:
+    """Parse JSON as the wire allows it: no ``NaN``/``Infinity``, no number that overflows to
+    infinity, no unpaired UTF-16 surrogate escape. Raises ValueError saying what is wrong."""
+    value = pydantic_core.from_json(raw, allow_inf_nan=False)
+    if not _finite(value):
+        raise ValueError("a number is too large to be represented (it overflows to infinity)")
+    return value
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
+
+
 def decode_message(
     raw: str | bytes,
 ) -> ResetMessage | StepMessage | StateMessage | CloseMessage | McpMessage:
     """Parse and validate one text frame, or raise :class:`DecodeError` carrying the reply."""
     try:
-        return _INCOMING.validate_json(raw)  # type: ignore[no-any-return]
+        value = parse_json(raw)
+    except ValueError as exc:
+        raise DecodeError(error_frame(ErrorCode.INVALID_JSON, f"Invalid JSON: {exc}")) from None
+    try:
+        return _INCOMING.validate_python(value)  # type: ignore[no-any-return]
     except ValidationError as exc:
-        raise DecodeError(_decode_error_frame(exc, raw)) from None
+        raise DecodeError(_decode_error_frame(exc, value)) from None
 
 
-def _decode_error_frame(exc: ValidationError, raw: str | bytes) -> bytes:
+def _decode_error_frame(exc: ValidationError, value: Any) -> bytes:
     first = exc.errors()[0]
-    if first["type"] == "json_invalid":
-        detail = first.get("ctx", {}).get("error", "invalid JSON")
-        return error_frame(ErrorCode.INVALID_JSON, f"Invalid JSON: {detail}")
     if first["type"] in ("union_tag_not_found", "union_tag_invalid", "model_attributes_type"):
-        kind = (
-            _message_tag(pydantic_core.from_json(raw))
-            if first["type"] != "model_attributes_type"
-            else None
-        )
-        return error_frame(
-            ErrorCode.UNKNOWN_TYPE,
-            f"Unknown message type: {kind or ''}",
-        )
+        kind = _message_tag(value) if first["type"] != "model_attributes_type" else None
+        return error_frame(ErrorCode.UNKNOWN_TYPE, f"Unknown message type: {kind or ''}")
     errors = _public_errors(exc, drop_prefix=1)
     return error_frame(ErrorCode.VALIDATION_ERROR, _describe(errors, "message"), errors=errors)
 
@@ -166,10 +185,15 @@ def _describe(errors: list[dict[str, Any]], what: str) -> str:
     return f"Invalid {what}: " + "; ".join(parts) + more
 
 
+def validation_error(exc: ValidationError, what: str) -> ActionValidationError:
+    """The VALIDATION_ERROR for an action (or other payload) that failed validation."""
+    errors = _public_errors(exc)
+    return ActionValidationError(_describe(errors, what), data={"errors": errors})
+
+
 def validation_error_frame(exc: ValidationError, what: str) -> bytes:
     """The VALIDATION_ERROR frame for an action (or other payload) that failed validation."""
-    errors = _public_errors(exc)
-    return error_frame(ErrorCode.VALIDATION_ERROR, _describe(errors, what), errors=errors)
+    return error_frame_for(validation_error(exc, what))
 
 
 def describe_validation_error(exc: ValidationError, what: str) -> tuple[str, list[dict[str, Any]]]:
@@ -197,6 +221,11 @@ def _frame(kind: str, data: Any) -> bytes:
     return pydantic_core.to_json({"type": kind, "data": data}, fallback=str)
 
 
+def _error_json(value: Any) -> bytes:
+    """Error replies are always valid JSON, whatever the input they quote."""
+    return pydantic_core.to_json(value, fallback=str, inf_nan_mode="strings")
+
+
 def observation_frame(payload: dict[str, Any]) -> bytes:
     return _frame("observation", payload)
 
@@ -210,7 +239,12 @@ def mcp_frame(response: dict[str, Any]) -> bytes:
 
 
 def error_frame(code: ErrorCode, message: str, **extra: Any) -> bytes:
-    return _frame("error", {"message": message, "code": code.value, **extra})
+    return _error_json({"type": "error", "data": {"message": message, "code": code.value, **extra}})
+
+
+def error_frame_for(exc: ServerReplyError) -> bytes:
+    """The ``{"type": "error"}`` frame of an exception, with the codes its class declares."""
+    return _error_json({"type": "error", "data": {"message": exc.message, **exc.wire_data()}})
 
 
 # -- HTTP bodies -------------------------------------------------------------------------------
@@ -260,10 +294,16 @@ def jsonrpc_result(request_id: str | int | None, result: Any) -> dict[str, Any]:
 
 
 def jsonrpc_error(
-    request_id: str | int | None, code: JsonRpcCode, message: str, data: Any = None
+    request_id: str | int | None, code: JsonRpcCode | int, message: str, data: Any = None
 ) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": request_id,
         "error": {"code": int(code), "message": message, "data": data},
     }
+
+
+def jsonrpc_error_for(request_id: str | int | None, exc: ServerReplyError) -> dict[str, Any]:
+    """The JSON-RPC error reply of an exception, with the code its class declares."""
+    data = {**exc.data, **({"reason": exc.reason} if exc.reason else {})}
+    return jsonrpc_error(request_id, exc.jsonrpc_code, exc.message, data or None)

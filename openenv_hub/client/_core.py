@@ -3,14 +3,17 @@ decoding replies, and tracking whether an episode would be lost with a connectio
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 from urllib.parse import urlsplit
 
 import pydantic_core
+from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 
 from openenv_hub.errors import (
     ConfigurationError,
+    ConnectError,
     EnvTimeoutError,
     MessageTooLargeError,
     ServerReplyError,
@@ -25,6 +28,32 @@ ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
 
 CLOSE_MESSAGE_TOO_BIG = 1009
+
+#: What a timeout raises: on Python 3.10, asyncio's TimeoutError is not the builtin one.
+TIMEOUT_ERRORS: tuple[type[Exception], ...] = (TimeoutError, asyncio.TimeoutError)
+#: What opening a connection raises when it fails.
+CONNECT_ERRORS: tuple[type[Exception], ...] = (
+    OSError,
+    InvalidHandshake,
+    InvalidURI,
+    *TIMEOUT_ERRORS,
+)
+
+
+def connect_error(url: str, exc: Exception) -> ConnectError:
+    """The :class:`ConnectError` for a failed opening handshake, with the HTTP status and body
+    when the server answered with a refusal (e.g. a Space whose app is not running)."""
+    if isinstance(exc, InvalidStatus):
+        status = exc.response.status_code
+        body = (exc.response.body or b"").decode(errors="replace").strip()[:1000]
+        said = f": {body}" if body else ""
+        return ConnectError(
+            f"Failed to connect to {url}: the server answered HTTP {status}{said}",
+            url=url,
+            status_code=status,
+            body=body,
+        )
+    return ConnectError(f"Failed to connect to {url}: {exc}", url=url)
 
 
 def ws_url(base_url: str, path: str = "/ws") -> str:
@@ -128,6 +157,16 @@ class Codec(Generic[ActT, ObsT, StateT]):
 
     def _parse_state(self, payload: dict[str, Any]) -> StateT:
         return self.state_type.model_validate(payload)  # type: ignore[no-any-return]
+
+
+class DictCodec(Codec[dict[str, Any], dict[str, Any], dict[str, Any]]):
+    """Actions sent as given; observations and state come back as plain dicts."""
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
+        return step_result(payload, dict(payload.get("observation") or {}))
+
+    def _parse_state(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return dict(payload)
 
 
 class Exchange:

@@ -8,11 +8,21 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State as WsState
 
-from openenv_hub.client._core import ActT, ClientOptions, Codec, Exchange, ObsT, StateT, ws_url
-from openenv_hub.errors import ConnectError
+from openenv_hub.client._core import (
+    CONNECT_ERRORS,
+    TIMEOUT_ERRORS,
+    ActT,
+    ClientOptions,
+    Codec,
+    Exchange,
+    ObsT,
+    StateT,
+    connect_error,
+    ws_url,
+)
 from openenv_hub.types import StepResult
 
 if TYPE_CHECKING:
@@ -74,6 +84,7 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         )
         self._exchange = Exchange(ws_url(base_url), self.options)
         self._ws: ClientConnection | None = None
+        self._lock = asyncio.Lock()
         self.provider = provider
 
     @property
@@ -135,8 +146,8 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
             await self._discard()
         try:
             self._ws = await connect(self.url, **self.options.connect_kwargs(self.url))
-        except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
-            raise ConnectError(f"Failed to connect to {self.url}: {exc}", url=self.url) from exc
+        except CONNECT_ERRORS as exc:
+            raise connect_error(self.url, exc) from exc
         return self._ws
 
     async def _discard(self) -> None:
@@ -145,6 +156,13 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         if ws is not None:
             with contextlib.suppress(Exception):
                 await ws.close()
+
+    def _abort(self) -> None:
+        """Drop the connection at once, without a closing handshake (safe while cancelled)."""
+        ws, self._ws = self._ws, None
+        self._exchange.connection_dropped()
+        if ws is not None:
+            ws.transport.abort()
 
     async def close(self) -> None:
         """End the session, close the connection, and stop the provider if there is one."""
@@ -183,28 +201,35 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
     async def _request(
         self, kind: str, data: dict[str, Any] | None = None, expect: str = "observation"
     ) -> dict[str, Any]:
-        exchange = self._exchange
-        ws = await self._connection()
-        exchange.check_not_lost(kind)
-        timeout_s = self.options.message_timeout_s
-        try:
-            await ws.send(exchange.encode(kind, data))
-            raw = await asyncio.wait_for(ws.recv(), timeout_s)
-        except TimeoutError:
-            await self._discard()
-            raise exchange.timeout_error(timeout_s or 0.0) from None
-        except ConnectionClosed as exc:
-            last_words = await _last_frame(ws)  # e.g. a refusal sent just before closing
-            await self._discard()
-            if last_words is not None:
-                exchange.decode(last_words, expect)  # raises the error it carries
-            close = exc.rcvd or exc.sent
-            raise exchange.closed_error(
-                close.code if close else None, close.reason if close else ""
-            ) from exc
-        reply = exchange.decode(raw, expect)
-        exchange.succeeded(kind)
-        return reply
+        """Send one request and read its reply. Calls are serialised (one in flight at a time);
+        a call that fails or is cancelled between the two drops the connection, so the next
+        call can never read the reply meant for this one."""
+        async with self._lock:
+            exchange = self._exchange
+            ws = await self._connection()
+            exchange.check_not_lost(kind)
+            timeout_s = self.options.message_timeout_s
+            try:
+                await ws.send(exchange.encode(kind, data))
+                raw = await asyncio.wait_for(ws.recv(), timeout_s)
+            except TIMEOUT_ERRORS:
+                self._abort()
+                raise exchange.timeout_error(timeout_s or 0.0) from None
+            except ConnectionClosed as exc:
+                last_words = await _last_frame(ws)  # e.g. a refusal sent just before closing
+                await self._discard()
+                if last_words is not None:
+                    exchange.decode(last_words, expect)  # raises the error it carries
+                close = exc.rcvd or exc.sent
+                raise exchange.closed_error(
+                    close.code if close else None, close.reason if close else ""
+                ) from exc
+            except BaseException:  # cancelled or interrupted while the reply was owed
+                self._abort()
+                raise
+            reply = exchange.decode(raw, expect)
+            exchange.succeeded(kind)
+            return reply
 
     async def reset(self, **kwargs: Any) -> StepResult[ObsT]:
         """Start a new episode. Keyword arguments (``seed``, ``episode_id``, ...) go to ``reset``."""
@@ -229,5 +254,5 @@ async def _last_frame(ws: ClientConnection) -> str | bytes | None:
     """A frame the server sent before closing, if one is still buffered."""
     try:
         return await asyncio.wait_for(ws.recv(), 0.05)
-    except (ConnectionClosed, TimeoutError):
+    except (ConnectionClosed, TimeoutError, asyncio.TimeoutError):
         return None

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from openenv_hub.client._core import step_result
+from openenv_hub.client._core import DictCodec
 from openenv_hub.client.env_client import EnvClient
-from openenv_hub.types import StepResult
 
 __all__ = ["GenericEnvClient"]
 
 
-class GenericEnvClient(EnvClient[dict[str, Any], dict[str, Any], dict[str, Any]]):
+class GenericEnvClient(DictCodec, EnvClient[dict[str, Any], dict[str, Any], dict[str, Any]]):
     """Drives any environment with plain dicts: actions are sent as given, observations and
     state come back as dicts.
 
@@ -22,9 +21,3 @@ class GenericEnvClient(EnvClient[dict[str, Any], dict[str, Any], dict[str, Any]]
             result = await env.step({"message": "hello"})
             result.observation["echoed_message"]
     """
-
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
-        return step_result(payload, dict(payload.get("observation") or {}))
-
-    def _parse_state(self, payload: dict[str, Any]) -> dict[str, Any]:
-        return dict(payload)

@@ -59,6 +59,18 @@ class _MCPCodec(Codec[Action, Observation, State]):
         return obs.result
 
 
+def _arguments(given: dict[str, Any] | None, keywords: dict[str, Any]) -> dict[str, Any]:
+    if given is not None and not isinstance(given, dict):
+        raise TypeError(
+            f"call_tool's arguments must be a dict, got {type(given).__name__}; pass the tool's "
+            "arguments as keywords or as one dict"
+        )
+    clashes = sorted(set(given or {}) & set(keywords))
+    if clashes:
+        raise TypeError(f"call_tool got {clashes} both in the arguments dict and as keywords")
+    return {**(given or {}), **keywords}
+
+
 def _tool(raw: dict[str, Any]) -> dict[str, Any]:
     schema = raw.get("input_schema", raw.get("inputSchema", {}))
     return {
@@ -73,14 +85,22 @@ class SyncMCPToolClient(SyncEnvClient[Action, Observation, State]):
 
     codec: _MCPCodec
 
+    @classmethod
+    def _default_codec(cls) -> _MCPCodec:
+        return _MCPCodec()
+
     def list_tools(self) -> list[Tool]:
         return _MCPCodec._tools_of(self.step(ListToolsAction()))
 
-    def call_tool(self, name: str, **arguments: Any) -> Any:
-        """Call a tool and return its value; raises ToolCallError when the tool fails."""
-        return _MCPCodec._value_of(
-            self.step(CallToolAction(tool_name=name, arguments=arguments)), name
-        )
+    def call_tool(
+        self, name: str, /, arguments: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """Call a tool and return its value; raises ToolCallError when the tool fails.
+
+        Pass the tool's arguments as keywords, or as a dict (for names such as ``arguments``).
+        """
+        action = CallToolAction(tool_name=name, arguments=_arguments(arguments, kwargs))
+        return _MCPCodec._value_of(self.step(action), name)
 
 
 class MCPToolClient(_MCPCodec, EnvClient[Action, Observation, State]):
@@ -97,11 +117,17 @@ class MCPToolClient(_MCPCodec, EnvClient[Action, Observation, State]):
     async def list_tools(self) -> list[Tool]:
         return self._tools_of(await self.step(ListToolsAction()))
 
-    async def call_tool(self, name: str, **arguments: Any) -> Any:
-        """Call a tool and return its value; raises ToolCallError when the tool fails."""
-        return self._value_of(
-            await self.step(CallToolAction(tool_name=name, arguments=arguments)), name
-        )
+    async def call_tool(
+        self, name: str, /, arguments: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """Call a tool and return its value; raises ToolCallError when the tool fails.
+
+        Pass the tool's arguments as keywords (``call_tool("echo", message="Hi")``), or as a
+        dict (``call_tool("rename", {"name": "x"})``), which also reaches parameters called
+        ``name`` or ``arguments``.
+        """
+        action = CallToolAction(tool_name=name, arguments=_arguments(arguments, kwargs))
+        return self._value_of(await self.step(action), name)
 
     def sync(self) -> SyncMCPToolClient:
         return SyncMCPToolClient(

@@ -8,15 +8,28 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import socket
+import threading
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State as WsState
 from websockets.sync.client import ClientConnection, connect
 
-from openenv_hub.client._core import ActT, ClientOptions, Codec, Exchange, ObsT, StateT, ws_url
-from openenv_hub.errors import ConnectError
+from openenv_hub.client._core import (
+    CONNECT_ERRORS,
+    TIMEOUT_ERRORS,
+    ActT,
+    ClientOptions,
+    Codec,
+    DictCodec,
+    Exchange,
+    ObsT,
+    StateT,
+    connect_error,
+    ws_url,
+)
 from openenv_hub.types import StepResult
 
 if TYPE_CHECKING:
@@ -53,10 +66,16 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
     ) -> None:
         self.base_url = base_url
         self.options = options or ClientOptions()
-        self.codec: Codec[ActT, ObsT, StateT] = codec or Codec()
+        self.codec: Codec[ActT, ObsT, StateT] = codec or self._default_codec()
         self._exchange = Exchange(ws_url(base_url), self.options)
         self._ws: ClientConnection | None = None
+        self._lock = threading.Lock()
         self.provider = provider
+
+    @classmethod
+    def _default_codec(cls) -> Codec[ActT, ObsT, StateT]:
+        """Without the async client's types, observations and state are plain dicts."""
+        return DictCodec()  # type: ignore[return-value]
 
     @property
     def url(self) -> str:
@@ -76,14 +95,24 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
             self._discard()
         try:
             self._ws = connect(self.url, **{**self.options.connect_kwargs(self.url), **_DIRECT})
-        except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
-            raise ConnectError(f"Failed to connect to {self.url}: {exc}", url=self.url) from exc
+        except CONNECT_ERRORS as exc:
+            raise connect_error(self.url, exc) from exc
         return self._ws
 
     def _discard(self) -> None:
         ws, self._ws = self._ws, None
         self._exchange.connection_dropped()
         if ws is not None:
+            with contextlib.suppress(Exception):
+                ws.close()
+
+    def _abort(self) -> None:
+        """Drop the connection at once, without waiting for a closing handshake."""
+        ws, self._ws = self._ws, None
+        self._exchange.connection_dropped()
+        if ws is not None:
+            with contextlib.suppress(OSError):
+                ws.socket.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(Exception):
                 ws.close()
 
@@ -114,28 +143,35 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
     def _request(
         self, kind: str, data: dict[str, Any] | None = None, expect: str = "observation"
     ) -> dict[str, Any]:
-        exchange = self._exchange
-        ws = self._connection()
-        exchange.check_not_lost(kind)
-        timeout_s = self.options.message_timeout_s
-        try:
-            ws.send(exchange.encode(kind, data))
-            raw = ws.recv(timeout=timeout_s)
-        except TimeoutError:
-            self._discard()
-            raise exchange.timeout_error(timeout_s or 0.0) from None
-        except ConnectionClosed as exc:
-            last_words = _last_frame(ws)  # e.g. a refusal sent just before closing
-            self._discard()
-            if last_words is not None:
-                exchange.decode(last_words, expect)  # raises the error it carries
-            close = exc.rcvd or exc.sent
-            raise exchange.closed_error(
-                close.code if close else None, close.reason if close else ""
-            ) from exc
-        reply = exchange.decode(raw, expect)
-        exchange.succeeded(kind)
-        return reply
+        """Send one request and read its reply. Calls from several threads are serialised; a
+        call interrupted between the two (``KeyboardInterrupt`` included) drops the connection,
+        so the next call can never read the reply meant for this one."""
+        with self._lock:
+            exchange = self._exchange
+            ws = self._connection()
+            exchange.check_not_lost(kind)
+            timeout_s = self.options.message_timeout_s
+            try:
+                ws.send(exchange.encode(kind, data))
+                raw = ws.recv(timeout=timeout_s)
+            except TIMEOUT_ERRORS:
+                self._abort()
+                raise exchange.timeout_error(timeout_s or 0.0) from None
+            except ConnectionClosed as exc:
+                last_words = _last_frame(ws)  # e.g. a refusal sent just before closing
+                self._discard()
+                if last_words is not None:
+                    exchange.decode(last_words, expect)  # raises the error it carries
+                close = exc.rcvd or exc.sent
+                raise exchange.closed_error(
+                    close.code if close else None, close.reason if close else ""
+                ) from exc
+            except BaseException:  # interrupted while the reply was owed
+                self._abort()
+                raise
+            reply = exchange.decode(raw, expect)
+            exchange.succeeded(kind)
+            return reply
 
     def reset(self, **kwargs: Any) -> StepResult[ObsT]:
         return self.codec._parse_result(self._request("reset", kwargs))

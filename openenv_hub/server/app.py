@@ -6,27 +6,26 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Literal
 
+import pydantic_core
 from fastapi import FastAPI, Request, WebSocket
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 
-from openenv_hub.errors import (
-    ConfigurationError,
-    EnvironmentExecutionError,
-    EnvironmentFactoryError,
-    ServerReplyError,
-    SessionCapacityError,
-    SessionError,
-    SessionNotFoundError,
-)
+from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
+from openenv_hub.server import settings
 from openenv_hub.server.http import build_router
+from openenv_hub.server.limits import RequestBodyLimit
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
 from openenv_hub.server.tasks import build_task_router
 from openenv_hub.server.websocket import serve_mcp_socket, serve_ws
 from openenv_hub.types import Action, Observation, State
 
-__all__ = ["create_app", "run", "uvicorn_options", "web_enabled_by_env"]
+__all__ = ["ServerMode", "create_app", "run", "uvicorn_options", "web_enabled_by_env"]
+
+ServerMode = Literal["simulation", "production"]
+DEFAULT_GRACEFUL_SHUTDOWN_S = 5.0
 
 logger = logging.getLogger("openenv_hub.server")
 
@@ -46,9 +45,11 @@ def create_app(
     state_cls: type[State] = State,
     reset_observation_cls: type[Observation] | None = None,
     env_name: str | None = None,
-    mode: str | None = None,
+    mode: ServerMode | None = None,
     max_concurrent_envs: int | None = None,
     session_idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
+    step_hard_timeout_s: float | None = None,
+    max_message_size_mb: float | None = None,
     web: bool | None = None,
     readme: str | None = None,
     ui_builder: Callable[..., Any] | None = None,
@@ -65,8 +66,13 @@ def create_app(
         env_name: Name shown by ``/metadata`` and the UI (default: the environment's own).
         mode: ``"simulation"`` (default, or ``$OPENENV_MODE``) serves HTTP reset/step/state;
             ``"production"`` leaves them out, so agents reach the environment through MCP only.
-        max_concurrent_envs: Sessions allowed at once. Default ``$MAX_CONCURRENT_ENVS`` or 64.
+        max_concurrent_envs: Sessions allowed at once, stateless HTTP calls included. Default
+            ``$MAX_CONCURRENT_ENVS`` or 64.
         session_idle_timeout_s: Close sessions idle this long; ``None`` keeps them forever.
+        step_hard_timeout_s: A call stuck on a session's thread this long is abandoned and its
+            slot freed. Default ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600.
+        max_message_size_mb: Largest HTTP body (and, through :func:`run`, WebSocket frame)
+            accepted. Default ``$OPENENV_MAX_MESSAGE_SIZE_MB`` or 16.
         web: Mount the Gradio debugging UI at ``/web``. Default: ``$ENABLE_WEB_INTERFACE``.
         readme: Markdown shown in the UI's README tab (default: ``README.md`` next to the app).
         ui_builder: Function ``(context) -> gradio.Blocks`` adding a custom UI tab.
@@ -77,8 +83,10 @@ def create_app(
         action_cls=action_cls,
         max_sessions=max_concurrent_envs,
         idle_timeout_s=session_idle_timeout_s,
+        step_hard_timeout_s=step_hard_timeout_s,
         env_name=env_name,
     )
+    message_mb = settings.max_message_size_mb(max_message_size_mb)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -92,6 +100,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.sessions = pool
+    app.state.max_message_size_mb = message_mb
+    app.add_middleware(RequestBodyLimit, max_bytes=int(message_mb * 1024 * 1024))
     simulation = _server_mode(mode) == "simulation"
     app.include_router(
         build_router(
@@ -134,55 +144,67 @@ async def _to_web_ui() -> RedirectResponse:
     return RedirectResponse("/web/")
 
 
-def _server_mode(mode: str | None) -> str:
+def _server_mode(mode: str | None) -> ServerMode:
     chosen = (mode or os.environ.get("OPENENV_MODE") or "simulation").strip().lower()
-    if chosen not in ("simulation", "production"):
-        raise ConfigurationError(
-            f"Invalid mode: {chosen!r}. Must be one of: ['simulation', 'production'] "
-            "(from the mode argument or $OPENENV_MODE)."
-        )
-    return chosen
+    if chosen == "simulation":
+        return "simulation"
+    if chosen == "production":
+        return "production"
+    raise ConfigurationError(
+        f"Invalid mode: {chosen!r}. Must be one of: ['simulation', 'production'] "
+        "(from the mode argument or $OPENENV_MODE)."
+    )
 
 
 def _install_error_handlers(app: FastAPI) -> None:
-    statuses: dict[type[Exception], int] = {
-        SessionCapacityError: 503,
-        SessionNotFoundError: 404,
-        SessionError: 409,
-        EnvironmentFactoryError: 500,
-        EnvironmentExecutionError: 500,
-    }
+    """Every server error answers with the status its class declares (errors.py); request
+    validation errors are rendered as JSON whatever input they quote."""
 
-    async def handle(request: Request, exc: Exception) -> JSONResponse:
+    async def server_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ServerReplyError)
-        status = next(code for cls, code in statuses.items() if isinstance(exc, cls))
-        return JSONResponse(
-            {"detail": exc.message, "code": exc.code, **exc.data}, status_code=status
-        )
+        errors = exc.errors if isinstance(exc, ActionValidationError) else None
+        body = {"detail": errors or exc.message, **exc.wire_data()}
+        body.pop("errors", None)
+        return _json(body, exc.http_status)
 
-    for cls in statuses:
-        app.add_exception_handler(cls, handle)
+    async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return _json({"detail": exc.errors()}, 422)
+
+    app.add_exception_handler(ServerReplyError, server_error)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+
+
+def _json(content: Any, status: int) -> JSONResponse:
+    body = pydantic_core.to_json(content, fallback=str, inf_nan_mode="strings")
+    return JSONResponse(pydantic_core.from_json(body), status_code=status)
 
 
 def uvicorn_options(
     *,
     ws_ping_interval_s: float | None = 20.0,
     ws_ping_timeout_s: float | None = 20.0,
-    ws_max_size_mb: float = 16.0,
+    max_message_size_mb: float | None = None,
+    graceful_shutdown_s: float = DEFAULT_GRACEFUL_SHUTDOWN_S,
 ) -> dict[str, Any]:
     """The uvicorn settings environment servers run with.
 
     The server pings every WebSocket client each ``ws_ping_interval_s``; one that does not answer
-    within ``ws_ping_timeout_s`` is disconnected and its session freed. The sans-I/O websockets
-    protocol is preferred where uvicorn has it: it is the faster of uvicorn's implementations.
+    within ``ws_ping_timeout_s`` is disconnected and its session freed. Frames over
+    ``max_message_size_mb`` (default ``$OPENENV_MAX_MESSAGE_SIZE_MB`` or 16) close the socket
+    with 1009. On shutdown, requests still running after ``graceful_shutdown_s`` are cancelled,
+    so a stuck step cannot hold the process. The sans-I/O websockets protocol is preferred where
+    uvicorn has it: it is the faster of uvicorn's implementations.
     """
     from uvicorn.config import WS_PROTOCOLS
 
+    message_mb = settings.max_message_size_mb(max_message_size_mb)
     return {
         "ws": "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto",
         "ws_ping_interval": ws_ping_interval_s,
         "ws_ping_timeout": ws_ping_timeout_s,
-        "ws_max_size": int(ws_max_size_mb * 1024 * 1024),
+        "ws_max_size": int(message_mb * 1024 * 1024),
+        "timeout_graceful_shutdown": graceful_shutdown_s,
     }
 
 
@@ -194,20 +216,25 @@ def run(
     reload: bool = False,
     ws_ping_interval_s: float | None = 20.0,
     ws_ping_timeout_s: float | None = 20.0,
-    ws_max_size_mb: float = 16.0,
+    max_message_size_mb: float | None = None,
+    graceful_shutdown_s: float = DEFAULT_GRACEFUL_SHUTDOWN_S,
     log_level: str = "info",
 ) -> None:
     """Serve ``app`` (an app, or an import string such as ``"pkg.server.app:app"``) with uvicorn,
-    with the options of :func:`uvicorn_options`."""
+    with the options of :func:`uvicorn_options`. The frame limit defaults to the app's body
+    limit, so one setting bounds both."""
     import uvicorn
 
     if reload and not isinstance(app, str):
         raise ConfigurationError(
             "reload=True needs the app as an import string, e.g. 'pkg.app:app'"
         )
+    if max_message_size_mb is None and not isinstance(app, str):
+        max_message_size_mb = getattr(app.state, "max_message_size_mb", None)
     options = uvicorn_options(
         ws_ping_interval_s=ws_ping_interval_s,
         ws_ping_timeout_s=ws_ping_timeout_s,
-        ws_max_size_mb=ws_max_size_mb,
+        max_message_size_mb=max_message_size_mb,
+        graceful_shutdown_s=graceful_shutdown_s,
     )
     uvicorn.run(app, host=host, port=port, reload=reload, log_level=log_level, **options)

@@ -10,8 +10,36 @@ from dataclasses import dataclass
 from typing import Any
 
 from openenv_hub.environment import Environment
+from openenv_hub.errors import ActionValidationError
 
-__all__ = ["CallPlan"]
+__all__ = ["CallPlan", "Signature"]
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Which keyword arguments a method takes.
+
+    ``accepted`` is ``None`` when it takes ``**kwargs``. ``reserved`` are names a request may
+    never pass as keywords: ``self``, the action, and positional-only parameters (passing them
+    would bind an argument twice).
+    """
+
+    method: str
+    accepted: frozenset[str] | None
+    reserved: frozenset[str]
+
+    def keywords(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The arguments of ``params`` the method accepts (others are dropped, as OpenEnv does).
+
+        Raises:
+            ActionValidationError: a reserved name, naming the field.
+        """
+        clashes = sorted(self.reserved.intersection(params))
+        if clashes:
+            raise _reserved_error(self.method, clashes)
+        if self.accepted is None:
+            return params
+        return {k: v for k, v in params.items() if k in self.accepted}
 
 
 @dataclass(frozen=True)
@@ -20,8 +48,8 @@ class CallPlan:
 
     reset_async: bool
     step_async: bool
-    reset_params: frozenset[str] | None  # None: accepts **kwargs
-    step_params: frozenset[str] | None
+    reset: Signature
+    step: Signature
 
     @staticmethod
     @functools.cache
@@ -30,19 +58,36 @@ class CallPlan:
         step_async = cls.step_async is not Environment.step_async
         reset = cls.reset_async if reset_async else cls.reset
         step = cls.step_async if step_async else cls.step
-        return CallPlan(reset_async, step_async, _accepted(reset), _accepted(step, skip="action"))
-
-    @staticmethod
-    def filter(params: dict[str, Any], accepted: frozenset[str] | None) -> dict[str, Any]:
-        if accepted is None:
-            return params
-        return {k: v for k, v in params.items() if k in accepted}
+        return CallPlan(
+            reset_async, step_async, _signature("reset", reset), _signature("step", step, 1)
+        )
 
 
-def _accepted(fn: Callable[..., Any], skip: str = "") -> frozenset[str] | None:
-    params = list(inspect.signature(fn).parameters.values())[1:]  # drop self
-    if skip and params and params[0].name == skip:
-        params = params[1:]
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return None
-    return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+def _signature(method: str, fn: Callable[..., Any], positional: int = 0) -> Signature:
+    """``positional``: how many arguments after ``self`` the core passes by position."""
+    params = list(inspect.signature(fn).parameters.values())
+    bound = params[: 1 + positional]  # self (and the action)
+    rest = params[1 + positional :]
+    reserved = {p.name for p in bound} | {p.name for p in rest if p.kind is p.POSITIONAL_ONLY}
+    reserved |= {"self", "action"} if positional else {"self"}
+    if any(p.kind is p.VAR_KEYWORD for p in rest):
+        return Signature(method, None, frozenset(reserved))
+    accepted = {p.name for p in rest if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return Signature(method, frozenset(accepted), frozenset(reserved))
+
+
+def _reserved_error(method: str, names: list[str]) -> ActionValidationError:
+    errors = [
+        {
+            "type": "reserved_argument",
+            "loc": [name],
+            "msg": f"'{name}' cannot be passed to {method}(): the server passes it itself",
+            "input": None,
+        }
+        for name in names
+    ]
+    listed = ", ".join(f"'{n}'" for n in names)
+    return ActionValidationError(
+        f"Invalid {method} arguments: {listed} cannot be passed to {method}(); rename the field",
+        data={"errors": errors},
+    )

@@ -2,17 +2,20 @@
 
 ``/reset``, ``/step`` and ``/state`` are stateless as in OpenEnv (a fresh environment per
 request) unless the request names a session in the ``X-OpenEnv-Session`` header, in which case
-they drive that session (created with the ``openenv/session/create`` JSON-RPC method).
+they drive that session (created with the ``openenv/session/create`` JSON-RPC method). A
+stateless request holds a session slot like any session (503 CAPACITY_REACHED when none is
+free), and is cancelled if its client disconnects before the answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Header, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
 from openenv_hub.protocol import ResetRequest, StepRequest, describe_validation_error
@@ -20,6 +23,8 @@ from openenv_hub.server.mcp import handle_jsonrpc
 from openenv_hub.server.sessions import Session, SessionPool
 
 __all__ = ["SESSION_HEADER", "build_router"]
+
+T = TypeVar("T")
 
 SESSION_HEADER = "X-OpenEnv-Session"
 SessionHeader = Annotated[str | None, Header(alias=SESSION_HEADER)]
@@ -50,7 +55,10 @@ def build_router(
     }
 
     @router.get("/health", tags=["Health"])
-    async def health() -> dict[str, str]:
+    async def health() -> dict[str, Any]:
+        # Threads given up after the hard time limit are reported (only once there are any).
+        if pool.abandoned_threads:
+            return {"status": "healthy", "abandoned_threads": pool.abandoned_threads}
         return {"status": "healthy"}
 
     @router.get("/metadata", tags=["Environment Info"])
@@ -62,8 +70,12 @@ def build_router(
         return schemas
 
     @router.post("/mcp", tags=["MCP"])
-    async def mcp(request: Request) -> JSONResponse:
-        return JSONResponse(await handle_jsonrpc(pool, await request.body()))
+    async def mcp(request: Request) -> Response:
+        body = await request.body()
+        reply = await _unless_disconnected(request, handle_jsonrpc(pool, body))
+        if reply is None:  # a notification
+            return Response(status_code=202)
+        return JSONResponse(reply)
 
     if simulation:
         _episode_routes(router, pool)
@@ -80,28 +92,65 @@ async def _session_for(pool: SessionPool, session_id: str | None) -> AsyncIterat
             yield session
 
 
+async def _unless_disconnected(request: Request, work: Awaitable[T]) -> T:
+    """Await ``work``, but cancel it if the client disconnects first (its session, if any, is
+    then closed and its slot freed once the environment's thread lets go)."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+    return task.result()  # raises CancelledError if the client left
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _stateless(
+    request: Request,
+    pool: SessionPool,
+    session_id: str | None,
+    call: Callable[[Session], Awaitable[T]],
+) -> T:
+    """Run ``call`` on the named session, or on a temporary one watched for the client's exit."""
+
+    async def work() -> T:
+        async with _session_for(pool, session_id) as session:
+            return await call(session)
+
+    if session_id:
+        return await work()
+    return await _unless_disconnected(request, work())
+
+
 def _episode_routes(router: APIRouter, pool: SessionPool) -> None:
     @router.post("/reset", tags=["Environment Control"], response_model=StepResponse)
     async def reset(
+        http: Request,
         request: Annotated[ResetRequest | None, Body()] = None,
         session_id: SessionHeader = None,
     ) -> dict[str, Any]:
         params = request.model_dump(exclude_unset=True) if request is not None else {}
-        async with _session_for(pool, session_id) as session:
-            return await pool.reset(session, params)
+        return await _stateless(http, pool, session_id, lambda s: pool.reset(s, params))
 
     @router.post("/step", tags=["Environment Control"], response_model=StepResponse)
-    async def step(request: StepRequest, session_id: SessionHeader = None) -> dict[str, Any]:
+    async def step(
+        http: Request, request: StepRequest, session_id: SessionHeader = None
+    ) -> dict[str, Any]:
         try:
             action = pool.parse_action(request.action)
         except ValidationError as exc:
             _, errors = describe_validation_error(exc, "action")
             raise HTTPException(status_code=422, detail=errors) from None
         params = request.model_dump(exclude_unset=True, exclude={"action"})
-        async with _session_for(pool, session_id) as session:
-            return await pool.step(session, action, params)
+        return await _stateless(http, pool, session_id, lambda s: pool.step(s, action, params))
 
     @router.get("/state", tags=["State Management"])
-    async def state(session_id: SessionHeader = None) -> dict[str, Any]:
-        async with _session_for(pool, session_id) as session:
-            return await pool.state(session)
+    async def state(http: Request, session_id: SessionHeader = None) -> dict[str, Any]:
+        return await _stateless(http, pool, session_id, pool.state)

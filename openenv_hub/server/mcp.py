@@ -1,30 +1,35 @@
 """JSON-RPC 2.0 for ``/mcp`` (POST and WebSocket) and ``{"type": "mcp"}`` frames on ``/ws``.
 
 Methods: ``tools/list``, ``tools/call``, ``openenv/session/create``, ``openenv/session/close``,
-plus ``initialize`` and ``ping`` so generic MCP clients can handshake.
+plus ``initialize`` and ``ping`` so generic MCP clients can handshake. Notifications (requests
+without an ``id``) are carried out and get no reply. Errors are answered with the JSON-RPC code
+their exception class declares; anything unexpected with -32603 and the request's id.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import pydantic_core
 from pydantic import ValidationError
 
-from openenv_hub.errors import (
-    EnvironmentExecutionError,
-    EnvironmentFactoryError,
-    SessionCapacityError,
-    SessionError,
-    SessionNotFoundError,
+from openenv_hub.errors import ServerReplyError
+from openenv_hub.protocol import (
+    JsonRpcCode,
+    JsonRpcRequest,
+    jsonrpc_error,
+    jsonrpc_error_for,
+    jsonrpc_result,
+    parse_json,
 )
-from openenv_hub.protocol import JsonRpcCode, JsonRpcRequest, jsonrpc_error, jsonrpc_result
 from openenv_hub.server.sessions import Session, SessionPool
 from openenv_hub.types import ToolErrorType
 
 __all__ = ["handle_jsonrpc", "parse_jsonrpc"]
+
+logger = logging.getLogger("openenv_hub.server")
 
 _PROTOCOL_VERSION = "2025-06-18"
 Reply = dict[str, Any]
@@ -34,7 +39,7 @@ def parse_jsonrpc(raw: str | bytes | dict[str, Any]) -> JsonRpcRequest | Reply:
     """Validate a JSON-RPC request, or return the error reply for it."""
     if not isinstance(raw, dict):
         try:
-            raw = pydantic_core.from_json(raw)
+            raw = parse_json(raw)
         except ValueError as exc:
             return jsonrpc_error(None, JsonRpcCode.PARSE_ERROR, f"Parse error: {exc}")
         if not isinstance(raw, dict):
@@ -49,30 +54,32 @@ def parse_jsonrpc(raw: str | bytes | dict[str, Any]) -> JsonRpcRequest | Reply:
 
 async def handle_jsonrpc(
     pool: SessionPool, raw: str | bytes | dict[str, Any], *, bound: Session | None = None
-) -> Reply:
-    """Answer one JSON-RPC request. ``bound`` is the session of the socket it arrived on."""
+) -> Reply | None:
+    """Answer one JSON-RPC request; ``None`` for a notification (a request without ``id``),
+    which gets no reply. ``bound`` is the session of the socket the request arrived on."""
     request = parse_jsonrpc(raw)
     if isinstance(request, dict):
         return request
+    notification = "id" not in request.model_fields_set
     handler = _METHODS.get(request.method)
     if handler is None:
+        if notification:  # e.g. notifications/initialized: nothing to do, nothing to say
+            return None
         return jsonrpc_error(
             request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"
         )
     try:
-        return jsonrpc_result(request.id, await handler(pool, request.params, bound))
+        reply = jsonrpc_result(request.id, await handler(pool, request.params, bound))
     except _RpcError as exc:
-        return jsonrpc_error(request.id, exc.code, exc.message, exc.data)
-    except SessionCapacityError as exc:
-        return jsonrpc_error(request.id, JsonRpcCode.SERVER_ERROR, exc.message, exc.data)
-    except EnvironmentFactoryError as exc:
-        return jsonrpc_error(request.id, JsonRpcCode.SERVER_ERROR, exc.message, exc.data)
-    except SessionNotFoundError as exc:
-        return jsonrpc_error(request.id, JsonRpcCode.INVALID_PARAMS, exc.message)
-    except SessionError as exc:
-        return jsonrpc_error(request.id, JsonRpcCode.INVALID_REQUEST, exc.message)
-    except EnvironmentExecutionError as exc:
-        return jsonrpc_error(request.id, JsonRpcCode.INTERNAL_ERROR, exc.message)
+        reply = jsonrpc_error(request.id, exc.code, exc.message, exc.data)
+    except ServerReplyError as exc:
+        reply = jsonrpc_error_for(request.id, exc)
+    except Exception as exc:  # a defect, not the caller's mistake: answer and log it
+        logger.exception("JSON-RPC %s failed", request.method)
+        reply = jsonrpc_error(
+            request.id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"
+        )
+    return None if notification else reply
 
 
 class _RpcError(Exception):

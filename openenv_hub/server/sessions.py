@@ -1,39 +1,33 @@
 """The session core: the one place where environments are created, driven and closed.
 
 HTTP routes, the ``/ws`` socket, ``/mcp`` and the web UI are thin adapters over
-:class:`SessionPool`. Each session owns one environment instance. Synchronous environment methods
-run on the session's own thread (so libraries that need thread affinity work); ``async`` ones run
-on the event loop. Sessions idle for longer than ``idle_timeout_s`` are closed by a reaper, and
-their transport is told so it can close its connection.
+:class:`SessionPool`: they translate requests into its calls and its results and errors
+(:class:`~openenv_hub.errors.ServerReplyError` subclasses) into replies. Slots, threads, closing
+and the watchdog live in :mod:`openenv_hub.server.lifecycle`; this module drives environments:
+validates actions, picks the keyword arguments each method accepts, runs synchronous methods on
+the session's thread and ``async`` ones on the event loop, and shapes what they return.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import inspect
 import logging
-import os
-import time
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from openenv_hub.environment import Environment
-from openenv_hub.errors import (
-    ConcurrencyConfigurationError,
-    ConfigurationError,
-    EnvironmentExecutionError,
-    EnvironmentFactoryError,
-    SessionCapacityError,
-    SessionError,
-    SessionNotFoundError,
-)
+from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
 from openenv_hub.protocol import observation_payload
 from openenv_hub.server.calls import CallPlan
-from openenv_hub.server.worker import Worker
+from openenv_hub.server.lifecycle import (
+    DEFAULT_IDLE_TIMEOUT_S,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_STEP_HARD_TIMEOUT_S,
+    EnvFactory,
+    Session,
+    SessionLifecycle,
+)
 from openenv_hub.tools import MCPEnvironment, ToolCallOutcome
 from openenv_hub.types import (
     Action,
@@ -44,308 +38,42 @@ from openenv_hub.types import (
     Tool,
 )
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_SESSIONS", "Session", "SessionPool"]
+__all__ = [
+    "DEFAULT_IDLE_TIMEOUT_S",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_STEP_HARD_TIMEOUT_S",
+    "EnvFactory",
+    "Session",
+    "SessionPool",
+]
 
 logger = logging.getLogger("openenv_hub.server")
 
-DEFAULT_MAX_SESSIONS = 64
-DEFAULT_IDLE_TIMEOUT_S = 300.0
-_MAX_SPARE_WORKERS = 8  # idle threads kept for stateless HTTP requests
 
-EnvFactory = Callable[[], Environment[Any, Any, Any]]
-CloseCallback = Callable[[str], Awaitable[None]]
+class SessionPool(SessionLifecycle):
+    """Creates, drives, reaps and closes environment sessions (see :class:`SessionLifecycle`
+    for the arguments)."""
 
-
-@dataclass(eq=False)
-class Session:
-    """One environment instance and the thread its synchronous methods run on."""
-
-    id: str
-    kind: str
-    worker: Worker
-    owns_worker: bool
-    reuse_worker: bool = False  # give the thread back to the pool's spares when done
-    env: Environment[Any, Any, Any] | None = None
-    created_at: float = field(default_factory=time.time)
-    last_active: float = field(default_factory=time.monotonic)
-    step_count: int = 0
-    busy: int = 0
-    closed: bool = False
-    attached: bool = False  # a WebSocket joined this session with /ws?session_id=...
-    close_when_detached: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    on_close: list[CloseCallback] = field(default_factory=list)
-
-    @property
-    def ready(self) -> bool:
-        return self.env is not None and not self.closed
-
-
-class SessionPool:
-    """Creates, drives, reaps and closes environment sessions.
-
-    Args:
-        env_factory: A class or function returning a new environment instance.
-        action_cls: The action model of the environment; step payloads are validated against it.
-        max_sessions: Concurrent sessions allowed. Default: ``$MAX_CONCURRENT_ENVS`` or 64;
-            forced to 1 for environments that set ``SUPPORTS_CONCURRENT_SESSIONS = False``.
-        idle_timeout_s: Close sessions with no activity for this long; ``None`` disables reaping.
-        env_name: Name reported by ``metadata()``; defaults to the environment's own.
-    """
-
-    def __init__(
-        self,
-        env_factory: EnvFactory,
-        *,
-        action_cls: type[Action],
-        max_sessions: int | None = None,
-        idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
-        env_name: str | None = None,
-    ) -> None:
-        if not callable(env_factory) or isinstance(env_factory, Environment):
-            raise ConfigurationError(
-                f"env_factory must be a class or a function returning an environment, got "
-                f"{type(env_factory).__name__}. Pass the class itself (EchoEnvironment, not "
-                "EchoEnvironment())."
-            )
-        if idle_timeout_s is not None and idle_timeout_s <= 0:
-            raise ConfigurationError("idle_timeout_s must be a positive number of seconds, or None")
-        self._factory = env_factory
-        self._factory_name = getattr(env_factory, "__name__", type(env_factory).__name__)
-        self.action_cls = action_cls
-        self._env_cls: type[Environment[Any, Any, Any]] | None = (
-            env_factory if isinstance(env_factory, type) else None
-        )
-        self.max_sessions = self._resolve_capacity(max_sessions)
-        self.idle_timeout_s = idle_timeout_s
-        self.env_name = env_name
-        self._sessions: dict[str, Session] = {}
-        self._shared_worker: Worker | None = None
-        self._spare_workers: list[Worker] = []
-        self._reaper: asyncio.Task[None] | None = None
-        self._metadata: EnvironmentMetadata | None = None
-
-    # -- configuration ---------------------------------------------------------------------
-
-    def _resolve_capacity(self, requested: int | None) -> int:
-        concurrent = getattr(self._env_cls, "SUPPORTS_CONCURRENT_SESSIONS", True)
-        if requested is not None:
-            if requested < 1:
-                raise ConfigurationError(f"max_sessions must be at least 1, got {requested}")
-            if requested > 1 and not concurrent:
-                raise ConcurrencyConfigurationError(self._factory_name, requested)
-            return requested
-        if not concurrent:
-            return 1
-        from_env = os.environ.get("MAX_CONCURRENT_ENVS")
-        if from_env:
-            try:
-                value = int(from_env)
-            except ValueError:
-                raise ConfigurationError(
-                    f"MAX_CONCURRENT_ENVS must be a whole number, got {from_env!r}"
-                ) from None
-            if value < 1:
-                raise ConfigurationError(f"MAX_CONCURRENT_ENVS must be at least 1, got {value}")
-            return value
-        return DEFAULT_MAX_SESSIONS
-
-    @property
-    def factory(self) -> EnvFactory:
-        """The class or function that creates each session's environment."""
-        return self._factory
-
-    @property
-    def factory_name(self) -> str:
-        return self._factory_name
-
-    @property
-    def active_sessions(self) -> int:
-        return len(self._sessions)
-
-    def sessions(self) -> list[Session]:
-        return list(self._sessions.values())
-
-    # -- lifecycle -------------------------------------------------------------------------
-
-    async def open(self, kind: str = "ws") -> Session:
-        """Reserve a slot and create a new environment for it.
-
-        Raises:
-            SessionCapacityError: ``max_sessions`` sessions are already open.
-            EnvironmentFactoryError: the factory raised.
-        """
-        if len(self._sessions) >= self.max_sessions:
-            raise SessionCapacityError(len(self._sessions), self.max_sessions)
-        session = self._new_session(kind)
-        self._sessions[session.id] = session
-        self._ensure_reaper()
-        try:
-            await self._create_env(session)
-        except BaseException:
-            await self.close(session, reason="factory failed")
-            raise
-        return session
-
-    @contextlib.asynccontextmanager
-    async def ephemeral(self) -> AsyncIterator[Session]:
-        """A session outside the pool's capacity, closed on exit (stateless HTTP requests)."""
-        session = self._new_session("http-ephemeral", reuse_worker=True)
-        try:
-            await self._create_env(session)
-            yield session
-        finally:
-            await self._dispose(session)
-
-    def _new_session(self, kind: str, *, reuse_worker: bool = False) -> Session:
-        """A session with its thread: its own, the shared one, or (for short-lived sessions) a
-        spare thread that a finished short-lived session gave back."""
-        session_id = str(uuid.uuid4())
-        if self._env_cls is not None and self._env_cls.REQUIRES_SINGLE_THREAD_EXECUTOR:
-            if self._shared_worker is None:
-                self._shared_worker = Worker("openenv-env")
-            return Session(id=session_id, kind=kind, worker=self._shared_worker, owns_worker=False)
-        if reuse_worker and self._spare_workers:
-            worker = self._spare_workers.pop()
-        else:
-            worker = Worker(f"openenv-session-{session_id[:8]}")
-        return Session(
-            id=session_id, kind=kind, worker=worker, owns_worker=True, reuse_worker=reuse_worker
-        )
-
-    async def _create_env(self, session: Session) -> None:
-        try:
-            env = await session.worker.run(self._factory)
-        except Exception as exc:
-            logger.exception("Environment factory %r failed", self._factory_name)
-            raise EnvironmentFactoryError(
-                self._factory_name,
-                message=f"Environment factory '{self._factory_name}' failed to create instance: "
-                f"{type(exc).__name__}: {exc}",
-            ) from exc
-        if session.closed:  # closed while the factory ran
-            await session.worker.run(env.close)
-            return
-        session.env = env
-
-    def get(self, session_id: str) -> Session:
-        session = self._sessions.get(session_id)
-        if session is None:
-            raise SessionNotFoundError(session_id)
-        if session.env is None:
-            raise SessionError(
-                f"Session {session_id} is still initializing; retry shortly", session_id=session_id
-            )
-        return session
-
-    def attach(self, session_id: str) -> Session:
-        """Let a WebSocket join a session created over HTTP (``/ws?session_id=...``)."""
-        session = self.get(session_id)
-        if session.attached:
-            raise SessionError(
-                f"Session {session_id} already has an attached WebSocket", session_id=session_id
-            )
-        session.attached = True
-        return session
-
-    async def detach(self, session: Session) -> None:
-        """The attached WebSocket left; the session lives on unless a close was requested."""
-        session.attached = False
-        if session.close_when_detached:
-            await self.close(session, reason="closed by openenv/session/close")
-
-    async def close(self, session: Session, reason: str = "closed") -> None:
-        """Close a session and free its slot. Safe to call more than once."""
-        if self._sessions.pop(session.id, None) is None and session.closed:
-            return
-        callbacks, session.on_close = session.on_close, []
-        await self._dispose(session)
-        for callback in callbacks:
-            try:
-                await callback(reason)
-            except Exception:
-                logger.exception("Session %s: close callback failed", session.id)
-
-    async def _dispose(self, session: Session) -> None:
-        if session.closed:
-            return
-        session.closed = True
-        env, session.env = session.env, None
-        if env is not None:
-            try:
-                await session.worker.run(env.close)
-            except Exception:
-                logger.exception("Session %s: environment close() raised", session.id)
-        if not session.owns_worker:
-            return
-        if session.reuse_worker and len(self._spare_workers) < _MAX_SPARE_WORKERS:
-            self._spare_workers.append(session.worker)
-        else:
-            session.worker.shutdown()
-
-    async def aclose(self) -> None:
-        """Close every session and stop the reaper (the app's shutdown)."""
-        if self._reaper is not None:
-            self._reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reaper
-            self._reaper = None
-        for session in list(self._sessions.values()):
-            await self.close(session, reason="server shutting down")
-        if self._shared_worker is not None:
-            self._shared_worker.shutdown()
-            self._shared_worker = None
-        while self._spare_workers:
-            self._spare_workers.pop().shutdown()
-
-    # -- idle reaping ----------------------------------------------------------------------
-
-    def _ensure_reaper(self) -> None:
-        if self.idle_timeout_s is None or (self._reaper is not None and not self._reaper.done()):
-            return
-        self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
-
-    async def _reap_forever(self) -> None:
-        assert self.idle_timeout_s is not None
-        interval = min(max(self.idle_timeout_s / 4, 0.05), 5.0)
-        while True:
-            await asyncio.sleep(interval)
-            await self.reap_idle()
-
-    async def reap_idle(self) -> int:
-        """Close sessions idle for longer than ``idle_timeout_s``; returns how many."""
-        if self.idle_timeout_s is None:
-            return 0
-        deadline = time.monotonic() - self.idle_timeout_s
-        idle = [s for s in self._sessions.values() if not s.busy and s.last_active < deadline]
-        for session in idle:
-            logger.info("Closing session %s: idle for over %.0f s", session.id, self.idle_timeout_s)
-            await self.close(session, reason=f"session idle for over {self.idle_timeout_s:g} s")
-        return len(idle)
-
-    # -- driving the environment -----------------------------------------------------------
-
-    @contextlib.asynccontextmanager
-    async def _use(self, session: Session) -> AsyncIterator[Environment[Any, Any, Any]]:
-        if session.env is None:
-            raise SessionError(f"Session {session.id} is closed", session_id=session.id)
-        session.busy += 1
-        try:
-            async with session.lock:
-                session.last_active = time.monotonic()
-                yield session.env
-        finally:
-            session.busy -= 1
-            session.last_active = time.monotonic()
+    _metadata: EnvironmentMetadata | None = None
 
     async def _call(
-        self, session: Session, run_async: bool, fn: Callable[..., Any], *args: Any, **kw: Any
+        self,
+        session: Session,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        on_loop: bool = False,
     ) -> Any:
+        """Call an environment method: awaited on the loop, or on the session's thread.
+
+        Exceptions other than the server's own become :class:`EnvironmentExecutionError`.
+        """
         try:
-            if run_async:
-                return await fn(*args, **kw)
-            return await session.worker.run(functools.partial(fn, *args, **kw))
-        except (SessionError, EnvironmentExecutionError):
+            if on_loop:
+                return await fn(*args, **(kwargs or {}))
+            return await self.run_in_thread(session, functools.partial(fn, *args, **(kwargs or {})))
+        except ServerReplyError:
             raise
         except Exception as exc:
             logger.exception(
@@ -365,35 +93,33 @@ class SessionPool:
                 return ListToolsAction.model_validate(data)
             if kind == "call_tool":
                 return CallToolAction.model_validate(data)
-        return self.action_cls.model_validate(data)
+        return self.action_cls.model_validate(data)  # type: ignore[no-any-return]
 
     async def reset(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
-        async with self._use(session) as env:
+        async with self.use(session) as env:
             plan = CallPlan.of(type(env))
-            kwargs = CallPlan.filter(params, plan.reset_params)
+            kwargs = plan.reset.keywords(params)
             fn = env.reset_async if plan.reset_async else env.reset
-            obs = await self._call(session, plan.reset_async, fn, **kwargs)
+            obs = await self._call(session, fn, (), kwargs, on_loop=plan.reset_async)
             session.step_count = 0
             return observation_payload(_checked(obs, "reset"))
 
     async def step(
         self, session: Session, action: Action, params: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        async with self._use(session) as env:
+        async with self.use(session) as env:
             plan = CallPlan.of(type(env))
-            kwargs = CallPlan.filter(params or {}, plan.step_params)
+            kwargs = plan.step.keywords(params or {})
             fn = env.step_async if plan.step_async else env.step
-            obs = await self._call(session, plan.step_async, fn, action, **kwargs)
+            obs = await self._call(session, fn, (action,), kwargs, on_loop=plan.step_async)
             session.step_count += 1
             return observation_payload(_checked(obs, "step"))
 
     async def state(self, session: Session) -> dict[str, Any]:
-        async with self._use(session) as env:
+        async with self.use(session) as env:
             on_loop = CallPlan.of(type(env)).step_async
-            state = await self._call(
-                session, on_loop, _read_state_async if on_loop else _read_state, env
-            )
-            return _state_dict(state)
+            read = _read_state_async if on_loop else _read_state
+            return _state_dict(await self._call(session, read, (env,), on_loop=on_loop))
 
     async def invoke(self, session: Session, name: str, *args: Any) -> Any:
         """Call an optional environment method by name, plain or ``async``.
@@ -401,18 +127,17 @@ class SessionPool:
         Raises AttributeError when the environment has no such method; exceptions raised by the
         method propagate unchanged so the caller can map them.
         """
-        async with self._use(session) as env:
+        async with self.use(session) as env:
             method = getattr(env, name)
             if inspect.iscoroutinefunction(method):
                 return await method(*args)
-            return await session.worker.run(functools.partial(method, *args))
+            return await self.run_in_thread(session, functools.partial(method, *args))
 
     async def metadata(self) -> EnvironmentMetadata:
         """The environment's metadata, read once from a temporary instance."""
         if self._metadata is None:
-            async with self.ephemeral() as session:
-                assert session.env is not None
-                meta = await self._call(session, False, session.env.get_metadata)
+            async with self.ephemeral() as session, self.use(session) as env:
+                meta = await self._call(session, env.get_metadata)
             if self.env_name:
                 meta = meta.model_copy(update={"name": self.env_name})
             self._metadata = meta
@@ -422,21 +147,21 @@ class SessionPool:
 
     @property
     def supports_tools(self) -> bool:
-        return self._env_cls is not None and issubclass(self._env_cls, MCPEnvironment)
+        return self.env_cls is not None and issubclass(self.env_cls, MCPEnvironment)
 
     async def list_tools(self, session: Session) -> list[Tool]:
-        async with self._use(session) as env:
+        async with self.use(session) as env:
             return _as_mcp(env).list_tools()
 
     async def call_tool(
         self, session: Session, name: str, arguments: dict[str, Any]
     ) -> ToolCallOutcome:
-        async with self._use(session) as env:
+        async with self.use(session) as env:
             mcp = _as_mcp(env)
-            if mcp.tool_is_async(name):
-                return await mcp.call_tool_async(name, arguments)
+            is_async = mcp.tool_is_async(name)
+            call = mcp.call_tool_async if is_async else mcp.call_tool
             outcome: ToolCallOutcome = await self._call(
-                session, False, mcp.call_tool, name, arguments
+                session, call, (name, arguments), on_loop=is_async
             )
             return outcome
 

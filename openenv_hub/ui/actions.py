@@ -15,12 +15,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from openenv_hub.errors import (
-    EnvironmentExecutionError,
-    EnvironmentFactoryError,
-    SessionCapacityError,
-    SessionError,
-)
+from openenv_hub.errors import ServerReplyError, SessionError
 from openenv_hub.protocol import describe_validation_error
 from openenv_hub.server.sessions import Session, SessionPool
 from openenv_hub.types import CallToolAction, Tool
@@ -245,18 +240,12 @@ def _error_outcome(exc: Exception) -> Outcome:
     if isinstance(exc, ValidationError):
         details = [f"{e.path}: {e.message}" for e in _validation_errors(exc)]
         return Outcome("error", "Invalid action", details=details)
-    if isinstance(exc, SessionCapacityError):
-        return Outcome(
-            "error",
-            "The server is at capacity",
-            details=[exc.message, "Close another tab or try again shortly."],
-        )
-    if isinstance(exc, EnvironmentFactoryError):
-        return Outcome("error", "The environment could not be created", details=[exc.message])
-    if isinstance(exc, EnvironmentExecutionError):
-        return Outcome("error", "The environment raised an error", details=[exc.message])
-    if isinstance(exc, SessionError):
-        details = [exc.message, "Press again to continue in a fresh session."]
-        return Outcome("error", "The session ended", details=details)
+    if isinstance(exc, ServerReplyError):  # its class carries the title and the hint
+        details = [exc.message]
+        if isinstance(exc, SessionError):
+            details.append("Press again to continue in a fresh session.")
+        elif exc.hint:
+            details.append(exc.hint)
+        return Outcome("error", exc.title, details=details)
     logger.exception("Web UI action failed")
     return Outcome("error", "Unexpected error", details=[f"{type(exc).__name__}: {exc}"])

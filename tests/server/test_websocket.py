@@ -258,4 +258,6 @@ def test_a_socket_can_join_a_session_created_over_http(echo_server: Any) -> None
             assert json.loads(s.recv(timeout=5))["data"] == {
                 "message": "Unknown session_id: nope",
                 "code": "SESSION_ERROR",
+                "reason": "session_not_found",  # so the client raises SessionNotFoundError
+                "session_id": "nope",
             }

@@ -1,0 +1,427 @@
+"""The lifecycle half of the session core: slots, threads, opening, closing and the watchdog.
+
+:class:`~openenv_hub.server.sessions.SessionPool` builds on :class:`SessionLifecycle` to drive
+the environments. Each session owns one environment instance; its synchronous methods run on the
+session's own thread (so libraries that need thread affinity work).
+
+Every session holds a slot of ``max_sessions``, stateless HTTP calls included, until its
+environment is closed. A session closed while its thread still runs a call keeps its slot until
+the call returns, or until ``step_hard_timeout_s`` passes: then the thread is abandoned (counted
+in ``abandoned_threads``, logged once) and the slot freed. A watchdog closes sessions idle for
+longer than ``idle_timeout_s`` and enforces the hard timeout
+(:mod:`openenv_hub.server.watchdog`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from openenv_hub.environment import Environment
+from openenv_hub.errors import (
+    ConcurrencyConfigurationError,
+    ConfigurationError,
+    EnvironmentFactoryError,
+    SessionCapacityError,
+    SessionClosedError,
+    SessionError,
+    SessionNotFoundError,
+)
+from openenv_hub.server import settings
+from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_TIMEOUT_S
+from openenv_hub.server.watchdog import Watchdog
+from openenv_hub.server.worker import Worker
+
+__all__ = [
+    "DEFAULT_IDLE_TIMEOUT_S",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_STEP_HARD_TIMEOUT_S",
+    "Session",
+    "SessionLifecycle",
+]
+
+logger = logging.getLogger("openenv_hub.server")
+
+DEFAULT_IDLE_TIMEOUT_S = 300.0
+CLOSE_TIMEOUT_S = 10.0  # for an environment's close(), and for close() to wait for a call
+_MAX_SPARE_WORKERS = 8  # idle threads kept for stateless HTTP requests
+
+EnvFactory = Callable[[], Environment[Any, Any, Any]]
+CloseCallback = Callable[[str], Awaitable[None]]
+
+
+@dataclass(eq=False)
+class Session:
+    """One environment instance and the thread its synchronous methods run on."""
+
+    id: str
+    kind: str
+    worker: Worker
+    owns_worker: bool
+    reuse_worker: bool = False  # give the thread back to the pool's spares when done
+    env: Environment[Any, Any, Any] | None = None
+    created_at: float = field(default_factory=time.time)
+    last_active: float = field(default_factory=time.monotonic)
+    step_count: int = 0
+    busy: int = 0  # calls waiting for or holding the lock
+    thread_call_since: float | None = None  # a call runs on the thread, since (monotonic)
+    caller: asyncio.Task[Any] | None = None  # the task whose call holds the lock
+    closed: bool = False
+    attached: bool = False  # a WebSocket joined this session with /ws?session_id=...
+    close_when_detached: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    on_close: list[CloseCallback] = field(default_factory=list)
+
+    @property
+    def ready(self) -> bool:
+        return self.env is not None and not self.closed
+
+
+class SessionLifecycle:
+    """Creates, reaps and closes environment sessions, within a number of slots.
+
+    Args:
+        env_factory: A class or function returning a new environment instance.
+        action_cls: The action model of the environment; step payloads are validated against it.
+        max_sessions: Sessions allowed at once, stateless calls included. Default:
+            ``$MAX_CONCURRENT_ENVS`` or 64; 1 for environments with
+            ``SUPPORTS_CONCURRENT_SESSIONS = False``.
+        idle_timeout_s: Close sessions with no activity for this long; ``None`` disables reaping.
+        step_hard_timeout_s: Abandon a thread whose call has run this long (default
+            ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600; see :mod:`openenv_hub.server.settings`).
+        env_name: Name reported by ``metadata()``; defaults to the environment's own.
+    """
+
+    def __init__(
+        self,
+        env_factory: EnvFactory,
+        *,
+        action_cls: type[Any],
+        max_sessions: int | None = None,
+        idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
+        step_hard_timeout_s: float | None = None,
+        env_name: str | None = None,
+    ) -> None:
+        if not callable(env_factory) or isinstance(env_factory, Environment):
+            raise ConfigurationError(
+                f"env_factory must be a class or a function returning an environment, got "
+                f"{type(env_factory).__name__}. Pass the class itself (EchoEnvironment, not "
+                "EchoEnvironment())."
+            )
+        if idle_timeout_s is not None and idle_timeout_s <= 0:
+            raise ConfigurationError("idle_timeout_s must be a positive number of seconds, or None")
+        self._factory = env_factory
+        self._factory_name = getattr(env_factory, "__name__", type(env_factory).__name__)
+        self.action_cls = action_cls
+        self._env_cls: type[Environment[Any, Any, Any]] | None = (
+            env_factory if isinstance(env_factory, type) else None
+        )
+        self.max_sessions = self._resolve_capacity(max_sessions)
+        self.idle_timeout_s = idle_timeout_s
+        self.step_hard_timeout_s = settings.step_hard_timeout_s(step_hard_timeout_s)
+        self.env_name = env_name
+        self.abandoned_threads = 0
+        self._sessions: dict[str, Session] = {}  # addressable: WebSocket, MCP and UI sessions
+        self._ephemeral: set[Session] = set()  # stateless HTTP calls
+        self._draining: set[Session] = set()  # closed, their thread still running a call
+        self._finishing: set[asyncio.Task[None]] = set()
+        self._shared_worker: Worker | None = None
+        self._spare_workers: list[Worker] = []
+        self.watchdog = Watchdog(self)
+
+    # -- configuration ---------------------------------------------------------------------
+
+    def _resolve_capacity(self, requested: int | None) -> int:
+        concurrent = getattr(self._env_cls, "SUPPORTS_CONCURRENT_SESSIONS", True)
+        if requested is not None and requested > 1 and not concurrent:
+            raise ConcurrencyConfigurationError(self._factory_name, requested)
+        if requested is None and not concurrent:
+            return 1
+        return settings.max_sessions(requested)
+
+    @property
+    def factory(self) -> EnvFactory:
+        """The class or function that creates each session's environment."""
+        return self._factory
+
+    @property
+    def factory_name(self) -> str:
+        return self._factory_name
+
+    @property
+    def env_cls(self) -> type[Environment[Any, Any, Any]] | None:
+        return self._env_cls
+
+    @property
+    def active_sessions(self) -> int:
+        """Slots in use: open sessions, stateless calls, and closed sessions still draining."""
+        return len(self._sessions) + len(self._ephemeral) + len(self._draining)
+
+    def sessions(self) -> list[Session]:
+        return list(self._sessions.values())
+
+    # -- opening ---------------------------------------------------------------------------
+
+    async def open(self, kind: str = "ws") -> Session:
+        """Reserve a slot and create a new environment for it.
+
+        Raises:
+            SessionCapacityError: every slot is in use.
+            EnvironmentFactoryError: the factory raised.
+        """
+        self._reserve()
+        session = self._new_session(kind)
+        self._sessions[session.id] = session
+        self.watchdog.start()
+        try:
+            await self._create_env(session)
+        except BaseException:
+            await self.close(session, reason="factory failed")
+            raise
+        return session
+
+    @contextlib.asynccontextmanager
+    async def ephemeral(self) -> AsyncIterator[Session]:
+        """A session for one stateless HTTP request, holding a slot until it is closed."""
+        self._reserve()
+        session = self._new_session("http-ephemeral", reuse_worker=True)
+        self._ephemeral.add(session)
+        self.watchdog.start()
+        try:
+            await self._create_env(session)
+            yield session
+        finally:
+            await self.close(session, reason="request finished")
+
+    def _reserve(self) -> None:
+        if self.active_sessions >= self.max_sessions:
+            raise SessionCapacityError(self.active_sessions, self.max_sessions)
+
+    def _new_session(self, kind: str, *, reuse_worker: bool = False) -> Session:
+        """A session with its thread: its own, the shared one, or (for short-lived sessions) a
+        spare thread that a finished short-lived session gave back."""
+        session_id = str(uuid.uuid4())
+        if self._env_cls is not None and self._env_cls.REQUIRES_SINGLE_THREAD_EXECUTOR:
+            if self._shared_worker is None:
+                self._shared_worker = Worker("openenv-env")
+            return Session(id=session_id, kind=kind, worker=self._shared_worker, owns_worker=False)
+        if reuse_worker and self._spare_workers:
+            worker = self._spare_workers.pop()
+        else:
+            worker = Worker(f"openenv-session-{session_id[:8]}")
+        return Session(
+            id=session_id, kind=kind, worker=worker, owns_worker=True, reuse_worker=reuse_worker
+        )
+
+    async def _create_env(self, session: Session) -> None:
+        try:
+            env = await self.run_in_thread(session, self._factory)
+        except (SessionError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            logger.exception("Environment factory %r failed", self._factory_name)
+            raise EnvironmentFactoryError(
+                self._factory_name,
+                message=f"Environment factory '{self._factory_name}' failed to create instance: "
+                f"{type(exc).__name__}: {exc}",
+            ) from exc
+        session.env = env
+
+    def get(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotFoundError(session_id)
+        if session.env is None:
+            raise SessionError(
+                f"Session {session_id} is still initializing; retry shortly", session_id=session_id
+            )
+        return session
+
+    def attach(self, session_id: str) -> Session:
+        """Let a WebSocket join a session created over HTTP (``/ws?session_id=...``)."""
+        session = self.get(session_id)
+        if session.attached:
+            raise SessionError(
+                f"Session {session_id} already has an attached WebSocket", session_id=session_id
+            )
+        session.attached = True
+        return session
+
+    async def detach(self, session: Session) -> None:
+        """The attached WebSocket left; the session lives on unless a close was requested."""
+        session.attached = False
+        if session.close_when_detached:
+            await self.close(session, reason="closed by openenv/session/close")
+
+    # -- using -----------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def use(self, session: Session) -> AsyncIterator[Environment[Any, Any, Any]]:
+        """Hold the session's lock and yield its environment (one call at a time)."""
+        if not session.ready:
+            raise _closed(session)
+        session.busy += 1
+        try:
+            async with session.lock:
+                if session.env is None or session.closed:  # closed while we waited
+                    raise _closed(session)
+                session.caller = asyncio.current_task()
+                session.last_active = time.monotonic()
+                try:
+                    yield session.env
+                finally:
+                    session.caller = None
+        finally:
+            session.busy -= 1
+            session.last_active = time.monotonic()
+
+    async def run_in_thread(self, session: Session, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` on the session's thread. Cancelling the caller does not stop the thread:
+        the session keeps its slot (if closed meanwhile) until the call returns."""
+        future = session.worker.run(fn)
+        session.thread_call_since = time.monotonic()
+        future.add_done_callback(lambda f: self._thread_call_returned(session, f))
+        return await asyncio.shield(future)
+
+    def _thread_call_returned(self, session: Session, future: asyncio.Future[Any]) -> None:
+        if session.thread_call_since is None:  # abandoned meanwhile
+            return
+        session.thread_call_since = None
+        if session not in self._draining:
+            return
+        if not future.cancelled() and future.exception() is None:
+            result = future.result()
+            if session.env is None and isinstance(result, Environment):
+                session.env = result  # built after its session closed: closed with the rest
+        self._finish_later(session)
+
+    # -- closing ---------------------------------------------------------------------------
+
+    async def close(self, session: Session, reason: str = "closed") -> None:
+        """Close a session and free its slot. Safe to call more than once.
+
+        A call in flight is waited for (up to ``CLOSE_TIMEOUT_S``, then cancelled if it runs on
+        the event loop); a call running on the session's thread keeps the slot until it returns.
+        """
+        if session.closed:
+            return
+        session.closed = True
+        self._sessions.pop(session.id, None)
+        self._ephemeral.discard(session)
+        callbacks, session.on_close = session.on_close, []
+        for callback in callbacks:
+            try:
+                await callback(reason)
+            except Exception:
+                logger.exception("Session %s: close callback failed", session.id)
+        await self._wait_for_caller(session)
+        if session.thread_call_since is not None:
+            self._draining.add(session)  # _thread_call_returned finishes the job
+            return
+        await self._finish(session)
+
+    async def _wait_for_caller(self, session: Session) -> None:
+        """Let a call running on the event loop end before the environment is closed."""
+        caller = session.caller
+        if caller is None or caller is asyncio.current_task() or session.thread_call_since:
+            return
+        try:
+            await asyncio.wait_for(session.lock.acquire(), CLOSE_TIMEOUT_S)
+        except (TimeoutError, asyncio.TimeoutError):
+            caller.cancel()
+            await asyncio.wait([caller], timeout=1.0)
+        else:
+            session.lock.release()
+
+    def _finish_later(self, session: Session) -> None:
+        task = asyncio.get_running_loop().create_task(self._finish(session))
+        self._finishing.add(task)
+        task.add_done_callback(self._finishing.discard)
+
+    async def _finish(self, session: Session) -> None:
+        """Close the environment (on its thread) and release the thread and the slot."""
+        env, session.env = session.env, None
+        try:
+            if env is not None:
+                future = session.worker.run(env.close)
+                await asyncio.wait_for(asyncio.shield(future), CLOSE_TIMEOUT_S)
+        except (TimeoutError, asyncio.TimeoutError):
+            logger.warning(
+                "Session %s: environment close() took over %g s", session.id, CLOSE_TIMEOUT_S
+            )
+            self._abandon_thread(session)
+        except Exception:
+            logger.exception("Session %s: environment close() raised", session.id)
+        self._release(session)
+
+    def _release(self, session: Session) -> None:
+        self._draining.discard(session)
+        if not session.owns_worker:
+            return
+        if session.reuse_worker and len(self._spare_workers) < _MAX_SPARE_WORKERS:
+            self._spare_workers.append(session.worker)
+        else:
+            session.worker.shutdown()
+
+    def _abandon_thread(self, session: Session) -> None:
+        """Give up on a thread that does not return: it is never reused, and counted."""
+        self.abandoned_threads += 1
+        if session.worker is self._shared_worker:
+            self._shared_worker = None  # new sessions get a thread of their own
+        session.owns_worker = False  # never handed out again; it exits if it ever returns
+        session.worker.shutdown()
+
+    async def aclose(self) -> None:
+        """Close every session at once and stop the watchdog (the app's shutdown).
+
+        Bounded: a call stuck on a thread, or an environment whose ``close()`` hangs, is left to
+        its (daemon) thread instead of holding up the shutdown.
+        """
+        await self.watchdog.stop()
+        closing = [
+            asyncio.ensure_future(self.close(s, reason="server shutting down"))
+            for s in [*self._sessions.values(), *self._ephemeral]
+        ]
+        pending = [*closing, *self._finishing]
+        if pending:
+            await asyncio.wait(pending, timeout=CLOSE_TIMEOUT_S)
+        if self._shared_worker is not None:
+            self._shared_worker.shutdown()
+            self._shared_worker = None
+        while self._spare_workers:
+            self._spare_workers.pop().shutdown()
+
+    def occupied(self) -> list[Session]:
+        """Every session holding a slot: open, stateless, and closed but still draining."""
+        return [*self._sessions.values(), *self._ephemeral, *self._draining]
+
+    async def abandon(self, session: Session) -> None:
+        """Give up on a call stuck on the session's thread: free the slot, close the session."""
+        logger.error(
+            "Session %s: a call has run for over %g s (OPENENV_STEP_HARD_TIMEOUT_S); its thread "
+            "is abandoned and the session closed",
+            session.id,
+            self.step_hard_timeout_s,
+        )
+        session.thread_call_since = None  # from now on, its return changes nothing
+        env, session.env = session.env, None
+        if env is not None:
+            session.worker.post(env.close)  # runs if the thread ever returns
+        self._abandon_thread(session)
+        if session.caller is not None:
+            session.caller.cancel()
+        self._draining.discard(session)
+        await self.close(session, reason="a step exceeded the server's hard time limit")
+
+
+def _closed(session: Session) -> SessionClosedError:
+    return SessionClosedError(
+        f"Session {session.id} is closed; open a new session (reconnect) to continue",
+        session_id=session.id,
+    )

@@ -1,0 +1,72 @@
+"""The watchdog of a session pool: closes idle sessions, and abandons stuck threads."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from openenv_hub.server.lifecycle import SessionLifecycle
+
+__all__ = ["Watchdog"]
+
+logger = logging.getLogger("openenv_hub.server")
+
+
+class Watchdog:
+    """A task that, every quarter of the shortest limit (at most 5 s), closes sessions idle for
+    longer than ``idle_timeout_s`` and abandons calls stuck past ``step_hard_timeout_s``."""
+
+    def __init__(self, pool: SessionLifecycle) -> None:
+        self.pool = pool
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start watching (on the running loop), unless already watching."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._watch_forever())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _watch_forever(self) -> None:
+        limits = [t for t in (self.pool.idle_timeout_s, self.pool.step_hard_timeout_s) if t]
+        interval = min(max(min(limits) / 4, 0.05), 5.0)
+        while True:
+            await asyncio.sleep(interval)
+            await self.reap_idle()
+            await self.abandon_stuck()
+
+    async def reap_idle(self) -> int:
+        """Close sessions idle for longer than ``idle_timeout_s``; returns how many."""
+        timeout_s = self.pool.idle_timeout_s
+        if timeout_s is None:
+            return 0
+        deadline = time.monotonic() - timeout_s
+        reaped = 0
+        for session in [s for s in self.pool.sessions() if s.last_active < deadline]:
+            if session.busy or session.last_active >= deadline:  # became busy meanwhile
+                continue
+            logger.info("Closing session %s: idle for over %.0f s", session.id, timeout_s)
+            await self.pool.close(session, reason=f"session idle for over {timeout_s:g} s")
+            reaped += 1
+        return reaped
+
+    async def abandon_stuck(self) -> int:
+        """Free the slots of calls stuck on their thread past ``step_hard_timeout_s``."""
+        deadline = time.monotonic() - self.pool.step_hard_timeout_s
+        stuck = [
+            s
+            for s in self.pool.occupied()
+            if s.thread_call_since is not None and s.thread_call_since < deadline
+        ]
+        for session in stuck:
+            await self.pool.abandon(session)
+        return len(stuck)
