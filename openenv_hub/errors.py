@@ -596,11 +596,13 @@ def _int(value: Any) -> int:
 
 
 def _reply_classes() -> list[type[ServerReplyError]]:
+    """Every :class:`ServerReplyError` class of this module, parents before children."""
     found, pending = [], [ServerReplyError]
     while pending:
-        cls = pending.pop()
-        found.append(cls)
-        pending.extend(cls.__subclasses__())
+        cls = pending.pop(0)
+        if cls.__module__ == __name__:
+            found.append(cls)
+            pending.extend(cls.__subclasses__())
     return found
 
 

@@ -16,12 +16,13 @@ from openenv_hub.errors import (
     ConnectError,
     EnvTimeoutError,
     MessageTooLargeError,
+    OpenEnvError,
     ServerReplyError,
     SessionLostError,
     TransportError,
     error_from_wire,
 )
-from openenv_hub.types import Action, Observation, State, StepResult
+from openenv_hub.types import Action, State, StepResult
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
@@ -132,12 +133,14 @@ class Codec(Generic[ActT, ObsT, StateT]):
     """Turns actions into step payloads and replies into typed results.
 
     Subclasses set ``action_type``, ``observation_type`` and ``state_type``, or override the
-    three hooks for full control.
+    three hooks for full control. A client that names no observation type speaks plain dicts
+    (observations and state); one that names an observation type but no state type gets
+    :class:`~openenv_hub.types.State`.
     """
 
     action_type: ClassVar[type[Any]] = Action
-    observation_type: ClassVar[type[Any]] = Observation
-    state_type: ClassVar[type[Any]] = State
+    observation_type: ClassVar[type[Any] | None] = None
+    state_type: ClassVar[type[Any] | None] = None
 
     def _step_payload(self, action: ActT) -> dict[str, Any]:
         if isinstance(action, dict):
@@ -152,21 +155,16 @@ class Codec(Generic[ActT, ObsT, StateT]):
         )
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
+        if self.observation_type is None:
+            return step_result(payload, dict(payload.get("observation") or {}))
         fields = observation_fields(payload)
         return step_result(payload, self.observation_type.model_validate(fields))
 
     def _parse_state(self, payload: dict[str, Any]) -> StateT:
-        return self.state_type.model_validate(payload)  # type: ignore[no-any-return]
-
-
-class DictCodec(Codec[dict[str, Any], dict[str, Any], dict[str, Any]]):
-    """Actions sent as given; observations and state come back as plain dicts."""
-
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
-        return step_result(payload, dict(payload.get("observation") or {}))
-
-    def _parse_state(self, payload: dict[str, Any]) -> dict[str, Any]:
-        return dict(payload)
+        state_type = self.state_type or (State if self.observation_type is not None else None)
+        if state_type is None:
+            return dict(payload)  # type: ignore[return-value]
+        return state_type.model_validate(payload)  # type: ignore[return-value]
 
 
 class Exchange:
@@ -206,11 +204,22 @@ class Exchange:
 
     def check_not_lost(self, kind: str) -> None:
         if kind in ("step", "state", "mcp") and self.episode_lost:
-            raise SessionLostError(
-                "The connection to the environment server closed during an episode, and the "
-                "episode was lost with it (the server may have restarted or reaped an idle "
-                "session). The client has reconnected: call reset() to start a new episode.",
-            )
+            raise self.lost_error()
+
+    @staticmethod
+    def lost_error() -> SessionLostError:
+        return SessionLostError(
+            "The connection to the environment server closed during an episode, and the "
+            "episode was lost with it (the server may have restarted or reaped an idle "
+            "session). The client has reconnected: call reset() to start a new episode.",
+        )
+
+    def closed_during(self, kind: str, code: int | None, reason: str) -> OpenEnvError:
+        """The error for a connection found closed while waiting for the reply to ``kind``:
+        the episode is lost if one was running (for a call that needs it), else the closure."""
+        if kind in ("step", "state", "mcp") and self.episode_lost:
+            return self.lost_error()
+        return self.closed_error(code, reason)
 
     def succeeded(self, kind: str) -> None:
         if kind == "reset":

@@ -221,8 +221,8 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
                 if last_words is not None:
                     exchange.decode(last_words, expect)  # raises the error it carries
                 close = exc.rcvd or exc.sent
-                raise exchange.closed_error(
-                    close.code if close else None, close.reason if close else ""
+                raise exchange.closed_during(
+                    kind, close.code if close else None, close.reason if close else ""
                 ) from exc
             except BaseException:  # cancelled or interrupted while the reply was owed
                 self._abort()

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from openenv_hub.client._core import DictCodec
 from openenv_hub.client.env_client import EnvClient
 
 __all__ = ["GenericEnvClient"]
 
 
-class GenericEnvClient(DictCodec, EnvClient[dict[str, Any], dict[str, Any], dict[str, Any]]):
+class GenericEnvClient(EnvClient[dict[str, Any], dict[str, Any], dict[str, Any]]):
     """Drives any environment with plain dicts: actions are sent as given, observations and
     state come back as dicts.
 
@@ -21,3 +20,6 @@ class GenericEnvClient(DictCodec, EnvClient[dict[str, Any], dict[str, Any], dict
             result = await env.step({"message": "hello"})
             result.observation["echoed_message"]
     """
+
+    observation_type = None
+    state_type = None

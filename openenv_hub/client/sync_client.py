@@ -23,7 +23,6 @@ from openenv_hub.client._core import (
     ActT,
     ClientOptions,
     Codec,
-    DictCodec,
     Exchange,
     ObsT,
     StateT,
@@ -75,7 +74,7 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
     @classmethod
     def _default_codec(cls) -> Codec[ActT, ObsT, StateT]:
         """Without the async client's types, observations and state are plain dicts."""
-        return DictCodec()  # type: ignore[return-value]
+        return Codec()
 
     @property
     def url(self) -> str:
@@ -163,8 +162,8 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
                 if last_words is not None:
                     exchange.decode(last_words, expect)  # raises the error it carries
                 close = exc.rcvd or exc.sent
-                raise exchange.closed_error(
-                    close.code if close else None, close.reason if close else ""
+                raise exchange.closed_during(
+                    kind, close.code if close else None, close.reason if close else ""
                 ) from exc
             except BaseException:  # interrupted while the reply was owed
                 self._abort()

@@ -49,7 +49,7 @@ __all__ = [
 logger = logging.getLogger("openenv_hub.server")
 
 DEFAULT_IDLE_TIMEOUT_S = 300.0
-CLOSE_TIMEOUT_S = 10.0  # for an environment's close(), and for close() to wait for a call
+CLOSE_TIMEOUT_S = 10.0
 _MAX_SPARE_WORKERS = 8  # idle threads kept for stateless HTTP requests
 
 EnvFactory = Callable[[], Environment[Any, Any, Any]]
@@ -85,6 +85,9 @@ class Session:
 
 class SessionLifecycle:
     """Creates, reaps and closes environment sessions, within a number of slots.
+
+    ``close_timeout_s`` bounds an environment's ``close()``, the wait of ``close()`` for a call
+    in flight, and the whole of ``aclose()``.
 
     Args:
         env_factory: A class or function returning a new environment instance.
@@ -127,6 +130,7 @@ class SessionLifecycle:
         self.step_hard_timeout_s = settings.step_hard_timeout_s(step_hard_timeout_s)
         self.env_name = env_name
         self.abandoned_threads = 0
+        self.close_timeout_s = CLOSE_TIMEOUT_S
         self._sessions: dict[str, Session] = {}  # addressable: WebSocket, MCP and UI sessions
         self._ephemeral: set[Session] = set()  # stateless HTTP calls
         self._draining: set[Session] = set()  # closed, their thread still running a call
@@ -306,7 +310,7 @@ class SessionLifecycle:
     async def close(self, session: Session, reason: str = "closed") -> None:
         """Close a session and free its slot. Safe to call more than once.
 
-        A call in flight is waited for (up to ``CLOSE_TIMEOUT_S``, then cancelled if it runs on
+        A call in flight is waited for (up to ``close_timeout_s``, then cancelled if it runs on
         the event loop); a call running on the session's thread keeps the slot until it returns.
         """
         if session.closed:
@@ -332,7 +336,7 @@ class SessionLifecycle:
         if caller is None or caller is asyncio.current_task() or session.thread_call_since:
             return
         try:
-            await asyncio.wait_for(session.lock.acquire(), CLOSE_TIMEOUT_S)
+            await asyncio.wait_for(session.lock.acquire(), self.close_timeout_s)
         except (TimeoutError, asyncio.TimeoutError):
             caller.cancel()
             await asyncio.wait([caller], timeout=1.0)
@@ -350,10 +354,10 @@ class SessionLifecycle:
         try:
             if env is not None:
                 future = session.worker.run(env.close)
-                await asyncio.wait_for(asyncio.shield(future), CLOSE_TIMEOUT_S)
+                await asyncio.wait_for(asyncio.shield(future), self.close_timeout_s)
         except (TimeoutError, asyncio.TimeoutError):
             logger.warning(
-                "Session %s: environment close() took over %g s", session.id, CLOSE_TIMEOUT_S
+                "Session %s: environment close() took over %g s", session.id, self.close_timeout_s
             )
             self._abandon_thread(session)
         except Exception:
@@ -390,7 +394,7 @@ class SessionLifecycle:
         ]
         pending = [*closing, *self._finishing]
         if pending:
-            await asyncio.wait(pending, timeout=CLOSE_TIMEOUT_S)
+            await asyncio.wait(pending, timeout=self.close_timeout_s)
         if self._shared_worker is not None:
             self._shared_worker.shutdown()
             self._shared_worker = None

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
 import pytest
+from polling import eventually
 from sample_envs import Echoed, Message, Typed
+from websockets.protocol import State as WsState
 
 from openenv_hub import EnvClient, GenericEnvClient, State, create_app
 from openenv_hub.errors import (
@@ -84,7 +84,8 @@ async def test_timeout_never_desynchronises(typed_server: Any) -> None:
         await env.reset()
         result = await env.step(Message(message="next"))
         assert result.observation.echoed_message == "next"
-        await asyncio.sleep(1.0)
+        # Once the slow step has ended (its late reply went to the dropped socket) ...
+        typed_server.wait_for(lambda: typed_server.pool.active_sessions == 1)
         assert (await env.step(Message(message="after"))).observation.echoed_message == "after"
 
 
@@ -94,7 +95,7 @@ def test_sync_timeout_never_desynchronises(typed_server: Any) -> None:
         with pytest.raises(EnvTimeoutError):
             env.step(Message(message="slow", delay_s=1.0))
         assert env.reset().observation.echoed_message == "ready"
-        time.sleep(1.0)
+        typed_server.wait_for(lambda: typed_server.pool.active_sessions == 1)  # slow step over
         assert env.step(Message(message="own answer")).observation.echoed_message == "own answer"
 
 
@@ -104,7 +105,7 @@ async def test_server_closed_socket_is_reopened_and_the_lost_episode_reported(se
         await env.reset(episode_id="doomed")
         await env.step(Message(message="a"))
         server.wait_for(lambda: server.pool.active_sessions == 0, timeout_s=5)  # reaped
-        await asyncio.sleep(0.1)
+        # Whether or not the close frame has arrived yet, the episode is reported lost.
         with pytest.raises(SessionLostError, match="call reset"):
             await env.step(Message(message="b"))
         with pytest.raises(SessionLostError):
@@ -118,7 +119,7 @@ async def test_reset_after_server_close_needs_no_error(serve: Any) -> None:
     async with TypedEnv(base_url=server.url) as env:
         await env.connect()
         server.wait_for(lambda: server.pool.active_sessions == 0, timeout_s=5)
-        await asyncio.sleep(0.1)
+        await eventually(lambda: env._ws is None or env._ws.state is not WsState.OPEN)
         assert (await env.reset()).observation.echoed_message == "ready"
 
 

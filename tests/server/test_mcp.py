@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
 import pytest
 from sample_envs import Echoed, Message, Typed
 
-from openenv_hub import create_app
+from openenv_hub import MCPEnvironment, MCPToolClient, create_app, tool
 
 
 def rpc(
@@ -119,3 +120,54 @@ def test_non_mcp_environment(serve: Any) -> None:
 def test_initialize_handshake(echo: httpx.Client) -> None:
     result = rpc(echo, "initialize", {"protocolVersion": "2025-06-18"})["result"]
     assert result["serverInfo"]["name"] == "echo_env" and "tools" in result["capabilities"]
+
+
+class Oddities(MCPEnvironment):
+    """Tools whose names or results test the edges of JSON-RPC and of call_tool."""
+
+    @tool
+    async def set_of_letters(self, word: str) -> Any:
+        return set(word)  # not JSON
+
+    @tool
+    def rename(self, name: str, arguments: str = "") -> str:
+        return f"{name}/{arguments}"
+
+
+@pytest.fixture
+def oddities(serve: Any) -> Any:
+    return serve(create_app(Oddities))
+
+
+def test_a_notification_gets_no_reply_over_http(echo: httpx.Client) -> None:
+    reply = echo.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert reply.status_code == 202 and reply.content == b""
+    reply = echo.post("/mcp", json={"jsonrpc": "2.0", "method": "ping"})  # a known method too
+    assert reply.status_code == 202 and reply.content == b""
+
+
+def test_a_notification_gets_no_reply_over_the_mcp_socket(echo_server: Any) -> None:
+    from websockets.sync.client import connect
+
+    with connect(echo_server.url.replace("http", "ws") + "/mcp") as ws:
+        ws.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        ws.send(json.dumps({"jsonrpc": "2.0", "method": "ping", "id": 5}))
+        assert json.loads(ws.recv(timeout=5)) == {"jsonrpc": "2.0", "id": 5, "result": {}}
+
+
+def test_a_tool_result_that_is_not_json_is_an_internal_error_with_the_id(oddities: Any) -> None:
+    with httpx.Client(base_url=oddities.url, timeout=10) as client:
+        reply = rpc(
+            client, "tools/call", {"name": "set_of_letters", "arguments": {"word": "ab"}}, id=9
+        )
+    assert reply["id"] == 9 and reply["error"]["code"] == -32603
+
+
+async def test_call_tool_takes_arguments_as_a_dict_for_any_parameter_name(oddities: Any) -> None:
+    async with MCPToolClient(oddities.url) as env:
+        await env.reset()
+        assert await env.call_tool("rename", {"name": "a", "arguments": "b"}) == "a/b"
+        assert await env.call_tool("rename", name="c") == "c/"
+    with MCPToolClient(oddities.url).sync() as sync_env:
+        sync_env.reset()
+        assert sync_env.call_tool("rename", arguments={"name": "d", "arguments": "e"}) == "d/e"
