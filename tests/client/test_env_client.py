@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -183,3 +184,28 @@ async def test_factory_failure_is_typed(serve: Any, sync: bool) -> None:
             async with env:
                 await env.reset()
     assert failed.value.factory_name == "failing_factory"
+
+
+async def test_a_refused_handshake_reports_the_status_and_the_body() -> None:
+    """A Space whose app is not running answers the handshake with an HTTP error and a reason."""
+    reason = b"Space alice/echo_env is not running (stage BUILD_ERROR)"
+
+    async def refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(reason), reason)
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(refuse, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        with pytest.raises(ConnectError) as refused:
+            await GenericEnvClient(f"http://127.0.0.1:{port}").reset()
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert refused.value.status_code == 503 and refused.value.body == reason.decode()
+    assert "HTTP 503" in str(refused.value) and "BUILD_ERROR" in str(refused.value)
