@@ -42,3 +42,22 @@ log "mypy"
 .venv/bin/mypy
 log "pytest"
 .venv/bin/python -m pytest "$@"
+
+# The client and the server also run on the oldest Python the project supports and the newest
+# this machine has (pyenv's), each in a venv of its own with only what they need.
+find_python() {
+  command -v "python$1" >/dev/null && "python$1" -c '' 2>/dev/null && { command -v "python$1"; return; }
+  ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/"python$1" 2>/dev/null | sort -V | tail -n 1
+}
+if [ $# -eq 0 ]; then
+  for version in 3.10 3.13; do
+    python=$(find_python "$version")
+    [ -n "$python" ] || { echo "Python $version not found (PATH or pyenv): it is needed to test it" >&2; exit 1; }
+    log "client and server tests on Python $version ($python)"
+    venv=".venv-py$version"
+    [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q -U pip 'setuptools>=70.1' wheel
+    "$venv/bin/python" -m pip install -q -e . -e envs/echo_env pytest pytest-asyncio pytest-timeout
+    "$venv/bin/python" -m pytest -p no:cacheprovider tests/client tests/server tests/security/test_server_limits.py tests/test_error_table.py
+  done
+fi

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import httpx
-from doc_blocks import doc_block
+from doc_blocks import REPO, doc_block
 
 from openenv_hub import Action, Environment, Observation, State, create_app
 
@@ -42,3 +42,28 @@ def test_the_step_reply_sample_is_what_post_step_answers(serve: Any) -> None:
     reply = httpx.post(f"{server.url}/step", json={"action": {"message": message}})
     assert reply.status_code == 200
     assert reply.json() == sample
+
+
+def test_the_error_table_is_what_the_classes_declare() -> None:
+    from openenv_hub import errors
+
+    text = (REPO / "docs" / "protocol.md").read_text(encoding="utf-8")
+    table = text.split("<!-- error table: checked by tests/docs/test_protocol_doc.py -->\n")[1]
+    rows = [line for line in table.splitlines()[2:] if line.startswith("|")]
+    documented = {}
+    for row in rows:
+        name, codes, reason, http, jsonrpc = (
+            c.strip().strip("`") for c in row.strip("|").split("|")
+        )
+        documented[name] = (codes.replace("`", ""), reason or None, int(http), int(jsonrpc))
+    declared = {
+        cls.__name__: (
+            ", ".join((cls.code, *cls.other_codes)),
+            cls.reason,
+            cls.http_status,
+            cls.jsonrpc_code,
+        )
+        for cls in vars(errors).values()
+        if isinstance(cls, type) and issubclass(cls, errors.ServerReplyError)
+    }
+    assert documented == declared
