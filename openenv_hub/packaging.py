@@ -27,6 +27,7 @@ __all__ = ["WHEELS_DIR", "PackagingError", "bundle_wheels", "dev_wheel", "source
 
 WHEELS_DIR = Path(".openenv") / "wheels"
 DIST_NAME = "openenv-hub"
+_PACKAGE_DIRS = ("openenv_hub", "cli")  # the library, and cli/ holding the `openenv` command
 _SKIP = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "build", "dist"}
 
 
@@ -85,9 +86,10 @@ def content_hash(src: Path) -> str:
 
 def _source_files(src: Path) -> list[Path]:
     files = [src / name for name in ("pyproject.toml", "README.md") if (src / name).is_file()]
-    for dirpath, dirnames, filenames in os.walk(src / "openenv_hub", followlinks=True):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP and not d.endswith(".egg-info")]
-        files.extend(Path(dirpath) / f for f in filenames if not f.endswith((".pyc", ".pyo")))
+    for package in _PACKAGE_DIRS:
+        for dirpath, dirnames, filenames in os.walk(src / package, followlinks=True):
+            dirnames[:] = [d for d in dirnames if d not in _SKIP and not d.endswith(".egg-info")]
+            files.extend(Path(dirpath) / f for f in filenames if not f.endswith((".pyc", ".pyo")))
     return files
 
 
@@ -95,7 +97,8 @@ def _build_wheel(src: Path, target: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="openenv-wheel-") as tmp:
         copy = Path(tmp) / "src"
         ignore = shutil.ignore_patterns(*_SKIP, "*.pyc", "*.egg-info")
-        shutil.copytree(src / "openenv_hub", copy / "openenv_hub", ignore=ignore)
+        for package in _PACKAGE_DIRS:
+            shutil.copytree(src / package, copy / package, ignore=ignore)
         shutil.copy2(src / "pyproject.toml", copy / "pyproject.toml")
         readme = src / "README.md"
         if readme.is_file():
