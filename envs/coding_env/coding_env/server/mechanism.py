@@ -1,0 +1,80 @@
+"""Which sandbox this machine can make, checked once by making one; or why it cannot.
+
+The server refuses to start when no sandbox can be made, unless the operator sets
+``unsafe_no_sandbox`` (``CODING_ENV_UNSAFE_NO_SANDBOX=1``), in which case ``/metadata`` and the
+web UI say so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+
+from coding_env.server.sandbox import Mechanism, Sandbox, SandboxError
+from coding_env.server.settings import SandboxSettings
+from openenv_hub.errors import ConfigurationError
+
+__all__ = ["SandboxUnavailableError", "detect"]
+
+_HINT = (
+    "Install bubblewrap ('apt-get install bubblewrap', 'dnf install bubblewrap'); on Ubuntu 24.04 "
+    "also allow unprivileged user namespaces ('sysctl kernel.apparmor_restrict_unprivileged_userns=0'). "
+    "In Docker, run the image as a non-root user with "
+    "'--security-opt seccomp=unconfined --security-opt apparmor=unconfined' "
+    "(see the coding environment's README, 'Where the sandbox works'). "
+    "To run agent code with no sandbox at all, set CODING_ENV_UNSAFE_NO_SANDBOX=1 "
+    "(only for code you trust)."
+)
+
+
+class SandboxUnavailableError(ConfigurationError):
+    """No sandbox can be made here, and ``unsafe_no_sandbox`` is not set."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"The coding environment cannot sandbox code here: {reason}")
+        self.reason = reason
+        self.hint = _HINT
+
+
+_lock = threading.Lock()
+_checked: dict[tuple[SandboxSettings, str], Mechanism] = {}
+
+
+def detect(settings: SandboxSettings) -> Mechanism:
+    """The mechanism sandboxes will use, proven by starting one and running code in it.
+
+    Raises:
+        SandboxUnavailableError: bubblewrap is missing or cannot create namespaces here.
+    """
+    if settings.unsafe_no_sandbox:
+        return Mechanism.NONE
+    if not sys.platform.startswith("linux"):
+        raise SandboxUnavailableError(
+            f"the sandbox needs Linux namespaces, and this is {sys.platform}; run the "
+            "environment's Docker image instead"
+        )
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxUnavailableError("bubblewrap (the 'bwrap' command) is not installed")
+    mechanism = Mechanism.ROOT if os.geteuid() == 0 else Mechanism.USER_NAMESPACES
+    key = (settings, bwrap)
+    with _lock:
+        if key not in _checked:
+            _probe(settings, mechanism, bwrap)
+            _checked[key] = mechanism
+    return _checked[key]
+
+
+def _probe(settings: SandboxSettings, mechanism: Mechanism, bwrap: str) -> None:
+    sandbox = Sandbox(settings, mechanism, bwrap)
+    try:
+        sandbox.start()
+        reply = sandbox.request({"op": "run", "code": "6 * 7"}, settings.step_timeout_s)
+    except SandboxError as exc:
+        raise SandboxUnavailableError(f"bubblewrap failed ({mechanism.value}): {exc}") from None
+    finally:
+        sandbox.stop()
+    if reply.get("value") != "42":
+        raise SandboxUnavailableError(f"a test run in the sandbox gave {reply}")
