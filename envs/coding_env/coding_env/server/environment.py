@@ -66,8 +66,9 @@ class CodingEnvironment(MCPEnvironment):
     def __init__(self) -> None:
         super().__init__()
         self._settings = self.settings or SandboxSettings.from_env()
-        self._mechanism = detect(self._settings)
-        self._sandbox = Sandbox(self._settings, self._mechanism)
+        launcher = detect(self._settings)
+        self._mechanism = launcher.mechanism
+        self._sandbox = Sandbox(self._settings, launcher)
         self._task: Task | None = None
         self._state = CodingState(sandbox=self._mechanism.value)
 

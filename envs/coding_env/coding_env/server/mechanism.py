@@ -12,7 +12,7 @@ import shutil
 import sys
 import threading
 
-from coding_env.server.sandbox import Mechanism, Sandbox, SandboxError
+from coding_env.server.sandbox import Launcher, Mechanism, Sandbox, SandboxError
 from coding_env.server.settings import SandboxSettings
 from openenv_hub.errors import ConfigurationError
 
@@ -39,17 +39,17 @@ class SandboxUnavailableError(ConfigurationError):
 
 
 _lock = threading.Lock()
-_checked: dict[tuple[SandboxSettings, str], Mechanism] = {}
+_checked: dict[tuple[SandboxSettings, str], Launcher] = {}
 
 
-def detect(settings: SandboxSettings) -> Mechanism:
-    """The mechanism sandboxes will use, proven by starting one and running code in it.
+def detect(settings: SandboxSettings) -> Launcher:
+    """How sandboxes will be made, proven by starting one and running code in it.
 
     Raises:
         SandboxUnavailableError: bubblewrap is missing or cannot create namespaces here.
     """
     if settings.unsafe_no_sandbox:
-        return Mechanism.NONE
+        return Launcher(Mechanism.NONE)
     if not sys.platform.startswith("linux"):
         raise SandboxUnavailableError(
             f"the sandbox needs Linux namespaces, and this is {sys.platform}; run the "
@@ -62,18 +62,33 @@ def detect(settings: SandboxSettings) -> Mechanism:
     key = (settings, bwrap)
     with _lock:
         if key not in _checked:
-            _probe(settings, mechanism, bwrap)
-            _checked[key] = mechanism
+            _checked[key] = _first_that_works(settings, mechanism, bwrap)
     return _checked[key]
 
 
-def _probe(settings: SandboxSettings, mechanism: Mechanism, bwrap: str) -> None:
-    sandbox = Sandbox(settings, mechanism, bwrap)
+def _first_that_works(settings: SandboxSettings, mechanism: Mechanism, bwrap: str) -> Launcher:
+    """With ``--disable-userns`` where the kernel lets bwrap set it, else without."""
+    strict = Launcher(mechanism, bwrap, disable_userns=mechanism is Mechanism.USER_NAMESPACES)
+    try:
+        _probe(settings, strict)
+        return strict
+    except SandboxUnavailableError:
+        if not strict.disable_userns:
+            raise
+    relaxed = Launcher(mechanism, bwrap, disable_userns=False)
+    _probe(settings, relaxed)
+    return relaxed
+
+
+def _probe(settings: SandboxSettings, launcher: Launcher) -> None:
+    sandbox = Sandbox(settings, launcher)
     try:
         sandbox.start()
         reply = sandbox.request({"op": "run", "code": "6 * 7"}, settings.step_timeout_s)
     except SandboxError as exc:
-        raise SandboxUnavailableError(f"bubblewrap failed ({mechanism.value}): {exc}") from None
+        raise SandboxUnavailableError(
+            f"bubblewrap failed ({launcher.mechanism.value}): {exc}"
+        ) from None
     finally:
         sandbox.stop()
     if reply.get("value") != "42":

@@ -18,10 +18,10 @@ The server kills the whole PID namespace when a step runs out of wall time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -36,6 +36,7 @@ from typing import IO, Any
 from coding_env.server.settings import SandboxSettings
 
 __all__ = [
+    "Launcher",
     "Mechanism",
     "Sandbox",
     "SandboxDied",
@@ -116,14 +117,32 @@ def _parents(path: str) -> list[str]:
     return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def bwrap_command(settings: SandboxSettings, mechanism: Mechanism, bwrap: str) -> list[str]:
+@dataclass(frozen=True)
+class Launcher:
+    """How this machine makes sandboxes, as :func:`coding_env.server.mechanism.detect` found.
+
+    Attributes:
+        mechanism: The kind of sandbox.
+        bwrap: Path of the bwrap executable.
+        disable_userns: Whether the sandbox is also kept from making user namespaces of its
+            own (bwrap ``--disable-userns``; needs a writable ``/proc/sys``, which Docker's
+            containers do not have).
+    """
+
+    mechanism: Mechanism
+    bwrap: str = "bwrap"
+    disable_userns: bool = True
+
+
+def bwrap_command(settings: SandboxSettings, launcher: Launcher) -> list[str]:
     """The full bwrap command line of one sandbox (nothing secret: it is visible in ``ps``)."""
     python = _interpreter(settings)
+    mechanism, bwrap = launcher.mechanism, launcher.bwrap
     args = [bwrap, "--die-with-parent", "--new-session", "--as-pid-1"]
     args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
     if mechanism is Mechanism.USER_NAMESPACES:
-        args += ["--unshare-user", "--disable-userns"]
+        args += ["--unshare-user"] + (["--disable-userns"] if launcher.disable_userns else [])
     else:
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     args += ["--clearenv"]
@@ -185,14 +204,13 @@ class Sandbox:
 
     Args:
         settings: The limits.
-        mechanism: From :func:`coding_env.server.mechanism.detect`.
-        bwrap: Path of the bwrap executable (unused with ``Mechanism.NONE``).
+        launcher: From :func:`coding_env.server.mechanism.detect`.
     """
 
-    def __init__(self, settings: SandboxSettings, mechanism: Mechanism, bwrap: str = "") -> None:
+    def __init__(self, settings: SandboxSettings, launcher: Launcher) -> None:
         self.settings = settings
-        self.mechanism = mechanism
-        self.bwrap = bwrap or shutil.which("bwrap") or "bwrap"
+        self.launcher = launcher
+        self.mechanism = launcher.mechanism
         self._process: _Process | None = None
         self._buffer = b""
         self.started_in_s = 0.0
@@ -206,7 +224,7 @@ class Sandbox:
         self.stop()
         started = time.perf_counter()
         uid = _USER_IDS.take() if self.mechanism is Mechanism.ROOT else None
-        stderr = tempfile.TemporaryFile(prefix="coding-sandbox-")
+        stderr = tempfile.TemporaryFile(prefix="coding-sandbox-")  # noqa: SIM115 - kept open
         try:
             popen = subprocess.Popen(
                 self._command(),
@@ -221,7 +239,7 @@ class Sandbox:
             stderr.close()
             if uid is not None:
                 _USER_IDS.give_back(uid)
-            raise SandboxError(f"could not run {self.bwrap}: {exc}") from exc
+            raise SandboxError(f"could not run {self.launcher.bwrap}: {exc}") from exc
         self._process = _Process(popen, stderr, uid)
         self._buffer = b""
         init = {"op": "init", "uid": uid, "limits": self.settings.worker_limits()}
@@ -239,7 +257,7 @@ class Sandbox:
     def _command(self) -> list[str]:
         if self.mechanism is Mechanism.NONE:
             return [_interpreter(self.settings), "-I", "-B", str(WORKER)]
-        return bwrap_command(self.settings, self.mechanism, self.bwrap)
+        return bwrap_command(self.settings, self.launcher)
 
     def _launch_environment(self) -> dict[str, str]:
         if self.mechanism is not Mechanism.NONE:
@@ -257,8 +275,10 @@ class Sandbox:
             SandboxDied: the interpreter ended before replying.
         """
         process = self._process
-        if process is None or process.popen.poll() is not None:
+        if process is None:
             raise SandboxDied("the interpreter is not running")
+        if process.popen.poll() is not None:
+            raise self._died()
         assert process.popen.stdin is not None
         try:
             process.popen.stdin.write(json.dumps(message).encode() + b"\n")
@@ -313,10 +333,8 @@ class Sandbox:
             return
         if process.popen.poll() is None:
             process.popen.kill()  # bwrap; --die-with-parent and PID 1 take the rest down
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.popen.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover - the kernel did not reap it
-            pass
         if self.mechanism is Mechanism.NONE:
             _kill_group(process.popen.pid)
         for stream in (process.popen.stdin, process.popen.stdout, process.stderr):
@@ -327,10 +345,8 @@ class Sandbox:
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _death(code: int, detail: str) -> SandboxDied:

@@ -15,6 +15,7 @@ never runs before that.
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import json
 import linecache
@@ -85,16 +86,14 @@ class Capture:
     def __init__(self) -> None:
         self.files = [_memory_file(name) for name in ("stdout", "stderr")]
         self._saved = (sys.stdout, sys.stderr)
-        for target, fd in zip((1, 2), self.files):
+        for target, fd in zip((1, 2), self.files, strict=True):
             os.dup2(fd, target)
         sys.stdout, sys.stderr = _text(1), _text(2)
 
     def finish(self, max_bytes: int) -> tuple[str, str, bool]:
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-            except (OSError, ValueError):
-                pass
         sys.stdout, sys.stderr = self._saved
         null = os.open(os.devnull, os.O_RDWR)
         for target in (1, 2):
