@@ -18,6 +18,7 @@ The server kills the whole PID namespace when a step runs out of wall time.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -78,18 +79,22 @@ class SandboxTimeout(SandboxDied):
 
 
 class _UserIds:
-    """Unprivileged user ids for root mode, one per live sandbox of this process."""
+    """Unprivileged user ids for root mode, one per live sandbox of this process.
+
+    Ids are reused last-in-line: the processes of a killed sandbox may take a moment to go,
+    and until they do they count against the process limit of their user id.
+    """
 
     def __init__(self) -> None:
         self._base = 1_600_000_000 + (os.getpid() % 60_000) * 4096
-        self._free = list(range(4095, -1, -1))
+        self._free = collections.deque(range(4096))
         self._lock = threading.Lock()
 
     def take(self) -> int:
         with self._lock:
             if not self._free:
                 raise SandboxError("no free sandbox user ids (4096 sandboxes are running)")
-            return self._base + self._free.pop()
+            return self._base + self._free.popleft()
 
     def give_back(self, uid: int) -> None:
         with self._lock:

@@ -50,6 +50,9 @@ class Channel:
         os.close(null)
         self._reader = os.fdopen(self.read_fd, "rb")
 
+    def close(self) -> None:
+        self._reader.close()
+
     def receive(self) -> dict[str, Any] | None:
         line = self._reader.readline()
         return json.loads(line) if line else None
@@ -292,24 +295,38 @@ def _read_until(fd: int, timeout_s: float) -> tuple[bytes, bool]:
         chunks.append(chunk)
 
 
-def _reap_orphans() -> None:
-    """This interpreter is PID 1 of its namespace: collect children the agent left behind."""
+def _wait_as_init(child: int, channel: Channel) -> None:
+    """PID 1 of the namespace: reap orphans until the interpreter ends, then end with it.
+
+    The interpreter runs as PID 2 because the kernel shields a namespace's PID 1 from
+    signals it has no handler for, ``SIGXCPU`` (the CPU limit) included. This process set the
+    limits before it forked, so it is bound by them too; when it exits, the kernel kills
+    everything left in the namespace.
+    """
+    os.close(channel.write_fd)
+    channel.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, status = os.wait()
         except ChildProcessError:
-            return
-        if pid == 0:
-            return
+            os._exit(1)
+        if pid == child:
+            code = os.waitstatus_to_exitcode(status)
+            os._exit(128 - code if code < 0 else code)
 
 
 def main() -> None:
     channel = Channel()
-    session = Session()
     first = channel.receive()
     if first is None:
         return
-    channel.send(initialize(first))
+    ready = initialize(first)
+    child = os.fork()
+    if child:
+        _wait_as_init(child, channel)
+    session = Session()
+    channel.send({**ready, "pid": os.getpid()})
     handlers = {
         "run": session.run,
         "list_files": list_files,
@@ -323,7 +340,6 @@ def main() -> None:
         reply = (
             handler(request) if handler else {"protocol_error": f"unknown op {request.get('op')!r}"}
         )
-        _reap_orphans()
         channel.send(reply)
 
 
