@@ -20,7 +20,6 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-
 from coding_env import CodeAction, CodingEnv
 from coding_env.server.app import build_app
 from coding_env.server.settings import SandboxSettings

@@ -8,9 +8,8 @@ import asyncio
 import json
 
 import httpx
-from conftest import Target
-
 from coding_env import CodeAction, CodingEnv
+from conftest import Target
 
 
 def test_names_and_files_persist_until_reset(local_target: Target) -> None:
@@ -101,7 +100,7 @@ def test_mcp_json_rpc_drives_the_session(local_target: Target) -> None:
         )
 
 
-async def test_sixteen_concurrent_sessions_do_not_see_each_other(local_target: Target) -> None:
+def test_sixteen_concurrent_sessions_do_not_see_each_other(local_target: Target) -> None:
     async def one(index: int) -> tuple[str, str]:
         async with CodingEnv(base_url=local_target.base_url, message_timeout_s=120) as env:
             await env.reset()
@@ -114,7 +113,10 @@ async def test_sixteen_concurrent_sessions_do_not_see_each_other(local_target: T
             seen = (await env.step(CodeAction(code=look))).observation
             return mine, seen.result
 
-    results = await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(16))), timeout=240)
+    async def all_of_them() -> list[tuple[str, str]]:
+        return await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(16))), timeout=240)
+
+    results = asyncio.run(all_of_them())
     for mine, seen in results:
         names, files = json.loads(ast.literal_eval(seen))
         assert names == [mine] and files == [f"{mine}.txt"], (mine, seen)

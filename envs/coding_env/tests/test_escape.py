@@ -14,9 +14,8 @@ import threading
 import time
 from typing import Any
 
-from conftest import LIMITS, SECRET_VARIABLE, Target
-
 from coding_env import CodeAction
+from conftest import LIMITS, SECRET_VARIABLE, Target
 
 FORK_BOMB = """
 import os
