@@ -4,93 +4,28 @@ with a secret file and a secret environment variable of the server that sandboxe
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import shutil
 import sys
 import tempfile
-import threading
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import uvicorn
-from coding_env import CodeAction, CodingEnv
 from coding_env.server.app import build_app
 from coding_env.server.settings import SandboxSettings
-
-ENV_DIR = Path(__file__).resolve().parents[1]
-REPO = ENV_DIR.parents[1]
-SECRET_VARIABLE = "CODING_ENV_TEST_SERVER_SECRET"
-# Generous for a loaded 2-core machine, small enough to hit quickly.
-LIMITS = {
-    "step_timeout_s": 15.0,
-    "cpu_time_s": 3.0,
-    "memory_mb": 512,
-    "max_processes": 32,
-    "grading_timeout_s": 4.0,
-}
-IMAGE = "openenv-test/coding-env:latest"
-# The least the container needs for bubblewrap (see the README): no capabilities, no root.
-DOCKER_SECURITY = ["--security-opt", "seccomp=unconfined"]
-
-
-@dataclass
-class Target:
-    """A running server and what the escape tests try to reach from inside its sandboxes."""
-
-    base_url: str
-    secret: str  # in the server's environment and in secret_path
-    secret_path: str  # a file outside the sandbox, as the server sees it
-    server_pid: int  # the server's process id, as the server sees it
-    outside_dir: str  # a writable folder of the server's, outside the sandbox
-    exists: object  # callable(path) -> bool, checked from the server's side
-
-    def client(self) -> CodingEnv:
-        return CodingEnv(base_url=self.base_url, message_timeout_s=120)
-
-    def run(self, code: str) -> object:
-        with self.client().sync() as env:
-            env.reset()
-            return env.step(CodeAction(code=code)).observation
-
-    def assert_serves(self) -> None:
-        """The server answers, and a new session runs code."""
-        assert httpx.get(f"{self.base_url}/health", timeout=30).json() == {"status": "healthy"}
-        observation = self.run("6 * 7")
-        assert observation.result == "42", observation  # type: ignore[attr-defined]
-
-
-class _Server:
-    def __init__(self, app: object) -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")  # type: ignore[arg-type]
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert time.monotonic() < deadline, "the server did not start"
-            assert self.thread.is_alive(), "the server thread died"
-            time.sleep(0.02)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(30)
-
-
-@contextlib.contextmanager
-def serve(app: object) -> Iterator[str]:
-    with _Server(app) as base_url:
-        yield base_url
+from coding_support import (
+    DOCKER_SECURITY,
+    ENV_DIR,
+    IMAGE,
+    LIMITS,
+    REPO,
+    SECRET_VARIABLE,
+    Target,
+    serve,
+)
 
 
 @pytest.fixture(scope="session")
@@ -122,14 +57,38 @@ def _docker_support() -> object:
 
 
 @pytest.fixture(scope="session")
-def docker_image() -> str:
-    """The Space image, built once per run with the bundled openenv-hub wheel."""
+def engine() -> Any:
+    """tests/docker_support/engine.py, with DOCKER_HOST pointing at a running engine."""
+    support: Any = _docker_support()
+    os.environ["DOCKER_HOST"] = support.require_docker()
+    return support
+
+
+@pytest.fixture(scope="session")
+def docker_validation() -> dict[str, Any]:
+    """``openenv validate --level docker`` of the Space: builds the image once for every
+    Docker test, runs it with the one setting bubblewrap needs, checks it; the JSON report."""
     engine: Any = _docker_support()
     os.environ["DOCKER_HOST"] = engine.require_docker()
-    from openenv_hub.validation.docker import build_image
+    import contextlib
+    import io
+    import json
 
-    no_ui = ["ENABLE_WEB_INTERFACE=false"]  # the UI is tested in this process
-    build_image(ENV_DIR, IMAGE, base_image=engine.BASE_IMAGE, build_args=no_ui, quiet=True)
+    from openenv_hub_cli.main import main
+
+    out = io.StringIO()
+    args = ["validate", str(ENV_DIR), "--level", "docker", "--json", "--base-image"]
+    args += [engine.BASE_IMAGE, "--build-arg", "ENABLE_WEB_INTERFACE=false"]  # UI tested here
+    args += ["--security-opt", DOCKER_SECURITY[1]]
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        main(args)
+    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def docker_image(docker_validation: dict[str, Any]) -> str:
+    built = [c for c in docker_validation["checks"] if c["name"] == "docker_build"]
+    assert built and built[0]["ok"], docker_validation
     return IMAGE
 
 

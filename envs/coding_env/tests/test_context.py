@@ -9,7 +9,7 @@ import json
 
 import httpx
 from coding_env import CodeAction, CodingEnv
-from conftest import Target
+from coding_support import Target
 
 
 def test_names_and_files_persist_until_reset(local_target: Target) -> None:

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from coding_env import CodeAction
-from conftest import LIMITS, SECRET_VARIABLE, Target
+from coding_support import LIMITS, SECRET_VARIABLE, Target
 
 FORK_BOMB = """
 import os

@@ -9,14 +9,14 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import LIMITS, Target, serve
-
 from coding_env import CodeAction, CodingEnv
 from coding_env.server.app import build_app
 from coding_env.server.environment import CodingEnvironment
 from coding_env.server.rewards import GradeResult
 from coding_env.server.settings import SandboxSettings
 from coding_env.server.tasks import TaskFormatError, TaskSet, load_tasks
+from coding_support import LIMITS, Target, serve
+
 from openenv_hub.errors import EnvironmentExecutionError
 
 CORRECT = """
