@@ -31,7 +31,7 @@ from coding_env.server.mechanism import detect  # noqa: E402
 from coding_env.server.sandbox import Sandbox  # noqa: E402
 from coding_env.server.settings import SandboxSettings  # noqa: E402
 
-SMOLAGENTS = "smolagents==1.23.0"
+SMOLAGENTS = "smolagents==1.26.0"
 PEER = REPO / "benchmarks" / "servers" / "smolagents_peer.py"
 STEPS = 2000
 

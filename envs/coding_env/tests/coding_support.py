@@ -19,8 +19,8 @@ REPO = ENV_DIR.parents[1]
 SECRET_VARIABLE = "CODING_ENV_TEST_SERVER_SECRET"
 # Generous for a loaded 2-core machine, small enough to hit quickly.
 LIMITS = {
-    "step_timeout_s": 15.0,
-    "cpu_time_s": 3.0,
+    "step_timeout_s": 10.0,
+    "cpu_time_s": 2.0,
     "memory_mb": 512,
     "max_processes": 32,
     "grading_timeout_s": 4.0,

@@ -33,7 +33,8 @@ class SandboxUnavailableError(ConfigurationError):
     """No sandbox can be made here, and ``unsafe_no_sandbox`` is not set."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(f"The coding environment cannot sandbox code here: {reason}")
+        # The hint is part of the message too: a server that fails at start-up shows only that.
+        super().__init__(f"The coding environment cannot sandbox code here: {reason}. {_HINT}")
         self.reason = reason
         self.hint = _HINT
 
