@@ -34,7 +34,9 @@ class SandboxUnavailableError(ConfigurationError):
 
     def __init__(self, reason: str) -> None:
         # The hint is part of the message too: a server that fails at start-up shows only that.
-        super().__init__(f"The coding environment cannot sandbox code here: {reason}. {_HINT}")
+        super().__init__(
+            f"The coding environment cannot sandbox code here: {reason.rstrip('.')}. {_HINT}"
+        )
         self.reason = reason
         self.hint = _HINT
 

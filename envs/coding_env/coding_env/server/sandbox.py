@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -202,6 +203,7 @@ class _Process:
     popen: subprocess.Popen[bytes]
     stderr: IO[bytes]
     uid: int | None
+    workdir: str | None = None  # unsafe_no_sandbox only: a host folder, removed on stop
 
 
 class Sandbox:
@@ -230,6 +232,7 @@ class Sandbox:
         started = time.perf_counter()
         uid = _USER_IDS.take() if self.mechanism is Mechanism.ROOT else None
         stderr = tempfile.TemporaryFile(prefix="coding-sandbox-")  # noqa: SIM115 - kept open
+        environment = self._launch_environment()
         try:
             popen = subprocess.Popen(
                 self._command(),
@@ -237,7 +240,7 @@ class Sandbox:
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 start_new_session=True,
-                env=self._launch_environment(),
+                env=environment,
                 cwd="/",
             )
         except OSError as exc:
@@ -245,7 +248,7 @@ class Sandbox:
             if uid is not None:
                 _USER_IDS.give_back(uid)
             raise SandboxError(f"could not run {self.launcher.bwrap}: {exc}") from exc
-        self._process = _Process(popen, stderr, uid)
+        self._process = _Process(popen, stderr, uid, environment.get("CODING_SANDBOX_WORKDIR"))
         self._buffer = b""
         init = {"op": "init", "uid": uid, "limits": self.settings.worker_limits()}
         if self.mechanism is Mechanism.NONE:
@@ -347,6 +350,8 @@ class Sandbox:
                 stream.close()
         if process.uid is not None:
             _USER_IDS.give_back(process.uid)
+        if process.workdir is not None:
+            shutil.rmtree(process.workdir, ignore_errors=True)
 
 
 def _kill_group(pid: int) -> None:
