@@ -41,6 +41,9 @@ def command(
         None, "--base-image", envvar="OPENENV_BASE_IMAGE", help="BASE_IMAGE for --level docker."
     ),
     build_arg: list[str] = typer.Option([], "--build-arg", help="KEY=VALUE for --level docker."),  # noqa: B008 - typer reads defaults from here
+    security_opt: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
+        [], "--security-opt", help="docker run --security-opt value for --level docker."
+    ),
 ) -> None:
     """Check that an environment is complete and serves OpenEnv's protocol. Exit 1 on failure."""
     if target.startswith(("http://", "https://")):
@@ -56,7 +59,11 @@ def command(
         )
         label, chosen = str(path), level.value
         results = validate_path(
-            path, level=level.value, base_image=base_image, build_args=build_arg
+            path,
+            level=level.value,
+            base_image=base_image,
+            build_args=build_arg,
+            security_opts=security_opt,
         )
     if json_output:
         typer.echo(report_json(label, chosen, results))

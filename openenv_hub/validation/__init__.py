@@ -44,8 +44,12 @@ def validate_path(
     level: str = "runtime",
     base_image: str | None = None,
     build_args: Sequence[str] = (),
+    security_opts: Sequence[str] = (),
 ) -> list[CheckResult]:
-    """Checks of an environment folder up to ``level``; stops at the first level that fails."""
+    """Checks of an environment folder up to ``level``; stops at the first level that fails.
+
+    ``security_opts`` are ``docker run --security-opt`` values for ``level="docker"``.
+    """
     from openenv_hub.validation.static import STATIC_CHECKS
     from openenv_hub.validation.target import EnvTarget
 
@@ -58,7 +62,13 @@ def validate_path(
                 CheckResult.skip(f"{next_level}_checks", "earlier checks failed", level=next_level)
             )
             break
-        results += _level(next_level, target, base_image=base_image, build_args=build_args)
+        results += _level(
+            next_level,
+            target,
+            base_image=base_image,
+            build_args=build_args,
+            security_opts=security_opts,
+        )
     return results
 
 

@@ -119,12 +119,22 @@ def build_image(
 
 @contextmanager
 def run_container(
-    tag: str, *, port: int | None = None, env: dict[str, str] | None = None
+    tag: str,
+    *,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
+    security_opts: Sequence[str] = (),
 ) -> Iterator[str]:
-    """Run ``tag`` on the host network; yield its base URL once /health answers; remove it."""
+    """Run ``tag`` on the host network; yield its base URL once /health answers; remove it.
+
+    ``security_opts`` are passed as ``--security-opt`` (e.g. ``seccomp=unconfined`` for an
+    image that makes namespaces of its own).
+    """
     cli = require_engine()
     port = port or free_port()
     command = [cli, "run", "-d", "--network", "host", "-e", f"PORT={port}"]
+    for option in security_opts:
+        command += ["--security-opt", option]
     for key, value in (env or {}).items():
         command += ["-e", f"{key}={value}"]
     started = subprocess.run([*command, tag], capture_output=True, text=True, check=False)
@@ -148,7 +158,11 @@ def run_container(
 
 
 def docker_checks(
-    target: EnvTarget, *, base_image: str | None = None, build_args: Sequence[str] = ()
+    target: EnvTarget,
+    *,
+    base_image: str | None = None,
+    build_args: Sequence[str] = (),
+    security_opts: Sequence[str] = (),
 ) -> list[CheckResult]:
     """Build the image, run it, and run the runtime checks against the container."""
     tag = default_tag(target.name)
@@ -158,7 +172,7 @@ def docker_checks(
         return [CheckResult("docker_build", False, str(exc), exc.hint, level="docker")]
     results = [CheckResult("docker_build", True, f"built {tag}", level="docker")]
     try:
-        with run_container(tag) as base_url:
+        with run_container(tag, security_opts=security_opts) as base_url:
             results.append(
                 CheckResult("docker_run", True, f"{tag} healthy at {base_url}", level="docker")
             )

@@ -1,0 +1,5 @@
+from coding_env.server.environment import CodingEnvironment
+from coding_env.server.rewards import GradeResult, RewardFn, fraction_passed
+from coding_env.server.settings import SandboxSettings
+
+__all__ = ["CodingEnvironment", "GradeResult", "RewardFn", "SandboxSettings", "fraction_passed"]

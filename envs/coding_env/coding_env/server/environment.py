@@ -1,0 +1,306 @@
+"""The coding environment: an agent's Python, run in a sandbox that keeps its names between steps.
+
+Agents act with :class:`~coding_env.models.CodeAction` or with the MCP tools ``run_python``,
+``reset_context``, ``list_files`` and ``list_tasks``; all of them drive the session's one
+interpreter. ``reset(task_id=...)`` loads a task: every later step is graded by the task's
+hidden tests, run inside the sandbox, and ``reward`` is ``reward_fn`` of the result (by default
+the fraction of tests passed).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from coding_env.models import CodeAction, CodeObservation, CodingState, ExecutionError
+from coding_env.server.mechanism import detect
+from coding_env.server.rewards import GradeResult, RewardFn, fraction_passed
+from coding_env.server.sandbox import Mechanism, Sandbox, SandboxDied, SandboxTimeout
+from coding_env.server.settings import SandboxSettings
+from coding_env.server.tasks import Task, TaskSet
+from openenv_hub import MCPEnvironment, tool
+from openenv_hub.types import Action, EnvironmentMetadata, Observation
+
+__all__ = ["CodingEnvironment"]
+
+_LOST = "The interpreter was restarted: names and files from earlier steps are gone."
+_UNSAFE = (
+    "UNSAFE: no sandbox (unsafe_no_sandbox is set): agent code runs with the server's "
+    "privileges, network and files. "
+)
+
+
+class CodingEnvironment(MCPEnvironment):
+    """Runs Python in a per-session sandbox (see ``coding_env.server.sandbox``).
+
+    Configure a server's sessions with :meth:`configured`, which returns a subclass to pass to
+    ``create_app`` (the session pool creates one instance per session).
+    """
+
+    settings: ClassVar[SandboxSettings | None] = None
+    tasks: ClassVar[TaskSet | None] = None
+    reward_fn: ClassVar[RewardFn] = staticmethod(fraction_passed)
+
+    @classmethod
+    def configured(
+        cls,
+        settings: SandboxSettings | None = None,
+        *,
+        tasks: TaskSet | None = None,
+        reward_fn: RewardFn = fraction_passed,
+    ) -> type[CodingEnvironment]:
+        """A subclass whose sessions use these settings, tasks and reward function.
+
+        Raises:
+            SandboxUnavailableError: no sandbox can be made here (checked now, once).
+        """
+        settings = settings or SandboxSettings.from_env()
+        detect(settings)
+        attributes = {
+            "settings": settings,
+            "tasks": tasks,
+            "reward_fn": staticmethod(reward_fn),
+            "__module__": cls.__module__,
+        }
+        return type(cls.__name__, (cls,), attributes)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._settings = self.settings or SandboxSettings.from_env()
+        launcher = detect(self._settings)
+        self._mechanism = launcher.mechanism
+        self._sandbox = Sandbox(self._settings, launcher)
+        self._task: Task | None = None
+        self._state = CodingState(sandbox=self._mechanism.value)
+
+    # -- episode ---------------------------------------------------------------------------
+
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        task_id: str | None = None,
+        **kwargs: Any,
+    ) -> CodeObservation:
+        """Start a fresh interpreter; with ``task_id``, load that task (see ``list_tasks``)."""
+        task = self._task_set().get(task_id) if task_id else None
+        self._sandbox.stop()
+        self._task = task
+        self._state = CodingState(
+            episode_id=episode_id or self._state.episode_id,
+            task_id=task_id,
+            sandbox=self._mechanism.value,
+        )
+        self._sandbox.start()
+        if task is None:
+            return CodeObservation(message="A fresh interpreter is ready.", reward=0.0)
+        return CodeObservation(
+            message=f"Task {task.task_id}: define {task.entry_point}() as the prompt asks.",
+            task_id=task.task_id,
+            prompt=task.prompt,
+            tests_total=task.num_tests,
+            reward=0.0,
+        )
+
+    @property
+    def state(self) -> CodingState:
+        return self._state
+
+    def step_other(
+        self, action: Action, timeout_s: float | None = None, **kwargs: Any
+    ) -> Observation:
+        if not isinstance(action, CodeAction):
+            raise TypeError(
+                f"The coding environment accepts CodeAction and MCP tool calls, "
+                f"not {type(action).__name__}"
+            )
+        return self.execute(action.code, timeout_s=timeout_s)
+
+    def close(self) -> None:
+        self._sandbox.stop()
+
+    # -- running code ----------------------------------------------------------------------
+
+    def execute(self, code: str, *, timeout_s: float | None = None) -> CodeObservation:
+        """Run ``code`` in the session's interpreter, then grade it when a task is loaded."""
+        wall_s = min(timeout_s or self._settings.step_timeout_s, self._settings.step_timeout_s)
+        request = {
+            "op": "run",
+            "code": code,
+            "cpu_time_s": self._settings.cpu_time_s,
+            "max_output_bytes": self._settings.max_output_bytes,
+        }
+        try:
+            self._ensure_started()
+            reply = self._sandbox.request(request, wall_s)
+        except SandboxDied as exc:
+            observation = self._lost(exc, wall_s)
+        else:
+            observation = _observation(reply, self._settings.max_output_bytes)
+        if self._task is not None:
+            self._grade(observation)
+        return observation
+
+    def _ensure_started(self) -> None:
+        if not self._sandbox.alive:
+            self._sandbox.start()
+
+    def _lost(self, exc: SandboxDied, wall_s: float) -> CodeObservation:
+        self._sandbox.stop()
+        self._state.context_restarts += 1
+        timed_out = isinstance(exc, SandboxTimeout) or exc.signal_number == 24  # SIGXCPU
+        if isinstance(exc, SandboxTimeout):
+            reason = f"The step ran out of its {wall_s:g} s of wall time."
+        elif timed_out:
+            reason = f"The step used up its {self._settings.cpu_time_s:g} s of CPU time."
+        else:
+            reason = f"The step ended the interpreter ({exc})."
+        return CodeObservation(
+            exit_code=-(exc.signal_number or 9),
+            error=ExecutionError(type="SandboxLimitExceeded", message=f"{reason} {_LOST}"),
+            duration_s=wall_s if isinstance(exc, SandboxTimeout) else 0.0,
+            timed_out=timed_out,
+            context_lost=True,
+            message=f"{reason} {_LOST}",
+        )
+
+    def _grade(self, observation: CodeObservation) -> None:
+        task = self._task
+        assert task is not None
+        observation.task_id = task.task_id
+        observation.tests_total = task.num_tests
+        if observation.context_lost:
+            result = GradeResult(task.task_id, 0, task.num_tests, timed_out=observation.timed_out)
+        else:
+            result = self._run_tests(task)
+        observation.tests_passed = result.passed
+        observation.reward = float(self.reward_fn(result))
+        observation.done = result.total > 0 and result.passed == result.total
+        if result.timed_out:
+            observation.timed_out = True
+            observation.message = (
+                f"The hidden tests ran out of their {self._settings.grading_timeout_s:g} s; "
+                "reward 0. Does the function loop forever on some input?"
+            )
+        elif result.missing_entry_point:
+            observation.message = f"Define {task.entry_point}() to be graded."
+
+    def _run_tests(self, task: Task) -> GradeResult:
+        timeout = self._settings.grading_timeout_s
+        try:
+            reply = self._sandbox.request(task.grading_request(timeout), timeout + 10)
+        except SandboxDied:
+            self._sandbox.stop()
+            return GradeResult(task.task_id, 0, task.num_tests, timed_out=True)
+        return GradeResult(
+            task.task_id,
+            int(reply["passed"]),
+            int(reply["total"]),
+            timed_out=bool(reply.get("timed_out")),
+            missing_entry_point=bool(reply.get("missing")),
+        )
+
+    # -- MCP tools -------------------------------------------------------------------------
+
+    @tool
+    def run_python(self, code: str) -> dict[str, Any]:
+        """Run Python code in this session's sandboxed interpreter (names persist until reset).
+
+        Args:
+            code: Python source; a trailing expression's repr is returned as ``result``.
+
+        Returns:
+            stdout, stderr, exit_code, result, error, duration_s and the limit flags; with a
+            task loaded, also tests_passed, tests_total and reward.
+        """
+        return self.execute(code).model_dump(mode="json", exclude={"metadata"})
+
+    @tool
+    def reset_context(self) -> dict[str, Any]:
+        """Forget every name and file: start a fresh interpreter (the task stays loaded)."""
+        self._sandbox.stop()
+        self._state.context_restarts += 1
+        self._sandbox.start()
+        return {"context_lost": True, "message": "A fresh interpreter is ready."}
+
+    @tool
+    def list_files(self) -> dict[str, Any]:
+        """List the files in the session's working directory (/workspace) with their sizes."""
+        try:
+            self._ensure_started()
+            return self._sandbox.request({"op": "list_files"}, self._settings.step_timeout_s)
+        except SandboxDied as exc:
+            self._sandbox.stop()
+            return {"files": [], "truncated": False, "context_lost": True, "message": str(exc)}
+
+    @tool(name="list_tasks")
+    def list_task_ids(self, offset: int = 0, limit: int = 200) -> dict[str, Any]:
+        """List graded tasks; load one with reset(task_id=...).
+
+        Args:
+            offset: Index of the first task to list.
+            limit: Most tasks to list.
+        """
+        tasks = list(self._task_set())
+        chosen = tasks[max(offset, 0) : max(offset, 0) + max(limit, 0)]
+        return {
+            "source": self._task_set().source,
+            "total": len(tasks),
+            "tasks": [{"task_id": t.task_id, "entry_point": t.entry_point} for t in chosen],
+        }
+
+    # -- the task API (/{env}/tasks ...): prompts only, never the tests ----------------------
+
+    def list_splits(self) -> list[str]:
+        return ["test"]
+
+    def num_tasks(self, split: str) -> int:
+        return len(self._task_set())
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        return [_public(task) for task in self._task_set()]
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        tasks = list(self._task_set())
+        if not 0 <= index < len(tasks):
+            raise IndexError(index)
+        return _public(tasks[index])
+
+    def _task_set(self) -> TaskSet:
+        cls = type(self)
+        if cls.tasks is None:
+            cls.tasks = TaskSet.humaneval()
+        return cls.tasks
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        unsafe = _UNSAFE if self._mechanism is Mechanism.NONE else ""
+        return EnvironmentMetadata(
+            name="coding_env",
+            description=f"{unsafe}Runs Python in a sandbox ({self._mechanism.value}), "
+            "with persistent context and graded tasks.",
+            version="0.1.0",
+        )
+
+
+def _public(task: Task) -> dict[str, Any]:
+    return {"task_id": task.task_id, "prompt": task.prompt, "entry_point": task.entry_point}
+
+
+def _observation(reply: dict[str, Any], max_output_bytes: int) -> CodeObservation:
+    error = reply.get("error")
+    truncated = bool(reply.get("output_truncated"))
+    message = ""
+    if reply.get("memory_exceeded"):
+        message = "The step ran out of memory (MemoryError); the interpreter is still running."
+    elif truncated:
+        message = f"Output beyond {max_output_bytes} bytes per stream was dropped."
+    return CodeObservation(
+        stdout=reply.get("stdout", ""),
+        stderr=reply.get("stderr", ""),
+        exit_code=int(reply.get("exit_code", 0)),
+        result=reply.get("value"),
+        error=ExecutionError(**error) if error else None,
+        duration_s=float(reply.get("duration_s", 0.0)),
+        memory_exceeded=bool(reply.get("memory_exceeded")),
+        output_truncated=truncated,
+        message=message,
+    )

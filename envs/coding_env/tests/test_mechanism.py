@@ -1,0 +1,55 @@
+"""Where no sandbox can be made the environment refuses to start, unless the operator sets
+``unsafe_no_sandbox``, which /metadata and the web UI then show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from coding_env.server.app import build_app
+from coding_env.server.environment import CodingEnvironment
+from coding_env.server.mechanism import SandboxUnavailableError, detect
+from coding_env.server.sandbox import Mechanism
+from coding_env.server.settings import SandboxSettings
+from coding_support import LIMITS, serve
+
+from openenv_hub.errors import ConfigurationError
+
+
+def test_without_bubblewrap_it_refuses_with_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SandboxUnavailableError) as info:
+        CodingEnvironment.configured(SandboxSettings(**LIMITS))  # type: ignore[arg-type]
+    assert "bubblewrap (the 'bwrap' command) is not installed" in str(info.value)
+    assert "apt-get install bubblewrap" in info.value.hint
+    assert "CODING_ENV_UNSAFE_NO_SANDBOX=1" in info.value.hint
+
+
+def test_this_machine_has_a_sandbox() -> None:
+    """CI installs bubblewrap: the tests above run sandboxed, never silently unconfined."""
+    assert detect(SandboxSettings(**LIMITS)).mechanism is not Mechanism.NONE  # type: ignore[arg-type]
+
+
+def test_unsafe_no_sandbox_is_shown_by_metadata_and_the_ui() -> None:
+    settings = SandboxSettings(**LIMITS, unsafe_no_sandbox=True)  # type: ignore[arg-type]
+    with serve(build_app(settings, web=True)) as base_url:
+        metadata = httpx.get(f"{base_url}/metadata", timeout=30).json()
+        page = httpx.get(f"{base_url}/web/config", timeout=30).text
+        reply = httpx.post(f"{base_url}/step", json={"action": {"code": "6 * 7"}}, timeout=60)
+    assert metadata["description"].startswith("UNSAFE: no sandbox")
+    assert "UNSAFE: no sandbox" in page
+    assert reply.json()["observation"]["result"] == "42"
+
+
+def test_settings_from_the_environment() -> None:
+    settings = SandboxSettings.from_env(
+        {"CODING_ENV_MEMORY_MB": "256", "CODING_ENV_UNSAFE_NO_SANDBOX": "yes"}
+    )
+    assert (settings.memory_mb, settings.unsafe_no_sandbox) == (256, True)
+    with pytest.raises(ConfigurationError, match="CODING_ENV_MEMORY_MB='lots' is not a valid int"):
+        SandboxSettings.from_env({"CODING_ENV_MEMORY_MB": "lots"})
+    with pytest.raises(ConfigurationError, match="memory_mb must be positive"):
+        SandboxSettings(memory_mb=0)
