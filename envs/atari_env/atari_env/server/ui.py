@@ -34,7 +34,7 @@ def game_tab(ctx: UIContext) -> gr.Blocks:
                     all_games(), value=Settings.from_environment().game, label="Game",
                     elem_id="atari-game",
                 )  # fmt: skip
-                seed = gr.Textbox(label="Seed", placeholder="none", elem_id="atari-seed")
+                seed = gr.Textbox(label="Game seed", placeholder="none", elem_id="atari-seed")
                 start = gr.Button("New game", elem_id="atari-new")
                 action = gr.Radio([], label="Action", elem_id="atari-action")
                 repeat = gr.Slider(1, 60, value=1, step=1, label="Steps per click",
