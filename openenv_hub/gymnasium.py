@@ -16,7 +16,8 @@ On the wire an action is ``{"action": <a value of the action space>}``; an obser
 and, with ``render=True``, ``frame`` (the ``render()`` image, a PNG: see
 :mod:`openenv_hub.images`). ``done`` is ``terminated or truncated``. ``reset(seed=...)`` seeds
 the environment as Gymnasium does, so the same seed and the same actions give the same
-trajectory; ``reset(options={...})`` passes options through.
+trajectory; ``reset(options={...})`` passes options through. A step before any reset (such as
+a stateless ``POST /step``) starts an episode first; a step after the episode ended is refused.
 
 gymnasium is an optional dependency: ``pip install "openenv-hub[gymnasium]"``.
 """
@@ -184,6 +185,7 @@ class GymnasiumEnvironment(Environment[Action, GymnasiumObservation, GymnasiumSt
         self.models = models or GymnasiumModels.of(self.env, self.env_id)
         self._state = GymnasiumState(env_id=self.env_id)
         self._needs_reset = True
+        self._never_reset = True
 
     @classmethod
     def factory(
@@ -203,15 +205,16 @@ class GymnasiumEnvironment(Environment[Action, GymnasiumObservation, GymnasiumSt
         self._state = GymnasiumState(
             episode_id=episode_id or str(uuid.uuid4()), env_id=self.env_id, seed=seed
         )
-        self._needs_reset = False
+        self._needs_reset = self._never_reset = False
         return self._observation(observation, info, reward=None)
 
     def step(
         self, action: Action, timeout_s: float | None = None, **kwargs: Any
     ) -> GymnasiumObservation:
+        if self._never_reset:  # a stateless HTTP /step: start an episode first
+            self.reset()
         if self._needs_reset:
-            ended = "ended" if self._state.step_count else "has not started"
-            raise RuntimeError(f"The episode {ended}; call reset() to start a new one.")
+            raise RuntimeError("The episode ended; call reset() to start a new one.")
         value = from_wire(self.env.action_space, getattr(action, "action", None))
         observation, reward, terminated, truncated, info = self.env.step(value)
         state = self._state

@@ -4,7 +4,7 @@
 #   bash scripts/test.sh            # everything (as CI runs it)
 #   bash scripts/test.sh -k echo    # extra arguments go to pytest
 #
-# As root it installs Debian packages (git, chromium, docker.io, debootstrap) and starts a
+# As root it installs Debian packages (git, chromium, docker.io, debootstrap, stockfish) and starts a
 # private Docker engine with no bridge network (.ci/docker/setup.sh). The Python side lives in
 # .venv inside the checkout.
 set -euo pipefail
@@ -18,6 +18,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   command -v chromium >/dev/null || missing+=(chromium)
   command -v dockerd >/dev/null || missing+=(docker.io)
   command -v debootstrap >/dev/null || missing+=(debootstrap)
+  [ -x /usr/games/stockfish ] || command -v stockfish >/dev/null || missing+=(stockfish)
   if [ ${#missing[@]} -gt 0 ]; then
     log "apt-get install ${missing[*]}"
     apt-get update -qq
@@ -29,6 +30,7 @@ log "Python environment (.venv)"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q -U pip 'setuptools>=70.1' wheel
 .venv/bin/python -m pip install -q -e ".[dev]" -e envs/echo_env
+.venv/bin/python -m pip install -q -e ".[gymnasium]" -e envs/atari_env -e envs/chess_env -e "envs/finance_env[parquet]"
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"

@@ -44,7 +44,9 @@ class ChessObservation(Observation):
     turn: Color = Field("white", description="Whose move it is")
     agent_color: Color = Field("white", description="The colour the agent plays")
     legal_moves: list[str] = Field(default_factory=list, description="Legal moves, in UCI")
-    legal_moves_san: list[str] = Field(default_factory=list, description="The same, in SAN")
+    legal_moves_san: list[str] = Field(
+        default_factory=list, description="The same in SAN, sent by reset and with an error"
+    )
     last_move: str | None = Field(None, description="The agent's move just played, in UCI")
     opponent_move: str | None = Field(None, description="The opponent's reply, in UCI")
     opponent_move_san: str | None = Field(None, description="The opponent's reply, in SAN")

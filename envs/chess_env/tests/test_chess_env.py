@@ -24,7 +24,7 @@ MATE_IN_ONE = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"  # Ra8#
 MATED_NEXT = "8/8/8/8/8/1k6/2q4P/K7 w - - 0 1"  # every white move allows mate
 STALEMATE_NEXT = "8/8/8/8/8/6k1/4q3/7K b - - 0 1"  # ...Qf2 stalemates
 BARE_KINGS_NEXT = "4k3/8/8/8/8/8/3p4/4K3 w - - 0 1"  # Kxd2 leaves two kings
-FIFTY_NEXT = "4k3/8/8/8/8/8/8/R3K3 w - - 98 80"  # any rook move completes 50 moves
+FIFTY_NEXT = "4k3/8/8/8/8/8/8/R3K3 w - - 99 80"  # any rook move completes 50 moves
 
 
 @pytest.fixture(scope="module")

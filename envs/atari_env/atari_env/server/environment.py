@@ -143,6 +143,8 @@ class AtariEnvironment(Environment[AtariAction, AtariObservation, AtariState]):
     def step(
         self, action: AtariAction, timeout_s: float | None = None, **kwargs: Any
     ) -> AtariObservation:
+        if self._ale is None:  # never reset (a stateless HTTP /step): start an episode first
+            self.reset()
         if self._ended:
             raise RuntimeError("The episode is over; call reset() to start a new one.")
         actions = self._action_set

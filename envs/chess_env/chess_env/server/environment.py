@@ -1,9 +1,9 @@
 """The chess environment: the agent plays one colour against an opponent (python-chess rules).
 
 A step is one agent move (UCI, SAN or ``resign``) followed by the opponent's reply. An illegal
-or unreadable move changes nothing: the observation carries the error and the legal moves, and
-the game goes on. Draws by threefold repetition and the fifty-move rule are claimed as soon as
-they can be. Settings are chosen at ``reset``; those not given keep their current values.
+or unreadable move changes nothing: the observation carries the error and the legal moves (in
+UCI and SAN), and the game goes on. Draws by threefold repetition and the fifty-move rule are
+claimed as soon as they are reached. Settings are chosen at ``reset``; those not given keep their current values.
 """
 
 from __future__ import annotations
@@ -164,10 +164,17 @@ class ChessEnvironment(MCPEnvironment):
         """``(winner, reason)`` once the game is over (winner None: a draw), else None."""
         if self._resigned:
             return (not self._agent, "resignation")
-        outcome = self._board.outcome(claim_draw=True)
-        if outcome is None:
-            return None
-        return outcome.winner, outcome.termination.name.lower()
+        board = self._board
+        outcome = board.outcome()
+        if outcome is not None:
+            return outcome.winner, outcome.termination.name.lower()
+        # Draws a player may claim, claimed at once: on the third occurrence of a position,
+        # and once 50 moves passed without a capture or a pawn move.
+        if board.halfmove_clock >= 100:
+            return None, "fifty_moves"
+        if board.is_repetition(3):
+            return None, "threefold_repetition"
+        return None
 
     def _over(self) -> bool:
         return self._outcome() is not None
@@ -198,12 +205,13 @@ class ChessEnvironment(MCPEnvironment):
             result = "1/2-1/2" if winner is None else ("1-0" if winner else "0-1")
             state.result, state.reason = result, reason  # type: ignore[assignment]
         legal = list(board.legal_moves) if ended is None else []
+        explain = error is not None or reward is None  # SAN costs: sent on errors and at reset
         return ChessObservation(
             fen=board.fen(),
             turn=_NAMES[board.turn],  # type: ignore[arg-type]
             agent_color=_NAMES[self._agent],  # type: ignore[arg-type]
             legal_moves=[m.uci() for m in legal],
-            legal_moves_san=[board.san(m) for m in legal],
+            legal_moves_san=[board.san(m) for m in legal] if explain else [],
             last_move=last_move.uci() if last_move else None,
             opponent_move=opponent_move.uci() if opponent_move else None,
             opponent_move_san=_san_of_last(board, opponent_move),
@@ -264,7 +272,7 @@ class ChessEnvironment(MCPEnvironment):
             "opponent_move": observation.opponent_move_san,
             "fen": observation.fen,
             "board": str(self._board),
-            "legal_moves": observation.legal_moves_san,
+            "legal_moves": [self._board.san(m) for m in self._board.legal_moves],
             "result": observation.result,
             "reason": observation.reason,
             "reward": observation.reward,

@@ -28,9 +28,14 @@ def board_html(observation: dict[str, Any]) -> str:
     return image_html(svg_data_uri(svg), alt=alt, elem_id="chess-board-img", width=420)
 
 
+def _legal_san(observation: dict[str, Any]) -> str:
+    board = chess.Board(observation["fen"])
+    return ", ".join(board.san(move) for move in board.legal_moves)
+
+
 def _status(observation: dict[str, Any]) -> str:
     if observation.get("error"):
-        return f"⚠️ {observation['error']}. Legal moves: {', '.join(observation['legal_moves_san'])}"
+        return f"⚠️ {observation['error']}. Legal moves: {_legal_san(observation)}"
     parts = []
     if observation.get("opponent_move_san"):
         parts.append(f"Opponent played **{observation['opponent_move_san']}**.")
@@ -38,7 +43,7 @@ def _status(observation: dict[str, Any]) -> str:
         parts.append(f"Game over: **{observation['result']}** ({observation['reason']}).")
     else:
         parts.append(f"You play {observation['agent_color']}; {observation['turn']} to move.")
-        parts.append(f"Legal moves: {', '.join(observation['legal_moves_san'])}")
+        parts.append(f"Legal moves: {_legal_san(observation)}")
     return " ".join(parts)
 
 

@@ -136,6 +136,8 @@ class TradingEnvironment(MCPEnvironment):
     ) -> Observation:
         if not isinstance(action, TradingAction):
             raise TypeError(f"expected a TradingAction, got {type(action).__name__}")
+        if self._market is None:  # never reset (a stateless HTTP /step): start an episode first
+            self.reset()
         market = self._ready()
         if len(action.actions) != len(market.tickers):
             raise ValueError(
