@@ -204,3 +204,21 @@ def test_without_gymnasium_the_error_is_the_install_line() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("DependencyNotInstalledError")
     assert 'pip install "openenv-hub[gymnasium]"' in out.stdout
+
+
+def test_image_observations_of_an_ale_game_arrive_as_the_same_numpy_frames(serve: Any) -> None:
+    options = {"frameskip": 4, "repeat_action_probability": 0.0}
+    factory = GymnasiumEnvironment.factory("ALE/Breakout-v5", **options)
+    schema = factory.observation_cls.model_json_schema()["properties"]["observation"]
+    assert schema["anyOf"][0]["contentMediaType"] == "image/png"
+    local = gym.make("ALE/Breakout-v5", **options)
+    expected, _ = local.reset(seed=4)
+    server = serve(create_app(factory))
+    with factory.client_class()(base_url=server.url).sync() as env:
+        frame = env.reset(seed=4).observation.observation
+        assert frame.dtype == np.uint8 and np.array_equal(frame, expected)
+        for action in (1, 2, 2, 3):
+            expected, reward, *_ = local.step(action)
+            result = env.step(factory.action_cls(action=action))
+            assert np.array_equal(result.observation.observation, expected)
+            assert result.reward == reward
