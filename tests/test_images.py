@@ -95,3 +95,13 @@ def test_missing_numpy_names_the_extra() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert 'pip install "openenv-hub[images]"' in out.stdout
+
+
+def test_the_web_ui_shows_an_image_field_as_a_picture() -> None:
+    from openenv_hub.ui.observation import split_observation
+
+    frame = RNG.integers(0, 256, (40, 30, 3), dtype=np.uint8)
+    view = split_observation(Screen(frame=frame).model_dump(mode="json"))
+    ((path, picture),) = view.images
+    assert path == "frame" and np.array_equal(np.asarray(picture), frame)
+    assert view.summary["frame"].startswith("<image 30x40 RGB")

