@@ -4,7 +4,8 @@
 #   bash scripts/test.sh            # everything (as CI runs it)
 #   bash scripts/test.sh -k echo    # extra arguments go to pytest
 #
-# As root it installs Debian packages (git, chromium, docker.io, debootstrap, bubblewrap) and starts a
+# As root it installs Debian packages (git, chromium, docker.io, debootstrap, bubblewrap, stockfish)
+# and starts a
 # private Docker engine with no bridge network (.ci/docker/setup.sh). The Python side lives in
 # .venv inside the checkout.
 set -euo pipefail
@@ -19,6 +20,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   command -v dockerd >/dev/null || missing+=(docker.io)
   command -v debootstrap >/dev/null || missing+=(debootstrap)
   command -v bwrap >/dev/null || missing+=(bubblewrap)  # the coding environment's sandbox
+  [ -x /usr/games/stockfish ] || command -v stockfish >/dev/null || missing+=(stockfish)
   if [ ${#missing[@]} -gt 0 ]; then
     log "apt-get install ${missing[*]}"
     apt-get update -qq
@@ -31,6 +33,7 @@ log "Python environment (.venv)"
 .venv/bin/python -m pip install -q -U pip 'setuptools>=70.1' wheel
 .venv/bin/python -m pip install -q -e ".[dev]" -e envs/echo_env
 .venv/bin/python -m pip install -q -e envs/coding_env
+.venv/bin/python -m pip install -q -e ".[gymnasium]" -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]"
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"

@@ -39,10 +39,10 @@ def web_enabled_by_env() -> bool:
 
 def create_app(
     env_factory: EnvFactory,
-    action_cls: type[Action] = Action,
-    observation_cls: type[Observation] = Observation,
+    action_cls: type[Action] | None = None,
+    observation_cls: type[Observation] | None = None,
     *,
-    state_cls: type[State] = State,
+    state_cls: type[State] | None = None,
     reset_observation_cls: type[Observation] | None = None,
     env_name: str | None = None,
     mode: ServerMode | None = None,
@@ -58,7 +58,9 @@ def create_app(
     """Serve an environment over HTTP, ``/ws`` and ``/mcp`` (and the web UI at ``/web``).
 
     Args:
-        env_factory: The environment class, or a function returning a new instance.
+        env_factory: The environment class, or a function returning a new instance. A factory
+            may declare its models as ``action_cls``, ``observation_cls`` and ``state_cls``
+            attributes (as ``GymnasiumEnvironment.factory(...)`` does); they are the defaults.
         action_cls: Action model that ``step`` payloads are validated against.
         observation_cls: Observation model, published by ``/schema``.
         state_cls: State model, published by ``/schema``.
@@ -78,6 +80,11 @@ def create_app(
         ui_builder: Function ``(context) -> gradio.Blocks`` adding a custom UI tab.
         show_default_ui: Set False to show only the custom tab.
     """
+    action_cls = action_cls or getattr(env_factory, "action_cls", None) or Action
+    observation_cls = (
+        observation_cls or getattr(env_factory, "observation_cls", None) or Observation
+    )
+    state_cls = state_cls or getattr(env_factory, "state_cls", None) or State
     pool = SessionPool(
         env_factory,
         action_cls=action_cls,

@@ -84,8 +84,9 @@ class SessionPool(SessionLifecycle):
     def parse_action(self, data: dict[str, Any]) -> Action:
         """Validate a step payload against the action class (raises pydantic ValidationError).
 
-        MCP environments, and environments whose action class is the base ``Action`` or an MCP
-        action, also accept ``{"type": "list_tools"}`` and ``{"type": "call_tool", ...}``.
+        Environments whose action class is the base ``Action`` or an MCP action, and MCP
+        environments with actions of their own, also accept ``{"type": "list_tools"}`` and
+        ``{"type": "call_tool", ...}``.
         """
         kind = data.get("type")
         if self.supports_tools or self.action_cls in (Action, CallToolAction, ListToolsAction):

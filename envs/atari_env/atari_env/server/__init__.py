@@ -1,0 +1,3 @@
+from atari_env.server.environment import AtariEnvironment
+
+__all__ = ["AtariEnvironment"]

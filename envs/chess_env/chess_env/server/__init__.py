@@ -1,0 +1,3 @@
+from chess_env.server.environment import ChessEnvironment
+
+__all__ = ["ChessEnvironment"]

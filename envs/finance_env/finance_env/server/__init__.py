@@ -1,0 +1,3 @@
+from finance_env.server.environment import TradingEnvironment
+
+__all__ = ["TradingEnvironment"]
