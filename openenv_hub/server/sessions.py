@@ -32,6 +32,7 @@ from openenv_hub.errors import (
     SessionNotFoundError,
 )
 from openenv_hub.protocol import observation_payload
+from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.server.calls import CallPlan
 from openenv_hub.server.worker import Worker
 from openenv_hub.tools import MCPEnvironment, ToolCallOutcome
@@ -75,6 +76,7 @@ class Session:
     close_when_detached: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     on_close: list[CloseCallback] = field(default_factory=list)
+    scorer: EpisodeScorer | None = None  # the environment's rubric, applied after each step
 
     @property
     def ready(self) -> bool:
@@ -226,6 +228,7 @@ class SessionPool:
         if session.closed:  # closed while the factory ran
             await session.worker.run(env.close)
             return
+        session.scorer = EpisodeScorer.for_env(env)
         session.env = env
 
     def get(self, session_id: str) -> Session:
@@ -374,6 +377,8 @@ class SessionPool:
             fn = env.reset_async if plan.reset_async else env.reset
             obs = await self._call(session, plan.reset_async, fn, **kwargs)
             session.step_count = 0
+            if session.scorer is not None:
+                session.scorer.reset()
             return observation_payload(_checked(obs, "reset"))
 
     async def step(
@@ -383,9 +388,22 @@ class SessionPool:
             plan = CallPlan.of(type(env))
             kwargs = CallPlan.filter(params or {}, plan.step_params)
             fn = env.step_async if plan.step_async else env.step
-            obs = await self._call(session, plan.step_async, fn, action, **kwargs)
+            obs = _checked(await self._call(session, plan.step_async, fn, action, **kwargs), "step")
             session.step_count += 1
-            return observation_payload(_checked(obs, "step"))
+            if session.scorer is not None:
+                obs = await self._score(session, env, action, obs)
+            return observation_payload(obs)
+
+    async def _score(
+        self, session: Session, env: Environment[Any, Any, Any], action: Action, obs: Observation
+    ) -> Observation:
+        """Apply the environment's rubric to the step that returned ``obs``."""
+        assert session.scorer is not None
+        on_loop = CallPlan.of(type(env)).step_async
+        state = await self._call(
+            session, on_loop, _read_state_async if on_loop else _read_state, env
+        )
+        return await session.scorer.score(action, obs, state, run_sync=session.worker.run)
 
     async def state(self, session: Session) -> dict[str, Any]:
         async with self._use(session) as env:
@@ -393,7 +411,10 @@ class SessionPool:
             state = await self._call(
                 session, on_loop, _read_state_async if on_loop else _read_state, env
             )
-            return _state_dict(state)
+            shown = _state_dict(state)
+            if session.scorer is not None:
+                shown["rewards"] = session.scorer.summary()
+            return shown
 
     async def invoke(self, session: Session, name: str, *args: Any) -> Any:
         """Call an optional environment method by name, plain or ``async``.
