@@ -34,6 +34,7 @@ from openenv_hub.errors import (
 from openenv_hub.protocol import observation_payload
 from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.server.calls import CallPlan
+from openenv_hub.server.observers import SessionObserver, notify
 from openenv_hub.server.worker import Worker
 from openenv_hub.tools import MCPEnvironment, ToolCallOutcome
 from openenv_hub.types import (
@@ -126,6 +127,7 @@ class SessionPool:
         self._spare_workers: list[Worker] = []
         self._reaper: asyncio.Task[None] | None = None
         self._metadata: EnvironmentMetadata | None = None
+        self.observers: list[SessionObserver] = []  # told of every reset, step and close
 
     # -- configuration ---------------------------------------------------------------------
 
@@ -273,6 +275,8 @@ class SessionPool:
         if session.closed:
             return
         session.closed = True
+        if self.observers:
+            notify(self.observers, "on_close", session.id)
         env, session.env = session.env, None
         if env is not None:
             try:
@@ -375,11 +379,18 @@ class SessionPool:
             plan = CallPlan.of(type(env))
             kwargs = CallPlan.filter(params, plan.reset_params)
             fn = env.reset_async if plan.reset_async else env.reset
+            started, clock = time.time(), time.perf_counter()
             obs = await self._call(session, plan.reset_async, fn, **kwargs)
             session.step_count = 0
             if session.scorer is not None:
                 session.scorer.reset()
-            return observation_payload(_checked(obs, "reset"))
+            payload = observation_payload(_checked(obs, "reset"))
+            if self.observers:
+                args = (params, payload)
+                notify(
+                    self.observers, "on_reset", session.id, *args, started_at=started, clock=clock
+                )
+            return payload
 
     async def step(
         self, session: Session, action: Action, params: dict[str, Any] | None = None
@@ -388,11 +399,18 @@ class SessionPool:
             plan = CallPlan.of(type(env))
             kwargs = CallPlan.filter(params or {}, plan.step_params)
             fn = env.step_async if plan.step_async else env.step
+            started, clock = time.time(), time.perf_counter()
             obs = _checked(await self._call(session, plan.step_async, fn, action, **kwargs), "step")
             session.step_count += 1
             if session.scorer is not None:
                 obs = await self._score(session, env, action, obs)
-            return observation_payload(obs)
+            payload = observation_payload(obs)
+            if self.observers:
+                args = (action.model_dump(mode="json"), payload)
+                notify(
+                    self.observers, "on_step", session.id, *args, started_at=started, clock=clock
+                )
+            return payload
 
     async def _score(
         self, session: Session, env: Environment[Any, Any, Any], action: Action, obs: Observation
