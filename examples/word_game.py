@@ -26,6 +26,8 @@ MAX_GUESSES = 6
 
 
 class Guess(Action):
+    """Guess the secret word."""
+
     word: str = Field(description="A five-letter English word, in lower case")
 
 
