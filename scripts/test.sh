@@ -29,6 +29,9 @@ log "Python environment (.venv)"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q -U pip 'setuptools>=70.1' wheel
 .venv/bin/python -m pip install -q -e ".[dev]" -e envs/echo_env
+# Training (the trl extra): torch's CPU build first, pinned, so that pip fetches no CUDA build.
+.venv/bin/python -m pip install -q torch==2.13.0
+.venv/bin/python -m pip install -q -e ".[trl]"
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"

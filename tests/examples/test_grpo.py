@@ -49,10 +49,17 @@ def word_game_app(trajectories: Path) -> Any:
 
 
 CASES = {
-    # README block prefix: (the module the serve block starts, our app of it, reward column)
-    "grpo-echo": ("echo_env.server.app", echo_app, "rewards/EchoEnv/mean"),
-    "grpo-word-game": ("examples/word_game.py", word_game_app, "rewards/WordGame/mean"),
-}
+    # example: (README's serve block, the module it starts, our app of it, README's train
+    # block, the reward column TRL logs)
+    "echo": (
+        "grpo-echo-serve", "echo_env.server.app", echo_app,
+        "grpo-echo-train", "rewards/EchoEnv/mean",
+    ),
+    "word game": (
+        "grpo-word-game-serve", "examples/word_game.py", word_game_app,
+        "grpo-word-game-train", "rewards/WordGame/mean",
+    ),
+}  # fmt: skip
 
 
 def test_install_line_names_the_extra() -> None:
@@ -65,13 +72,13 @@ def test_install_line_names_the_extra() -> None:
 def test_example_trains_on_the_environments_rewards(
     example: str, serve: Any, tmp_path: Path
 ) -> None:
-    module, make_app, column = CASES[example]
-    served_command = doc_block(README, f"{example}-serve").lines[0]
+    serve_block, module, make_app, train_block, column = CASES[example]
+    served_command = doc_block(README, serve_block).lines[0]
     assert module in served_command and "--port" in served_command
     recorded = tmp_path / "served.jsonl"
     server = serve(make_app(recorded))
 
-    command = doc_block(README, f"{example}-train").lines[0]
+    command = doc_block(README, train_block).lines[0]
     port = served_command.split("--port ")[1].split()[0]
     command = command.replace(f"127.0.0.1:{port}", f"127.0.0.1:{server.port}")
     args = shlex.split(command)
