@@ -167,7 +167,7 @@ def environment_factory(
 def tool_schemas(environment: type[ToolEnvironment]) -> list[dict[str, Any]]:
     """The JSON schemas of a class's tools, as a chat template renders them (what the model
     sees in its prompt). Needs ``transformers``."""
-    from transformers.utils import get_json_schema
+    from transformers.utils.chat_template_utils import get_json_schema
 
     names = [n for n, v in vars(environment).items() if callable(v) and not n.startswith("_")]
     instance = object.__new__(environment)  # unconnected: only the methods are read
