@@ -71,9 +71,10 @@ def command(
                 )
             )
     version = f" {info.version}" if info.version else ""
+    episodes_text = f"{summary.episodes} episode{'s' if summary.episodes != 1 else ''}"
     console.print(
-        f"Recorded {summary.episodes} episodes ({summary.steps} steps) of {info.name}{version} "
-        f"to {output}; mean return {summary.mean_return:.4g}."
+        f"Recorded {episodes_text} ({summary.steps} steps) of {info.name}{version} to {output}; "
+        f"mean return {summary.mean_return:.4g}."
     )
     if push_to_hub:
         from openenv_hub.trajectories import push_trajectories

@@ -137,3 +137,11 @@ def test_an_existing_file_or_a_wrong_env_is_refused(
     assert (policies / "old.jsonl").read_text() == "keep me\n"
     result = cli("record", "no_such_folder", "-n", 1, "--policy", "echo_policy:say")
     assert result.code == 1 and "neither a server URL nor an environment folder" in result.err
+
+
+def test_record_an_environment_folder(cli: Any, policies: Path) -> None:
+    folder = Path(__file__).resolve().parents[2] / "envs" / "echo_env"
+    result = cli("record", folder, "-n", 1, "--policy", "echo_policy:say", "--max-steps", 2)
+    assert result.code == 0, result.text
+    assert "Recorded 1 episode (2 steps) of echo_env 0.1.0 to trajectories.jsonl" in result.out
+    assert len(read_records(policies / "trajectories.jsonl")) == 3
