@@ -1,5 +1,5 @@
 """Reward breakdowns travel with each observation and in ``state``, over the WebSocket.
-(tests/compat/test_rewards.py shows the `openenv` package's client reading them too.)"""
+(tests/compat/test_peer_rewards.py shows the `openenv` package's client reading them too.)"""
 
 from __future__ import annotations
 
