@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from openenv_hub.types import Action, EnvironmentMetadata, Observation, State
+
+if TYPE_CHECKING:
+    from openenv_hub.rubrics import Attribution, Rubric
 
 __all__ = ["Environment"]
 
@@ -53,6 +56,13 @@ class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
     SUPPORTS_CONCURRENT_SESSIONS: ClassVar[bool] = True
     #: Set to True to run the synchronous methods of every session on one shared thread.
     REQUIRES_SINGLE_THREAD_EXECUTOR: ClassVar[bool] = False
+    #: The rubric that scores every step (see :mod:`openenv_hub.rubrics`). The server sets each
+    #: step's ``reward`` to its value and reports the breakdown in the observation's metadata
+    #: and in ``state``. None (the default) leaves rewards to ``step``.
+    rubric: Rubric | None = None
+    #: How a delayed (trajectory) reward is credited back to the episode's steps, e.g.
+    #: ``Discounted(0.9)``; None leaves it on the step that ended the episode.
+    reward_attribution: Attribution | None = None
 
     @abc.abstractmethod
     def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> ObsT:

@@ -14,6 +14,7 @@ OpenEnvError
 ├── PackagingError                       a wheel of openenv-hub could not be built
 ├── EnvironmentNotFoundError             no installed environment by that name  (.name, .suggestions)
 ├── RemoteCodeNotTrustedError            installing from the Hub was not confirmed  (.repo_id)
+├── JudgeError                           an LLM judge could not grade  (.url, .hint)
 ├── HubError                             a Hugging Face Hub operation failed  (.repo_id, .hint)
 │   ├── InvalidRepoIdError               not 'namespace/name'
 │   ├── HubAuthenticationError           no token, or the Hub rejected it
@@ -80,6 +81,7 @@ __all__ = [
     "InvalidMessageError",
     "InvalidRepoIdError",
     "InvalidVersionError",
+    "JudgeError",
     "ManifestError",
     "MessageTooLargeError",
     "OpenEnvError",
@@ -244,6 +246,15 @@ class RemoteCodeNotTrustedError(OpenEnvError, PermissionError):
             "Python) or set OPENENV_TRUST_REMOTE_CODE=1."
         )
         super().__init__(f"Not installing {repo_id}: {reason}")
+
+
+class JudgeError(OpenEnvError):
+    """An LLM judge could not grade: unreachable, a bad reply, or no score in its answer."""
+
+    def __init__(self, message: str, *, url: str | None = None, hint: str = "") -> None:
+        super().__init__(message)
+        self.url = url
+        self.hint = hint
 
 
 class HubError(OpenEnvError):

@@ -34,6 +34,9 @@ log "Python environment (.venv)"
 .venv/bin/python -m pip install -q -e ".[dev]" -e envs/echo_env
 .venv/bin/python -m pip install -q -e envs/coding_env
 .venv/bin/python -m pip install -q -e ".[gymnasium]" -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]"
+# Training (the trl extra): torch's CPU build first, pinned, so that pip fetches no CUDA build.
+.venv/bin/python -m pip install -q torch==2.13.0
+.venv/bin/python -m pip install -q -e ".[trl]"
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"

@@ -1,4 +1,5 @@
-"""The code blocks of README.md and docs/, each claimed by the test that runs (or checks) it.
+"""The code blocks of README.md, docs/ and examples/, each claimed by the test that runs (or
+checks) it.
 
 A block is claimed by an HTML comment on the line just above its opening fence::
 
@@ -44,9 +45,10 @@ class DocBlock:
 
 
 def documents() -> list[str]:
-    """README.md and every Markdown file under docs/."""
+    """README.md and every Markdown file under docs/ and examples/."""
     docs = sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md"))
-    return ["README.md", *docs]
+    examples = sorted(str(p.relative_to(REPO)) for p in (REPO / "examples").glob("*.md"))
+    return ["README.md", *docs, *examples]
 
 
 def blocks_of(document: str) -> list[DocBlock]:

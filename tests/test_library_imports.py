@@ -12,6 +12,7 @@ import pytest
 
 LIBRARY = Path(__file__).resolve().parents[1] / "openenv_hub"
 HEAVY = ("openenv_hub_cli", "typer", "gradio", "huggingface_hub", "ray", "docker", "kubernetes")
+HEAVY += ("torch", "transformers", "trl", "datasets", "pyarrow")
 
 
 @pytest.mark.parametrize(
@@ -20,6 +21,9 @@ HEAVY = ("openenv_hub_cli", "typer", "gradio", "huggingface_hub", "ray", "docker
         "import openenv_hub",
         "from openenv_hub import EnvClient, GenericEnvClient, MCPToolClient",
         "from openenv_hub import Environment, create_app",
+        "from openenv_hub.rubrics import LLMJudge, WeightedSum",
+        "import openenv_hub.trajectories",
+        "from openenv_hub.trl import environment_factory",
     ],
 )
 def test_importing_the_library_loads_no_heavy_package(statement: str) -> None:

@@ -54,6 +54,7 @@ def create_app(
     readme: str | None = None,
     ui_builder: Callable[..., Any] | None = None,
     show_default_ui: bool = True,
+    trajectories: str | os.PathLike[str] | None = None,
 ) -> FastAPI:
     """Serve an environment over HTTP, ``/ws`` and ``/mcp`` (and the web UI at ``/web``).
 
@@ -79,6 +80,8 @@ def create_app(
         readme: Markdown shown in the UI's README tab (default: ``README.md`` next to the app).
         ui_builder: Function ``(context) -> gradio.Blocks`` adding a custom UI tab.
         show_default_ui: Set False to show only the custom tab.
+        trajectories: Record every session's episodes to this ``.jsonl`` or ``.parquet`` file
+            (see :mod:`openenv_hub.trajectories`); it is complete when the server stops.
     """
     action_cls = action_cls or getattr(env_factory, "action_cls", None) or Action
     observation_cls = (
@@ -97,8 +100,11 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        recorder = await _start_recording(pool, trajectories) if trajectories else None
         yield
         await pool.aclose()
+        if recorder is not None:
+            recorder.close()
 
     app = FastAPI(
         title="OpenEnv Environment HTTP API",
@@ -135,6 +141,17 @@ def create_app(
         )
         app.add_api_route("/", _to_web_ui, include_in_schema=False)
     return app
+
+
+async def _start_recording(pool: SessionPool, path: str | os.PathLike[str]) -> Any:
+    """Attach a server-side trajectory recorder to the session core."""
+    from openenv_hub.trajectories import ServerRecorder, TrajectoryWriter
+
+    writer = TrajectoryWriter(path)
+    metadata = await pool.metadata()
+    recorder = ServerRecorder(writer, metadata.name, metadata.version)
+    pool.observers.append(recorder)
+    return recorder
 
 
 def _add_sockets(app: FastAPI, pool: SessionPool) -> None:

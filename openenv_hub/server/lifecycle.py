@@ -33,7 +33,9 @@ from openenv_hub.errors import (
     SessionError,
     SessionNotFoundError,
 )
+from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.server import settings
+from openenv_hub.server.observers import SessionObserver, notify
 from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_TIMEOUT_S
 from openenv_hub.server.watchdog import Watchdog
 from openenv_hub.server.worker import Worker
@@ -77,6 +79,7 @@ class Session:
     close_when_detached: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     on_close: list[CloseCallback] = field(default_factory=list)
+    scorer: EpisodeScorer | None = None  # the environment's rubric, applied after each step
 
     @property
     def ready(self) -> bool:
@@ -138,6 +141,7 @@ class SessionLifecycle:
         self._shared_worker: Worker | None = None
         self._spare_workers: list[Worker] = []
         self.watchdog = Watchdog(self)
+        self.observers: list[SessionObserver] = []  # told of every reset, step and close
 
     # -- configuration ---------------------------------------------------------------------
 
@@ -235,6 +239,7 @@ class SessionLifecycle:
                 message=f"Environment factory '{self._factory_name}' failed to create instance: "
                 f"{type(exc).__name__}: {exc}",
             ) from exc
+        session.scorer = EpisodeScorer.for_env(env)
         session.env = env
 
     def get(self, session_id: str) -> Session:
@@ -318,6 +323,8 @@ class SessionLifecycle:
         session.closed = True
         self._sessions.pop(session.id, None)
         self._ephemeral.discard(session)
+        if self.observers:
+            notify(self.observers, "on_close", session.id)
         callbacks, session.on_close = session.on_close, []
         for callback in callbacks:
             try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,7 @@ from openenv_hub.server.lifecycle import (
     Session,
     SessionLifecycle,
 )
+from openenv_hub.server.observers import notify
 from openenv_hub.tools import MCPEnvironment, ToolCallOutcome
 from openenv_hub.types import (
     Action,
@@ -101,9 +103,18 @@ class SessionPool(SessionLifecycle):
             plan = CallPlan.of(type(env))
             kwargs = plan.reset.keywords(params)
             fn = env.reset_async if plan.reset_async else env.reset
+            started, clock = time.time(), time.perf_counter()
             obs = await self._call(session, fn, (), kwargs, on_loop=plan.reset_async)
             session.step_count = 0
-            return observation_payload(_checked(obs, "reset"))
+            if session.scorer is not None:
+                session.scorer.reset()
+            payload = observation_payload(_checked(obs, "reset"))
+            if self.observers:
+                notify(
+                    self.observers, "on_reset", session.id, params, payload,
+                    started_at=started, clock=clock,
+                )  # fmt: skip
+            return payload
 
     async def step(
         self, session: Session, action: Action, params: dict[str, Any] | None = None
@@ -112,15 +123,41 @@ class SessionPool(SessionLifecycle):
             plan = CallPlan.of(type(env))
             kwargs = plan.step.keywords(params or {})
             fn = env.step_async if plan.step_async else env.step
+            started, clock = time.time(), time.perf_counter()
             obs = await self._call(session, fn, (action,), kwargs, on_loop=plan.step_async)
+            obs = _checked(obs, "step")
             session.step_count += 1
-            return observation_payload(_checked(obs, "step"))
+            if session.scorer is not None:
+                obs = await self._score(session, env, action, obs)
+            payload = observation_payload(obs)
+            if self.observers:
+                notify(
+                    self.observers, "on_step", session.id, action.model_dump(mode="json"),
+                    payload, started_at=started, clock=clock,
+                )  # fmt: skip
+            return payload
+
+    async def _score(
+        self, session: Session, env: Environment[Any, Any, Any], action: Action, obs: Observation
+    ) -> Observation:
+        """Apply the environment's rubric to the step that returned ``obs``."""
+        assert session.scorer is not None
+        state = await self._read_state(session, env)
+        return await session.scorer.score(
+            action, obs, state, run_sync=lambda fn: self.run_in_thread(session, fn)
+        )
+
+    async def _read_state(self, session: Session, env: Environment[Any, Any, Any]) -> Any:
+        on_loop = CallPlan.of(type(env)).step_async
+        read = _read_state_async if on_loop else _read_state
+        return await self._call(session, read, (env,), on_loop=on_loop)
 
     async def state(self, session: Session) -> dict[str, Any]:
         async with self.use(session) as env:
-            on_loop = CallPlan.of(type(env)).step_async
-            read = _read_state_async if on_loop else _read_state
-            return _state_dict(await self._call(session, read, (env,), on_loop=on_loop))
+            shown = _state_dict(await self._read_state(session, env))
+            if session.scorer is not None:
+                shown["rewards"] = session.scorer.summary()
+            return shown
 
     async def invoke(self, session: Session, name: str, *args: Any) -> Any:
         """Call an optional environment method by name, plain or ``async``.

@@ -54,17 +54,23 @@ class HistoryEntry:
         return f"{clock} ({self.duration_ms:.0f} ms)"
 
 
+def reward_cell(entry: HistoryEntry) -> Any:
+    """The reward cell: the value, followed by the rubric's breakdown when the step carries one
+    (``0.531 (tool_succeeded 1, message_length 0.0625)``)."""
+    if entry.reward is None:
+        return ""
+    metadata = entry.observation.get("metadata") if isinstance(entry.observation, dict) else None
+    breakdown = metadata.get("reward_breakdown") if isinstance(metadata, dict) else None
+    if not isinstance(breakdown, dict) or not breakdown:
+        return entry.reward
+    parts = ", ".join(f"{name} {value:.3g}" for name, value in breakdown.items())
+    return f"{entry.reward:.3g} ({parts})"
+
+
 def table_rows(entries: list[HistoryEntry]) -> list[list[Any]]:
     """Rows for the history table, newest last."""
     return [
-        [
-            e.step,
-            e.label(),
-            "" if e.reward is None else e.reward,
-            str(e.done).lower(),
-            e.time_text(),
-        ]
-        for e in entries
+        [e.step, e.label(), reward_cell(e), str(e.done).lower(), e.time_text()] for e in entries
     ]
 
 

@@ -70,8 +70,16 @@ def peer_typed(peer_python: Path) -> Iterator[PeerServer]:
 
 @pytest.fixture(scope="session")
 def our_echo() -> Iterator[ServerThread]:
-    from echo_env.server.app import app
+    """Our echo environment without its rubric, like the peer's echo (which has none), so the
+    two are compared on the protocol alone; tests/rubrics/test_wire.py covers the rubric."""
+    from echo_env.server.environment import EchoEnvironment
 
+    from openenv_hub import CallToolAction, CallToolObservation, create_app
+
+    class PlainEcho(EchoEnvironment):
+        rubric = None
+
+    app = create_app(PlainEcho, CallToolAction, CallToolObservation, env_name="echo_env")
     server = ServerThread(app)
     server.start()
     yield server

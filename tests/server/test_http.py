@@ -54,7 +54,7 @@ def test_echo_reset(echo: httpx.Client, body: Any) -> None:
 
 def test_echo_list_tools(echo: httpx.Client) -> None:
     body = echo.post("/step", json={"action": {"type": "list_tools"}}).json()
-    assert body["reward"] is None and body["done"] is False
+    assert body["reward"] == 0.0 and body["done"] is False  # the echo rubric: no tool called
     tools = body["observation"]["tools"]
     assert [t["name"] for t in tools] == ["echo_message", "echo_with_length"]
     assert tools[0]["description"].startswith("Echo back the provided message.")
@@ -68,9 +68,10 @@ def test_echo_list_tools(echo: httpx.Client) -> None:
 
 def test_echo_call_tool(echo: httpx.Client) -> None:
     action = {"type": "call_tool", "tool_name": "echo_message", "arguments": {"message": "Hi"}}
+    breakdown = {"reward_breakdown": {"tool_succeeded": 1.0, "message_length": 2 / 32}}
     assert echo.post("/step", json={"action": action}).json() == {
         "observation": {
-            "metadata": {},
+            "metadata": breakdown,
             "tool_name": "echo_message",
             "result": {
                 "content": [{"type": "text", "text": "Hi", "annotations": None, "meta": None}],
@@ -81,9 +82,9 @@ def test_echo_call_tool(echo: httpx.Client) -> None:
             },
             "error": None,
         },
-        "reward": None,
+        "reward": 0.5 + 0.5 * 2 / 32,  # the echo rubric: half for success, half for length
         "done": False,
-        "metadata": None,
+        "metadata": breakdown,
     }
     action = {
         "type": "call_tool",

@@ -37,7 +37,11 @@ def test_echo_transcript(echo_server: Any) -> None:
         }
         assert ask(s, {"type": "state"}) == {
             "type": "state",
-            "data": {"episode_id": "ep-42", "step_count": 0},
+            "data": {
+                "episode_id": "ep-42",
+                "step_count": 0,
+                "rewards": {"episode_return": 0.0, "step_rewards": [], "last_breakdown": {}},
+            },
         }
         tools = ask(s, {"type": "step", "data": {"type": "list_tools"}})["data"]["observation"][
             "tools"
@@ -55,7 +59,16 @@ def test_echo_transcript(echo_server: Any) -> None:
             },
         )
         assert reply["data"]["observation"]["result"]["data"] == "Hello"
-        assert ask(s, {"type": "state"})["data"] == {"episode_id": "ep-42", "step_count": 2}
+        rewards = {  # the echo rubric's account of the episode: list_tools, then a call
+            "episode_return": 0.5 + 0.5 * 5 / 32,
+            "step_rewards": [0.0, 0.5 + 0.5 * 5 / 32],
+            "last_breakdown": {"tool_succeeded": 1.0, "message_length": 5 / 32},
+        }
+        assert ask(s, {"type": "state"})["data"] == {
+            "episode_id": "ep-42",
+            "step_count": 2,
+            "rewards": rewards,
+        }
         mcp = ask(
             s,
             {

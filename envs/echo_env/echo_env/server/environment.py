@@ -5,11 +5,35 @@ from __future__ import annotations
 from typing import Any
 
 from openenv_hub import MCPEnvironment, Observation, tool
-from openenv_hub.types import EnvironmentMetadata
+from openenv_hub.rubrics import WeightedSum, rubric
+from openenv_hub.types import CallToolAction, CallToolObservation, EnvironmentMetadata
+
+#: A message this long (or longer) earns the whole length reward.
+FULL_LENGTH = 32
+
+
+@rubric
+def tool_succeeded(observation: Observation) -> float:
+    """1 when a tool was called and returned a result, else 0."""
+    return float(isinstance(observation, CallToolObservation) and observation.error is None)
+
+
+@rubric
+def message_length(action: Any) -> float:
+    """The message's length over FULL_LENGTH characters, at most 1."""
+    if not isinstance(action, CallToolAction):
+        return 0.0
+    return min(len(str(action.arguments.get("message", ""))) / FULL_LENGTH, 1.0)
 
 
 class EchoEnvironment(MCPEnvironment):
-    """Echoes messages back through MCP tools; the smallest complete environment."""
+    """Echoes messages back through MCP tools; the smallest complete environment.
+
+    Each step is rewarded by its rubric: half for a tool call that succeeded, half for the
+    message's length (full marks from 32 characters).
+    """
+
+    rubric = WeightedSum([tool_succeeded, message_length], weights=[0.5, 0.5])
 
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any

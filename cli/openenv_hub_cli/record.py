@@ -1,0 +1,154 @@
+"""``openenv record``: play episodes with a policy and record them (JSON Lines or Parquet),
+optionally pushing them to a Hugging Face dataset repository."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from openenv_hub.errors import ConnectError
+from openenv_hub.manifest import MANIFEST_FILE, load_manifest
+from openenv_hub_cli._utils import CommandError, console, err_console
+
+__all__ = ["command", "load_policy"]
+
+OutputOption = typer.Option(
+    Path("trajectories.jsonl"), "--output", "-o", help="File to write: *.jsonl or *.parquet."
+)
+
+
+def command(
+    env: str = typer.Argument(
+        ..., help="A running server's URL (http://host:port), or an environment folder."
+    ),
+    episodes: int = typer.Option(..., "--episodes", "-n", min=1, help="Episodes to record."),
+    policy: str = typer.Option(
+        ...,
+        "--policy",
+        help="module:function choosing each action from the observation (a dict).",
+    ),
+    output: Path = OutputOption,
+    max_steps: int = typer.Option(100, "--max-steps", min=1, help="Step limit of an episode."),
+    seed: int | None = typer.Option(
+        None, "--seed", min=0, help="Seed of the first reset; episode i gets seed + i."
+    ),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
+    push_to_hub: str | None = typer.Option(
+        None, "--push-to-hub", help="Also upload the file to this dataset repo (NS/NAME)."
+    ),
+    private: bool | None = typer.Option(
+        None, "--private/--public", help="Visibility of a dataset repo created by the push."
+    ),
+) -> None:
+    """Play episodes with a policy and record every step (see docs/rewards.md)."""
+    from openenv_hub.trajectories import TrajectoryWriter, record_episodes
+
+    if output.exists() and not overwrite:
+        raise CommandError(
+            f"{output} already exists.", hint="Pass --overwrite, or choose another --output."
+        )
+    choose = load_policy(policy)
+    with _server(env) as base_url:
+        info = _environment(base_url)
+        with _writer(TrajectoryWriter, output) as writer:
+            summary = asyncio.run(
+                record_episodes(
+                    base_url,
+                    choose,
+                    writer,
+                    episodes=episodes,
+                    max_steps=max_steps,
+                    seed=seed,
+                    policy_name=policy,
+                    env=info,
+                )
+            )
+    version = f" {info.version}" if info.version else ""
+    episodes_text = f"{summary.episodes} episode{'s' if summary.episodes != 1 else ''}"
+    console.print(
+        f"Recorded {episodes_text} ({summary.steps} steps) of {info.name}{version} to {output}; "
+        f"mean return {summary.mean_return:.4g}."
+    )
+    if push_to_hub:
+        from openenv_hub.trajectories import push_trajectories
+
+        url = push_trajectories(output, push_to_hub, env_name=info.name, private=private)
+        console.print(f"Pushed to {url}")
+
+
+def load_policy(spec: str) -> Callable[..., Any]:
+    """The function named by ``module:function`` (the current folder is importable)."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise CommandError(
+            f"--policy {spec!r} is not 'module:function'.",
+            hint="Name a module and a function in it, e.g. --policy my_policies:random_move",
+        )
+    sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CommandError(
+            f"Could not import the policy module '{module_name}': {exc}",
+            hint="Run the command where the module is, or install its package.",
+        ) from exc
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise CommandError(
+            f"'{module_name}' has no function '{attribute}'.",
+            hint=f"Define 'def {attribute}(observation: dict) -> dict' in {module_name}.",
+        )
+    return function  # type: ignore[no-any-return]
+
+
+@contextmanager
+def _server(env: str) -> Iterator[str]:
+    """The base URL of ``env``: as given for a URL, else a local server started for it."""
+    if "://" in env:
+        yield env
+        return
+    folder = Path(env)
+    if not (folder / MANIFEST_FILE).is_file():
+        raise CommandError(
+            f"{env!r} is neither a server URL nor an environment folder (no {MANIFEST_FILE}).",
+            hint="Pass http://host:port of a running server, or a folder made by 'openenv init'.",
+        )
+    from openenv_hub.providers.local import LocalProcessProvider
+
+    manifest = load_manifest(folder)
+    with LocalProcessProvider.start(manifest.app_path, env_dir=folder.resolve()) as server:
+        yield server.base_url
+
+
+def _environment(base_url: str) -> Any:
+    from openenv_hub.trajectories import environment_info
+
+    try:
+        return environment_info(base_url)
+    except Exception as exc:
+        raise ConnectError(
+            f"Could not read {base_url}/metadata: {type(exc).__name__}: {exc}", url=base_url
+        ) from exc
+
+
+@contextmanager
+def _writer(writer_cls: Any, output: Path) -> Iterator[Any]:
+    """The writer; if recording fails, the episodes recorded whole so far are kept."""
+    writer = writer_cls(output)
+    try:
+        yield writer
+    except BaseException:
+        if writer.episodes:
+            writer.close()
+            err_console.print(f"Kept the {writer.episodes} whole episodes recorded in {output}.")
+        else:
+            writer.discard()
+        raise
+    writer.close()

@@ -1,0 +1,98 @@
+"""How the server applies an environment's rubric: one :class:`EpisodeScorer` per session.
+
+The session core calls :meth:`EpisodeScorer.reset` after every ``reset`` and
+:meth:`EpisodeScorer.score` after every ``step``. Scoring sets the observation's ``reward`` to
+the rubric's value and puts the breakdown in ``metadata["reward_breakdown"]``; when the episode
+ends and the environment asked for attribution, ``metadata["step_rewards"]`` holds the reward
+credited to each step. :meth:`EpisodeScorer.summary` is what ``state`` shows under ``"rewards"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openenv_hub.errors import ConfigurationError, EnvironmentExecutionError
+from openenv_hub.rubrics.attribution import Attribution
+from openenv_hub.rubrics.base import Rubric, Scored, Step, SyncRunner, Trajectory
+from openenv_hub.types import Observation
+
+__all__ = ["BREAKDOWN_KEY", "STEP_REWARDS_KEY", "EpisodeScorer"]
+
+BREAKDOWN_KEY = "reward_breakdown"
+STEP_REWARDS_KEY = "step_rewards"
+
+
+class EpisodeScorer:
+    """Scores the steps of one session's episodes with the environment's rubric.
+
+    Args:
+        rubric: The environment's rubric.
+        attribution: How a delayed reward is credited back to the steps, or None to leave it on
+            the final step only.
+    """
+
+    def __init__(self, rubric: Rubric, attribution: Attribution | None = None) -> None:
+        if not isinstance(rubric, Rubric):
+            raise ConfigurationError(
+                f"An environment's rubric must be a Rubric, got {type(rubric).__name__}; wrap a "
+                "function with @rubric or @trajectory_rubric"
+            )
+        if attribution is not None and not isinstance(attribution, Attribution):
+            raise ConfigurationError(
+                f"reward_attribution must be an Attribution (FinalStep, Uniform, Discounted), "
+                f"got {type(attribution).__name__}"
+            )
+        self.rubric = rubric
+        self.attribution = attribution
+        self._steps: list[Step] = []
+        self._rewards: list[float] = []
+        self._immediate: list[float] = []
+        self._attributed: list[float] | None = None
+        self._last: Scored | None = None
+
+    @classmethod
+    def for_env(cls, env: object) -> EpisodeScorer | None:
+        """A scorer for ``env`` when it declares a ``rubric``, else None."""
+        rubric = getattr(env, "rubric", None)
+        if rubric is None:
+            return None
+        return cls(rubric, getattr(env, "reward_attribution", None))
+
+    def reset(self) -> None:
+        """Forget the previous episode."""
+        self._steps, self._rewards, self._immediate = [], [], []
+        self._attributed, self._last = None, None
+
+    async def score(
+        self, action: Any, observation: Observation, state: Any, *, run_sync: SyncRunner | None
+    ) -> Observation:
+        """Score the step that produced ``observation``, and write the result onto it."""
+        step = Step(action=action, observation=observation, state=state, index=len(self._steps))
+        trajectory = Trajectory([*self._steps, step])
+        try:
+            scored = await self.rubric.evaluate(trajectory, run_sync=run_sync)
+        except EnvironmentExecutionError:
+            raise
+        except Exception as exc:
+            raise EnvironmentExecutionError(
+                f"Rubric '{self.rubric.name}' failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        self._steps.append(step)
+        self._rewards.append(scored.reward)
+        self._immediate.append(scored.reward - scored.delayed)
+        self._last = scored
+        metadata = dict(observation.metadata)
+        metadata[BREAKDOWN_KEY] = scored.breakdown
+        if trajectory.done and self.attribution is not None:
+            self._attributed = self.attribution.attribute(self._immediate, scored.delayed)
+            metadata[STEP_REWARDS_KEY] = self._attributed
+        return observation.model_copy(update={"reward": scored.reward, "metadata": metadata})
+
+    def summary(self) -> dict[str, Any]:
+        """The episode's rewards so far, as ``state`` shows them under ``"rewards"``."""
+        step_rewards = self._attributed if self._attributed is not None else list(self._rewards)
+        return {
+            "episode_return": float(sum(step_rewards)),
+            "step_rewards": step_rewards,
+            "last_breakdown": self._last.breakdown if self._last is not None else {},
+        }

@@ -1,0 +1,34 @@
+"""Recorded episodes: actions, observations, rewards, breakdowns and timings, to JSON Lines or
+Parquet, and to the Hugging Face Hub as a dataset.
+
+Record from the client with :func:`record_episodes` (what ``openenv record`` runs), or from the
+server with ``create_app(..., trajectories="episodes.jsonl")``. Each row is a
+:class:`StepRecord`; load a file or a pushed dataset back with ``datasets.load_dataset``.
+"""
+
+from openenv_hub.trajectories.files import FORMATS, TrajectoryWriter, read_records
+from openenv_hub.trajectories.hub import dataset_card, push_trajectories
+from openenv_hub.trajectories.recorder import (
+    EnvironmentInfo,
+    RecordingSummary,
+    environment_info,
+    record_episodes,
+)
+from openenv_hub.trajectories.records import COLUMNS, EpisodeBuffer, StepRecord
+from openenv_hub.trajectories.server import ServerRecorder
+
+__all__ = [
+    "COLUMNS",
+    "FORMATS",
+    "EnvironmentInfo",
+    "EpisodeBuffer",
+    "RecordingSummary",
+    "ServerRecorder",
+    "StepRecord",
+    "TrajectoryWriter",
+    "dataset_card",
+    "environment_info",
+    "push_trajectories",
+    "read_records",
+    "record_episodes",
+]

@@ -1,0 +1,88 @@
+"""Publishing recorded trajectories as a Hugging Face dataset repository.
+
+The file goes to ``data/`` in the dataset repo, in one commit with a dataset card (added the
+first time only) whose ``configs`` make ``datasets.load_dataset("NS/NAME")`` read every file
+there as the ``train`` split.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from openenv_hub.errors import ConfigurationError, InvalidRepoIdError
+from openenv_hub.hub._client import HubContext, parse_repo_id
+from openenv_hub.hub._errors import translate
+from openenv_hub.trajectories.files import _format_of
+
+__all__ = ["dataset_card", "push_trajectories"]
+
+
+def dataset_card(env_name: str, suffix: str) -> str:
+    """The README.md of a new trajectory dataset."""
+    return (
+        "---\n"
+        "configs:\n"
+        "- config_name: default\n"
+        "  data_files:\n"
+        "  - split: train\n"
+        f"    path: data/*{suffix}\n"
+        "tags:\n"
+        "- openenv\n"
+        "- trajectories\n"
+        "- reinforcement-learning\n"
+        "---\n\n"
+        f"# Episodes of {env_name}\n\n"
+        "Recorded with `openenv record`: one row per reset (step 0) and step, with the action, "
+        "the observation and the reward breakdown as JSON text, the reward as sent and as "
+        "attributed back to each step, timings, and the environment's name and version.\n"
+    )
+
+
+def _dataset_id(value: str) -> str:
+    try:
+        return str(parse_repo_id(value))
+    except InvalidRepoIdError:
+        raise InvalidRepoIdError(
+            f"{value!r} is not a valid dataset id.",
+            repo_id=value,
+            hint="Use 'namespace/name', e.g. 'alice/echo-episodes'.",
+        ) from None
+
+
+def push_trajectories(
+    path: str | os.PathLike[str],
+    repo_id: str,
+    *,
+    env_name: str,
+    private: bool | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
+) -> str:
+    """Upload a trajectory file to the dataset ``repo_id`` (created when missing).
+
+    Returns:
+        The URL of the dataset.
+    """
+    file = Path(path)
+    suffix = _format_of(file)
+    if not file.is_file():
+        raise ConfigurationError(f"No trajectory file at {file}")
+    dataset = _dataset_id(repo_id)
+    hub = HubContext.create(endpoint=endpoint, token=token, required=True, action="push a dataset")
+    from huggingface_hub import CommitOperationAdd
+
+    api = hub.api
+    with translate(endpoint=hub.endpoint, repo_id=dataset, action="push trajectories"):
+        api.create_repo(dataset, repo_type="dataset", private=private, exist_ok=True)
+        operations = [CommitOperationAdd(f"data/{file.name}", str(file))]
+        if not api.file_exists(dataset, "README.md", repo_type="dataset"):
+            card = dataset_card(env_name, suffix).encode()
+            operations.append(CommitOperationAdd("README.md", card))
+        api.create_commit(
+            dataset,
+            operations,
+            commit_message=f"Add {file.name} (episodes of {env_name})",
+            repo_type="dataset",
+        )
+    return f"{hub.endpoint}/datasets/{dataset}"
