@@ -68,7 +68,7 @@ def test_the_first_command_serves_echo_with_its_ui() -> None:
         assert httpx.get(f"http://127.0.0.1:{port}/health").json() == {"status": "healthy"}
     finally:
         process.terminate()
-        process.wait(10)
+        process.communicate(timeout=10)  # also closes the pipe
     assert (
         os.path.isfile(REPO / "scripts" / "test.sh")
         and doc_block("README.md", "test command").code.strip() == "bash scripts/test.sh"

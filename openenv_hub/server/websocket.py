@@ -89,21 +89,40 @@ async def _serve(
     try:
         await asyncio.wait({reading, answering}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for task in (answering, reading):
-            task.cancel()
-        for outcome in await asyncio.gather(reading, answering, return_exceptions=True):
-            _log_failure(session, outcome)
-        if close_socket in session.on_close:
-            session.on_close.remove(close_socket)
-        if attach_to:
-            await pool.detach(session)
-        else:
-            await pool.close(session, reason="connection closed")
-        refused = _refusal(reading)
-        if refused:
-            await close_socket(refused, code=CLOSE_POLICY_VIOLATION)
-        else:
-            await close_socket("session closed", code=1000)
+        # Shielded: if this task is cancelled (a shutdown, a test client), cleanup still runs.
+        await asyncio.shield(
+            _end(session, pool, (reading, answering), close_socket, detach=bool(attach_to))
+        )
+
+
+async def _end(
+    session: Session,
+    pool: SessionPool,
+    tasks: tuple[asyncio.Task[str | None], asyncio.Task[None]],
+    close_socket: Callable[..., Awaitable[None]],
+    *,
+    detach: bool,
+) -> None:
+    """Stop both tasks, release the session and close the socket (with 1008 and the reason when
+    the reader refused the client, else 1000)."""
+    reading = tasks[0]
+    for task in tasks:
+        task.cancel()
+    await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            _log_failure(session, task.exception())
+    if close_socket in session.on_close:
+        session.on_close.remove(close_socket)
+    if detach:
+        await pool.detach(session)
+    else:
+        await pool.close(session, reason="connection closed")
+    refused = _refusal(reading)
+    if refused:
+        await close_socket(refused, code=CLOSE_POLICY_VIOLATION)
+    else:
+        await close_socket("session closed", code=1000)
 
 
 async def _read(websocket: WebSocket, inbox: asyncio.Queue[str | bytes]) -> str | None:
@@ -157,9 +176,7 @@ def _refusal(reading: asyncio.Task[str | None]) -> str | None:
     return reading.result()
 
 
-def _log_failure(session: Session, outcome: object) -> None:
-    if not isinstance(outcome, BaseException) or isinstance(outcome, asyncio.CancelledError):
-        return
+def _log_failure(session: Session, outcome: BaseException | None) -> None:
     if isinstance(outcome, RuntimeError) and not session.ready:
         logger.debug("Session %s: socket closed by the server: %s", session.id, outcome)
         return  # the watchdog or a shutdown closed the socket while we used it

@@ -111,9 +111,13 @@ def serve() -> Iterator[Callable[[Any], Served]]:
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's chromium, headless, driven by Playwright."""
+    """Debian's chromium, headless, driven by Playwright.
+
+    One per test module: Playwright's sync API keeps an event loop marked as running in this
+    thread while it lives, which would break any asyncio test that runs after it.
+    """
     if not CHROMIUM.exists():
         pytest.fail(
             f"{CHROMIUM} not found: install it with `apt-get install -y chromium` "

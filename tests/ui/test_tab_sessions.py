@@ -59,15 +59,15 @@ def test_twenty_tabs_opened_and_closed_leave_no_session(serve, new_page):
 
 
 def test_a_session_reaped_for_idleness_is_replaced_on_the_next_action(serve, new_page):
-    served = serve(typed_app(session_idle_timeout_s=0.5))
+    served = serve(typed_app(session_idle_timeout_s=2))
     page = pages.open_ui(new_page(), served.web_url)
     old = pages.session_id(page)
-    served.wait_sessions(0, timeout_s=5)  # the reaper closed the idle session
+    served.wait_sessions(0, timeout_s=10)  # the reaper closed the idle session
 
     pages.click(page, "reset-btn")
     pages.expect_banner(
         page,
-        "previous session of this tab was closed (session idle for over 0.5 s)",
+        "previous session of this tab was closed (session idle for over 2 s)",
         "Environment reset.",
     )
     assert pages.session_id(page) != old
