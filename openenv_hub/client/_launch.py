@@ -75,9 +75,7 @@ class ClientLauncher(Generic[ClientT]):
 
     def _client_of(self, provider: Provider) -> ClientT:
         try:
-            return self.client_class(
-                provider.base_url, provider=provider, **self._client_options
-            )
+            return self.client_class(provider.base_url, provider=provider, **self._client_options)
         except BaseException:
             provider.stop()
             raise

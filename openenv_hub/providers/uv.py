@@ -26,7 +26,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -123,25 +122,46 @@ class UvProvider(LocalProcessProvider):
 
 
 def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse: bool) -> Path:
-    """The python of the environment ``key`` with ``source`` installed (made when needed)."""
+    """The python of the environment ``key`` with ``source`` installed (made when needed).
+
+    With ``reuse`` (a fixed commit) a finished environment is used as it is. Otherwise (a
+    folder, installed editable so code changes show at once) it is installed again when its
+    ``pyproject.toml`` or the wheels it is installed with changed.
+    """
     root = cache_root() / key
     root.parent.mkdir(parents=True, exist_ok=True)
     venv_python = root / "bin" / "python"
+    marker = root / _COMPLETE
     with open(root.parent / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two starts of one revision make it once
-        if reuse and (root / _COMPLETE).is_file() and venv_python.exists():
+        if reuse and marker.is_file() and venv_python.exists():
             return venv_python
-        (root / _COMPLETE).unlink(missing_ok=True)
+        links = _find_links(source)
+        stamp = _stamp(source, links)
+        if marker.is_file() and venv_python.exists() and marker.read_text() == stamp:
+            return venv_python
+        marker.unlink(missing_ok=True)
         uv = uv_binary()
         if not venv_python.exists():
             _run([uv, "venv", "--quiet", "--python", python or sys.executable, str(root)])
         install = [uv, "pip", "install", "--quiet", "--python", str(venv_python)]
-        for links in _find_links(source):
-            install += ["--find-links", str(links)]
+        for folder in links:
+            install += ["--find-links", str(folder)]
         install += ["--editable", str(source)] if editable else [str(source)]
         _run(install)
-        (root / _COMPLETE).write_text(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        marker.write_text(stamp)
     return venv_python
+
+
+def _stamp(source: Path, links: list[Path]) -> str:
+    """What an install depends on: the project file and the wheels offered to it."""
+    digest = hashlib.sha256()
+    project = source / "pyproject.toml"
+    digest.update(project.read_bytes() if project.is_file() else b"")
+    for folder in links:
+        for wheel in sorted(folder.glob("*.whl")):
+            digest.update(wheel.name.encode() + str(wheel.stat().st_size).encode())
+    return digest.hexdigest()
 
 
 def _find_links(source: Path) -> list[Path]:
