@@ -1,0 +1,129 @@
+"""LocalHub runs pushed Docker Spaces: ``openenv push --wait`` reaches RUNNING, ``from_hub``
+steps the app through LocalHub's proxy (HTTP and WebSocket), variables and secrets reach the
+container and never a log, and a broken Dockerfile ends in BUILD_ERROR with its log line."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from cli_runner import CliResult
+from echo_env import CallToolAction, EchoEnv
+
+from openenv_hub.hub._wait import space_logs
+from openenv_hub.testing.localhub import LocalHub
+
+SECRET = "sk-local-7f3a9c-never-printed"
+
+
+@pytest.fixture(scope="module")
+def space_hub() -> Iterator[LocalHub]:
+    """A LocalHub of its own that builds and runs Docker Spaces on the CI engine."""
+    from docker_support.engine import BASE_IMAGE, require_docker
+
+    os.environ["DOCKER_HOST"] = require_docker()
+    build_args = {"BASE_IMAGE": BASE_IMAGE, "ENABLE_WEB_INTERFACE": "false"}
+    with LocalHub(run_spaces=True, space_build_args=build_args) as hub:
+        assert hub.space_runtime["enabled"], hub.space_runtime
+        yield hub
+    from docker_support.engine import docker
+
+    left = docker("ps", "-aq", "--filter", "label=openenv-hub.runtime=localhub-space").stdout
+    assert left.strip() == "", "LocalHub left a Space container behind"
+
+
+@pytest.fixture
+def on_space_hub(space_hub: LocalHub, monkeypatch: pytest.MonkeyPatch) -> LocalHub:
+    monkeypatch.setenv("HF_ENDPOINT", space_hub.endpoint)
+    monkeypatch.setenv("HF_TOKEN", space_hub.token_for("alice"))
+    return space_hub
+
+
+def _space_container_env(repo_id: str) -> list[str]:
+    from docker_support.engine import docker
+
+    ids = docker("ps", "-q", "--filter", f"label=openenv-hub.space={repo_id}").stdout.split()
+    assert len(ids) == 1, ids
+    out = docker("inspect", "--format", "{{json .Config.Env}}", ids[0]).stdout
+    import json
+
+    return list(json.loads(out))
+
+
+def _command_lines() -> str:
+    lines = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"))
+        except OSError:
+            continue
+    return "\n".join(lines)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_push_wait_runs_the_space_and_from_hub_steps_it(
+    on_space_hub: LocalHub, echo_copy: Path, cli: Callable[..., CliResult]
+) -> None:
+    repo_id = "alice/echo_env"
+    result = cli(
+        "push", echo_copy, "--repo-id", repo_id, "--wait",
+        "-e", "LOG_LEVEL=debug", "--secret", f"API_KEY={SECRET}",
+    )  # fmt: skip
+    assert result.code == 0, result.text
+    assert f"Running {repo_id}" in result.out and "Space stage: BUILDING" in result.err
+    assert SECRET not in result.text
+
+    env = EchoEnv.from_hub(repo_id)
+    assert env.base_url == f"{on_space_hub.endpoint}/_localhub/apps/{repo_id}"
+    async with env:
+        await env.reset()
+        step = await env.step(CallToolAction(tool_name="echo_message", arguments={"message": "Hi"}))
+        assert step.observation.result["data"] == "Hi"
+    assert httpx.get(f"{env.base_url}/health", timeout=10).status_code == 200
+
+    environment = _space_container_env(repo_id)
+    assert "LOG_LEVEL=debug" in environment and f"API_KEY={SECRET}" in environment
+    build_log = space_logs(repo_id, build=True)
+    run_log = space_logs(repo_id, build=False)
+    assert any("Step 1/" in line for line in build_log), build_log[:5]
+    assert SECRET not in "\n".join(build_log + run_log)
+    assert SECRET not in str(on_space_hub.requests())
+    assert SECRET not in _command_lines()
+
+
+BROKEN_STEP = 'RUN echo "fetching the model weights: mirror unreachable" && exit 7\n'
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_broken_dockerfile_shows_build_error_and_the_failing_line(
+    on_space_hub: LocalHub, echo_copy: Path, cli: Callable[..., CliResult]
+) -> None:
+    dockerfile = echo_copy / "Dockerfile"
+    lines = dockerfile.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("FROM")) + 1
+    dockerfile.write_text("".join([*lines[:at], BROKEN_STEP, *lines[at:]]))
+
+    result = cli("push", echo_copy, "--repo-id", "alice/broken_env", "--wait")
+    assert result.code == 1, result.text
+    assert "BUILD_ERROR" in result.err and "Build log of alice/broken_env" in result.err
+    assert "fetching the model weights: mirror unreachable" in result.err
+    assert "returned a non-zero code: 7" in result.err
+    assert "Traceback" not in result.text
+    runtime = on_space_hub.space_runtime
+    assert runtime["enabled"]
+
+
+def test_without_an_engine_app_urls_say_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    with LocalHub(run_spaces=True) as hub:
+        assert not hub.space_runtime["enabled"]
+        reply = httpx.get(f"{hub.endpoint}/_localhub/apps/alice/echo_env/health", timeout=10)
+    assert reply.status_code == 503
+    assert "runs them in Docker" in reply.text and "no-engine.sock" in reply.text
