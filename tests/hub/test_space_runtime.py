@@ -83,7 +83,8 @@ async def test_push_wait_runs_the_space_and_from_hub_steps_it(
         await env.reset()
         step = await env.step(CallToolAction(tool_name="echo_message", arguments={"message": "Hi"}))
         assert step.observation.result["data"] == "Hi"
-    assert httpx.get(f"{env.base_url}/health", timeout=10).status_code == 200
+    async with httpx.AsyncClient(timeout=10) as http:
+        assert (await http.get(f"{env.base_url}/health")).status_code == 200
 
     environment = _space_container_env(repo_id)
     assert "LOG_LEVEL=debug" in environment and f"API_KEY={SECRET}" in environment
