@@ -37,7 +37,14 @@ if TYPE_CHECKING:
     import docker
     from docker.models.containers import Container
 
-__all__ = ["DockerProvider", "docker_client", "has_bridge_network", "run_command"]
+__all__ = [
+    "DockerProvider",
+    "docker_client",
+    "has_bridge_network",
+    "image_config",
+    "image_port",
+    "run_command",
+]
 
 Network = Literal["auto", "host", "bridge"]
 DEFAULT_PORT = 8000
@@ -154,9 +161,9 @@ class DockerProvider:
             DockerError: No engine answers.
         """
         client = docker_client()
-        config = _image_config(client, image, pull=pull)
+        config = image_config(client, image, pull=pull)
         host_network = network == "host" or (network == "auto" and not has_bridge_network(client))
-        inner = container_port or _container_port(config)
+        inner = container_port or image_port(config)
         port = port or free_port()
         variables = {**(env or {}), "PORT": str(port if host_network else inner)}
         base_url = f"http://127.0.0.1:{port}"
@@ -269,7 +276,7 @@ def _default_name(image: str) -> str:
     return f"openenv-{safe}-{uuid.uuid4().hex[:8]}"
 
 
-def _image_config(client: docker.DockerClient, image: str, *, pull: str) -> dict[str, Any]:
+def image_config(client: docker.DockerClient, image: str, *, pull: str) -> dict[str, Any]:
     import docker
 
     try:
@@ -293,7 +300,7 @@ def _split_tag(image: str) -> tuple[str, str]:
     return repository, tag
 
 
-def _container_port(config: Mapping[str, Any]) -> int:
+def image_port(config: Mapping[str, Any]) -> int:
     for item in config.get("Env") or []:
         key, _, value = str(item).partition("=")
         if key == "PORT" and value.isdigit():
