@@ -48,7 +48,10 @@ def command(
         None, "--base-image", envvar="OPENENV_BASE_IMAGE", help="docker: BASE_IMAGE build arg."
     ),
     build_arg: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [], "--build-arg", help="docker: KEY=VALUE build arg, repeatable."
+        [],
+        "--build-arg",
+        envvar="OPENENV_BUILD_ARGS",
+        help="docker: KEY=VALUE build arg, repeatable (or $OPENENV_BUILD_ARGS).",
     ),
 ) -> None:
     """Serve the environment (HTTP, /ws, /mcp, and the web UI with --web)."""

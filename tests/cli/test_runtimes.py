@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import CliResult
+from doc_blocks import doc_block
 
 from openenv_hub.providers.local import free_port, port_in_use, wait_for_health
 
@@ -81,32 +82,48 @@ def test_serve_with_uv_stops_on_ctrl_c(serve_process: Callable[..., subprocess.P
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_serve_with_docker_then_ps_and_stop(
+def test_the_documented_serve_ps_and_stop(
     docker_host: str,
-    serve_process: Callable[..., subprocess.Popen[str]],
     cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """docs/runtimes.md "cli", line by line as printed (a free port instead of 8000)."""
     from docker_support.engine import BASE_IMAGE
 
+    monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)  # offline, as the document says
+    monkeypatch.setenv("OPENENV_BUILD_ARGS", "ENABLE_WEB_INTERFACE=false")
     port = free_port()
-    process = serve_process(
-        ECHO_ENV, "--runtime", "docker", "--port", port, "--tag", "openenv-test-rt/echo-env:latest",
-        "--base-image", BASE_IMAGE, "--build-arg", "ENABLE_WEB_INTERFACE=false",
-    )  # fmt: skip
-    _wait_for(process, port)
-    listed = cli("ps", "--json")
-    assert listed.code == 0, listed.text
-    (mine,) = [i for i in json.loads(listed.out) if i["url"] == f"http://127.0.0.1:{port}"]
-    assert mine["runtime"] == "docker" and mine["status"] == "running"
-    assert mine["owner_pid"] == process.pid and mine["owner_alive"]
-    table = cli("ps")
-    assert mine["name"] in table.out and "RUNTIME" in table.out
+    serve, ps, stop = doc_block("docs/runtimes.md", "cli").lines
+    serve_args = serve.removesuffix("&").replace("8000", str(port)).split()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "openenv_hub_cli.main", *serve_args[1:]],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=os.environ.copy(),
+    )
+    try:
+        _wait_for(process, port)
+        listed = cli(*ps.split()[1:], "--json")
+        assert listed.code == 0, listed.text
+        (mine,) = [i for i in json.loads(listed.out) if i["url"] == f"http://127.0.0.1:{port}"]
+        assert mine["runtime"] == "docker" and mine["status"] == "running"
+        assert mine["owner_pid"] == process.pid and mine["owner_alive"]
+        table = cli(*ps.split()[1:])
+        assert mine["name"] in table.out and "RUNTIME" in table.out
 
-    stopped = cli("stop", mine["name"])
-    assert stopped.code == 0 and f"Removed container {mine['name']}" in stopped.out
-    output = process.communicate(timeout=60)[0]  # the server went away: serve ends, saying so
-    assert process.returncode == 1 and "The server stopped (docker runtime)" in output
-    assert all(i["name"] != mine["name"] for i in json.loads(cli("ps", "--json").out))
+        stopped = cli(*stop.split()[1:])
+        assert stopped.code == 0 and f"Removed container {mine['name']}" in stopped.out
+        output = process.communicate(timeout=60)[0]  # the server went away: serve says so
+        assert process.returncode == 1 and "The server stopped (docker runtime)" in output
+        assert all(i["name"] != mine["name"] for i in json.loads(cli("ps", "--json").out))
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=60)
+        assert process.stdout is not None
+        process.stdout.close()
 
 
 def _dead_pid() -> int:
@@ -116,7 +133,7 @@ def _dead_pid() -> int:
 
 
 @pytest.mark.docker
-def test_ps_shows_what_a_dead_process_left_and_stop_all_removes_it(
+def test_ps_shows_what_a_dead_process_left_and_stop_removes_it(
     docker_host: str, cli: Callable[..., CliResult]
 ) -> None:
     from docker_support.engine import BASE_IMAGE
@@ -143,7 +160,7 @@ def test_ps_shows_what_a_dead_process_left_and_stop_all_removes_it(
         for container in left:
             line = next(row for row in table.out.splitlines() if container.name in row)
             assert "(gone)" in line and "docker" in line
-        stopped = cli("stop", "--all")
+        stopped = cli("stop", *(container.name for container in left))
         assert stopped.code == 0, stopped.text
         for container in left:
             assert f"Removed container {container.name}" in stopped.out

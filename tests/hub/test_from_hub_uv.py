@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from doc_blocks import doc_block
 from echo_env import CallToolAction, EchoEnv
 from hub_support import unique_repo
 
@@ -36,7 +37,7 @@ def _downloads(hub_env: HubEnv, repo_id: str) -> list[str]:
 
 
 async def test_from_hub_uv_serves_that_revision_and_leaves_the_caller_alone(
-    hub_env: HubEnv, echo_copy: Path
+    hub_env: HubEnv, echo_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo_id = unique_repo(hub_env, "uv")
     push(echo_copy, repo_id, version="0.1.0")
@@ -65,12 +66,12 @@ async def test_from_hub_uv_serves_that_revision_and_leaves_the_caller_alone(
         assert _freeze() == before
 
         hub_env.hub.clear_requests()
+        code = doc_block("docs/runtimes.md", "uv space").code.replace("YOUR_NAME/echo_env", repo_id)
+        capsys.readouterr()
         started = time.monotonic()
-        with EchoEnv.from_hub(
-            repo_id, runtime="uv", revision="0.1.0", trust_remote_code=True
-        ).sync() as again:
-            warm_s = time.monotonic() - started
-            assert again.call_tool("echo_message", message="Hi") == "Hi"
+        exec(compile(code, "docs/runtimes.md", "exec"), {})  # the documented warm start
+        warm_s = time.monotonic() - started
+        assert capsys.readouterr().out.strip() == "Hi"
         assert _downloads(hub_env, repo_id) == []  # the second start reused that commit's env
         print(f"uv runtime: cold start {cold_s:.1f} s, warm start {warm_s:.1f} s")
     finally:

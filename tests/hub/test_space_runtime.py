@@ -4,6 +4,7 @@ container and never a log, and a broken Dockerfile ends in BUILD_ERROR with its 
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,12 +12,14 @@ from pathlib import Path
 import httpx
 import pytest
 from cli_runner import CliResult
+from doc_blocks import doc_block
 from echo_env import CallToolAction, EchoEnv
 
 from openenv_hub.hub._wait import space_logs
 from openenv_hub.testing.localhub import LocalHub
 
 SECRET = "sk-local-7f3a9c-never-printed"
+DOC = "docs/runtimes.md"
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +28,16 @@ def space_hub() -> Iterator[LocalHub]:
     from docker_support.engine import BASE_IMAGE, require_docker
 
     os.environ["DOCKER_HOST"] = require_docker()
-    build_args = {"BASE_IMAGE": BASE_IMAGE, "ENABLE_WEB_INTERFACE": "false"}
-    with LocalHub(run_spaces=True, space_build_args=build_args) as hub:
-        assert hub.space_runtime["enabled"], hub.space_runtime
+    offline = f'"{BASE_IMAGE}", "ENABLE_WEB_INTERFACE": "false"'  # as the document says
+    code = doc_block(DOC, "localhub with spaces").code.replace('"YOUR_BASE_IMAGE"', offline)
+    names: dict[str, object] = {}
+    exec(compile(code, DOC, "exec"), names)
+    hub = names["hub"]
+    assert isinstance(hub, LocalHub) and hub.space_runtime["enabled"], hub.space_runtime
+    try:
         yield hub
+    finally:
+        hub.stop()
     from docker_support.engine import docker
 
     left = docker("ps", "-aq", "--filter", "label=openenv-hub.runtime=localhub-space").stdout
@@ -66,13 +75,18 @@ def _command_lines() -> str:
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_push_wait_runs_the_space_and_from_hub_steps_it(
-    on_space_hub: LocalHub, echo_copy: Path, cli: Callable[..., CliResult]
+    on_space_hub: LocalHub,
+    echo_copy: Path,
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     repo_id = "alice/echo_env"
-    result = cli(
-        "push", echo_copy, "--repo-id", repo_id, "--wait",
-        "-e", "LOG_LEVEL=debug", "--secret", f"API_KEY={SECRET}",
-    )  # fmt: skip
+    monkeypatch.setenv("API_KEY", SECRET)
+    (command,) = doc_block(DOC, "push and wait").lines
+    words = command.replace("YOUR_NAME", "alice").split()
+    assert words[:3] == ["openenv", "push", "envs/echo_env"]
+    result = cli(*words[1:2], echo_copy, *words[3:])  # the echo env, in a copy of its own
     assert result.code == 0, result.text
     assert f"Running {repo_id}" in result.out and "Space stage: BUILDING" in result.err
     assert SECRET not in result.text
@@ -85,6 +99,11 @@ async def test_push_wait_runs_the_space_and_from_hub_steps_it(
         assert step.observation.result["data"] == "Hi"
     async with httpx.AsyncClient(timeout=10) as http:
         assert (await http.get(f"{env.base_url}/health")).status_code == 200
+
+    capsys.readouterr()
+    code = doc_block(DOC, "space app").code.replace("YOUR_NAME", "alice")
+    await asyncio.to_thread(exec, compile(code, DOC, "exec"), {})
+    assert capsys.readouterr().out.strip() == "Hi"
 
     environment = _space_container_env(repo_id)
     assert "LOG_LEVEL=debug" in environment and f"API_KEY={SECRET}" in environment

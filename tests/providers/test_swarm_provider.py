@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from doc_blocks import doc_block
 from echo_env import EchoEnv
 from provider_support import containers
 
@@ -76,3 +77,16 @@ def test_two_replicas_each_stepped_scaled_to_zero_and_removed(swarm: None, echo_
     listed = docker("service", "ls", "-q", "--filter", f"label={labels.OWNER}={labels.owner_id()}")
     assert listed.stdout.strip() == ""
     assert containers(f"label=com.docker.swarm.service.name={name}") == []
+
+
+def test_the_documented_swarm_example(
+    swarm: None, echo_image: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = doc_block("docs/runtimes.md", "swarm").code.replace("echo-env:latest", echo_image)
+    exec(compile(code, "docs/runtimes.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(line.endswith(" Hi") for line in lines)
+    mine = f"label={labels.OWNER}={labels.owner_id()}"
+    from docker_support.engine import docker
+
+    assert docker("service", "ls", "-q", "--filter", mine).stdout.strip() == ""
