@@ -140,5 +140,6 @@ def _build_and_run(
 
     tag = tag or default_tag(load_manifest(path).name)
     base = base_image or os.environ.get("OPENENV_BASE_IMAGE")
-    build_image(path, tag, base_image=base, build_args=list(build_args), quiet=True)
+    args = list(build_args) or os.environ.get("OPENENV_BUILD_ARGS", "").split()
+    build_image(path, tag, base_image=base, build_args=args, quiet=True)
     return DockerProvider.start(tag, pull="never", **run_options)

@@ -6,8 +6,9 @@ sha) into the cache, once per commit, and run them only with the user's consent
 
 - ``uv``: :class:`~openenv_hub.providers.uv.UvProvider` installs the Space's package into an
   environment of its own, kept for that commit;
-- ``docker``: the Space's Dockerfile is built (as the Hub builds it, ``BASE_IMAGE`` taken from
-  ``$OPENENV_BASE_IMAGE`` when set) into ``openenv-space-NS-NAME:COMMIT``, once per commit, and
+- ``docker``: the Space's Dockerfile is built (as the Hub builds it; ``BASE_IMAGE`` from
+  ``$OPENENV_BASE_IMAGE`` and more build arguments from ``$OPENENV_BUILD_ARGS``, space-separated
+  ``KEY=VALUE``, when set) into ``openenv-space-NS-NAME:COMMIT``, once per commit, and
   :class:`~openenv_hub.providers.docker.DockerProvider` runs it.
 """
 
@@ -126,7 +127,7 @@ def start_space_docker(
             source.path,
             source.image_tag,
             base_image=base_image or os.environ.get("OPENENV_BASE_IMAGE"),
-            build_args=build_args,
+            build_args=build_args or tuple(os.environ.get("OPENENV_BUILD_ARGS", "").split()),
             quiet=True,
         )
     return DockerProvider.start(

@@ -115,6 +115,26 @@ async def test_push_wait_runs_the_space_and_from_hub_steps_it(
     assert SECRET not in _command_lines()
 
 
+@pytest.mark.docker
+@pytest.mark.slow
+def test_from_hub_with_the_docker_runtime_builds_that_commit_and_runs_it(
+    on_space_hub: LocalHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the push above: the Space's image built here (once per commit) and run."""
+    from docker_support.engine import BASE_IMAGE
+
+    from openenv_hub.providers.docker import DockerProvider
+
+    monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)
+    monkeypatch.setenv("OPENENV_BUILD_ARGS", "ENABLE_WEB_INTERFACE=false")
+    with EchoEnv.from_hub("alice/echo_env", runtime="docker", trust_remote_code=True).sync() as env:
+        provider = env.provider
+        assert isinstance(provider, DockerProvider) and provider.runtime == "docker"
+        assert provider.container.image.tags[0].startswith("openenv-space-alice-echo-env:")
+        assert env.call_tool("echo_message", message="built here") == "built here"
+    assert provider.status() == "removed"
+
+
 BROKEN_STEP = 'RUN echo "fetching the model weights: mirror unreachable" && exit 7\n'
 
 
