@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from doc_blocks import doc_block
@@ -17,6 +18,7 @@ from provider_support import NO_UI, REPO, containers
 from openenv_hub.providers import labels
 
 DOC = "docs/runtimes.md"
+PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # openenv
 
 
 def _run(language: str, code: str, **env: str) -> str:
@@ -24,7 +26,7 @@ def _run(language: str, code: str, **env: str) -> str:
     done = subprocess.run(
         command,
         cwd=REPO,
-        env={**os.environ, "COLUMNS": "200", **env},
+        env={**os.environ, "COLUMNS": "200", "PATH": PATH, **env},
         capture_output=True,
         text=True,
         timeout=900,
