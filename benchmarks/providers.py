@@ -17,10 +17,12 @@ echo environment (envs/echo_env):
 * localhub-space: `openenv push --wait` of the echo env to a LocalHub that runs Spaces, then
   `from_hub` (cold: build and run); warm: `restart_space` until RUNNING, then `from_hub`.
 * openenv (peer): `GenericEnvClient.from_docker_image(tag)` of the `openenv` package (0.10.0,
-  its own venv from tests/peer_venv.py), on the same image. Its `LocalDockerProvider` maps the
-  port with `-p`, which an engine without a bridge network ignores; that attempt is reported,
-  then it is timed with a `ContainerProvider` of the same shape that runs `docker run
-  --network host -e PORT=...` (its bootstrap, its `wait_for_ready`).
+  its own venv from tests/peer_venv.py), on the same image, one start per process (its import
+  is not timed), alternated with ours so both see the same machine load. Its
+  `LocalDockerProvider` maps the port with `-p`, which an engine without a bridge network
+  ignores; that attempt is reported, and the timed runs use a subclass that runs the same
+  `docker run` with `--network host -e PORT=...` (its bootstrap, its 1 s pause, its
+  `wait_for_ready`).
 
 Needs DOCKER_HOST (and OPENENV_TEST_BASE_IMAGE where no registry is reachable). Not a test:
 nothing is asserted.
@@ -95,19 +97,15 @@ def uv_runtime(runs: int, hub_endpoint: str) -> tuple[float, list[float]]:
         shutil.rmtree(cache_root().parent / "spaces" / repo_id, ignore_errors=True)
 
 
-def docker_runtime(runs: int) -> tuple[float, list[float], float]:
-    from echo_env import EchoEnv
-
+def build() -> float:
     from openenv_hub.validation.docker import build_image
 
-    build_s = clock(
+    return clock(
         lambda: build_image(
             ECHO_ENV, TAG, base_image=BASE_IMAGE, build_args=["ENABLE_WEB_INTERFACE=false"],
             quiet=True,
         )
     )  # fmt: skip
-    cold, warm = measure(lambda: EchoEnv.from_docker_image(TAG).sync(), runs)
-    return cold, warm, build_s
 
 
 def space_runtime(runs: int) -> tuple[float, list[float]]:
@@ -147,7 +145,7 @@ import json, subprocess, sys, time, uuid
 from openenv.core.containers.runtime.providers import LocalDockerProvider
 from openenv.core.generic_client import GenericEnvClient
 
-image, runs = sys.argv[1], int(sys.argv[2])
+image, mode = sys.argv[1], sys.argv[2]
 
 
 class HostNetworkDockerProvider(LocalDockerProvider):
@@ -162,47 +160,48 @@ class HostNetworkDockerProvider(LocalDockerProvider):
         return f"http://localhost:{port}"
 
 
-def once(provider):
-    began = time.perf_counter()
+provider = HostNetworkDockerProvider() if mode == "host" else LocalDockerProvider()
+began = time.perf_counter()
+try:
     env = GenericEnvClient.from_docker_image(image, provider=provider).sync()
     env.reset()
     took = time.perf_counter() - began
     env.close()
-    return took
-
-
-result = {}
-try:
-    provider = LocalDockerProvider()
-    began = time.perf_counter()
-    try:
-        env = GenericEnvClient.from_docker_image(image, provider=provider).sync()
-        env.reset()
-        result["default"] = time.perf_counter() - began
-        env.close()
-    finally:
-        provider.stop_container()
+    print(json.dumps({"seconds": took}))
 except Exception as exc:
-    result["default_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-result["host"] = [once(HostNetworkDockerProvider()) for _ in range(runs + 1)]
-print(json.dumps(result))
+    print(json.dumps({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"}))
+finally:
+    provider.stop_container()
 """
 
 
-def peer_runtime(runs: int) -> dict[str, object]:
+def peer_start(mode: str) -> dict[str, object]:
+    """One start of the peer's ``from_docker_image`` (``mode``: default or host provider)."""
     from peer_venv import ensure_peer_python
 
-    python = ensure_peer_python()
     done = subprocess.run(
-        [str(python), "-c", textwrap.dedent(PEER), TAG, str(runs)],
+        [str(ensure_peer_python()), "-c", textwrap.dedent(PEER), TAG, mode],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=300,
         check=False,
     )
-    if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "?"}
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    lines = done.stdout.strip().splitlines()
+    if not lines:
+        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
+    return dict(json.loads(lines[-1]))
+
+
+def docker_beside_peer(runs: int) -> tuple[tuple[float, list[float]], tuple[float, list[float]]]:
+    """Ours and the peer's from_docker_image, alternated so both see the same machine load."""
+    from echo_env import EchoEnv
+
+    ours, theirs = [], []
+    for _ in range(runs + 1):
+        ours.append(measure(lambda: EchoEnv.from_docker_image(TAG).sync(), 0)[0])
+        peer = peer_start("host")
+        theirs.append(float(peer["seconds"]) if "seconds" in peer else float("nan"))
+    return (ours[0], ours[1:]), (theirs[0], theirs[1:])
 
 
 def _ignore() -> Callable[[str, list[str]], set[str]]:
@@ -232,16 +231,11 @@ def main() -> None:
     results["local"] = local_runtime(args.runs)
     with LocalHub() as hub:
         results["uv (Space at a revision)"] = uv_runtime(args.runs, hub.endpoint)
-    cold, warm, build_s = docker_runtime(args.runs)
-    results["docker"] = (cold, warm)
+    build_s = build()
+    results["docker"], peer_times = docker_beside_peer(args.runs)
+    results["openenv from_docker_image (host-network provider)"] = peer_times
     results["localhub-space"] = space_runtime(args.runs)
-    peer = peer_runtime(args.runs)
-    host_times = peer.get("host")
-    if isinstance(host_times, list) and host_times:
-        results["openenv from_docker_image (host-network provider)"] = (
-            host_times[0],
-            host_times[1:],
-        )
+    peer = peer_start("default")
 
     docker_warm = statistics.median(results["docker"][1])
     print(f"\nStart to healthy (first reset answered), s; {args.runs} warm runs, median.\n")
@@ -250,12 +244,10 @@ def main() -> None:
     for name, (cold, warm) in results.items():
         print(row(name, cold, warm, docker_warm))
     print(f"\nopenenv build of the echo env (layer cache as found): {build_s:.1f} s")
-    if "default_error" in peer:
-        print(f"openenv's default LocalDockerProvider on this engine: {peer['default_error']}")
-    elif "default" in peer:
-        print(f"openenv's default LocalDockerProvider: {peer['default']:.2f} s")
     if "error" in peer:
-        print(f"openenv peer run failed: {peer['error']}")
+        print(f"openenv's default LocalDockerProvider on this engine: {peer['error']}")
+    else:
+        print(f"openenv's default LocalDockerProvider: {peer['seconds']:.2f} s")
 
 
 if __name__ == "__main__":
