@@ -158,6 +158,38 @@ def test_a_broken_dockerfile_shows_build_error_and_the_failing_line(
     assert runtime["enabled"]
 
 
+CRASHING_SPACE = """\
+ARG BASE_IMAGE=python:3.11-slim
+FROM ${BASE_IMAGE}
+CMD ["python3", "-c", "import sys; print('cannot open the game data', flush=True); sys.exit(2)"]
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_crashing_app_is_runtime_error_and_a_paused_space_stops(on_space_hub: LocalHub) -> None:
+    from huggingface_hub import HfApi
+
+    from openenv_hub.hub._wait import wait_for_space
+
+    api = HfApi(endpoint=on_space_hub.endpoint, token=on_space_hub.token_for("alice"))
+    api.create_repo("alice/crashing", repo_type="space", space_sdk="docker")
+    api.upload_file(
+        path_or_fileobj=CRASHING_SPACE.encode(), path_in_repo="Dockerfile",
+        repo_id="alice/crashing", repo_type="space",
+    )  # fmt: skip
+    state = wait_for_space("alice/crashing", poll_s=0.2, timeout_s=300)
+    assert state.stage == "RUNTIME_ERROR" and "cannot open the game data" in "\n".join(state.logs)
+
+    assert api.pause_space("alice/echo_env").stage == "PAUSED"  # the Space the first test ran
+    app = f"{on_space_hub.endpoint}/_localhub/apps/alice/echo_env/health"
+    wait_until_gone = wait_for_space("alice/echo_env", poll_s=0.2, timeout_s=60)
+    assert wait_until_gone.stage == "PAUSED" and httpx.get(app, timeout=10).status_code == 503
+    api.restart_space("alice/echo_env")
+    assert wait_for_space("alice/echo_env", poll_s=0.2, timeout_s=300).running
+    assert httpx.get(app, timeout=10).status_code == 200
+
+
 def test_without_an_engine_app_urls_say_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -122,17 +122,18 @@ class SpaceRuntime:
         self._executor.submit(self._run, key, space.image)
 
     def pause(self, key: RepoKey) -> None:
+        """Stop the app; its URL answers 503 from now on."""
         with self._lock:
             space = self._spaces.get(key)
         if space is not None:
-            self._executor.submit(self._stop_app, space)
+            self._executor.submit(self._stop_app, space, self._detach(space))
 
     def forget(self, key: RepoKey) -> None:
         """The Space was deleted: stop its app."""
         with self._lock:
             space = self._spaces.pop(key, None)
         if space is not None:
-            self._executor.submit(self._stop_app, space)
+            self._executor.submit(self._stop_app, space, self._detach(space))
 
     # -- what the API reads ---------------------------------------------------------------
 
@@ -239,8 +240,14 @@ class SpaceRuntime:
         )
         return variables, {k: v.value for k, v in meta.secrets.items()}
 
-    def _stop_app(self, space: _Space) -> None:
-        app, space.app = space.app, None
+    def _detach(self, space: _Space) -> DockerProvider | None:
+        """Take the app out of service at once (the proxy stops routing to it)."""
+        with self._lock:
+            app, space.app = space.app, None
+        return app
+
+    def _stop_app(self, space: _Space, app: DockerProvider | None = None) -> None:
+        app = app or self._detach(space)
         if app is not None:
             space.run_log = [LogLine(iso_time(), line) for line in app.logs(1000).splitlines()]
             app.stop()
