@@ -41,6 +41,8 @@ OpenEnvError
 │       └── SessionLostError             the connection dropped and took an episode with it
 └── TransportError                       the connection itself failed  (.url)
     ├── ConnectError                     could not open the connection
+    │   └── ServerStartError             a provider's server did not start  (.runtime, .command, .logs)
+    │       └── ImageNotFoundError       no such Docker image on this engine  (.image)
     ├── EnvTimeoutError                  no reply in time; the socket was discarded (.timeout_s)
     └── MessageTooLargeError             a frame exceeded a size limit
 ```
@@ -77,6 +79,7 @@ __all__ = [
     "HubConnectionError",
     "HubError",
     "HubPermissionError",
+    "ImageNotFoundError",
     "InstallError",
     "InvalidMessageError",
     "InvalidRepoIdError",
@@ -91,6 +94,7 @@ __all__ = [
     "RevisionNotFoundError",
     "RevisionNotServedError",
     "ServerReplyError",
+    "ServerStartError",
     "SessionCapacityError",
     "SessionClosedError",
     "SessionError",
@@ -311,7 +315,8 @@ class RevisionNotServedError(HubError):
         super().__init__(
             f"Space {repo_id} runs its latest commit ({running[:7]}), not {revision}.",
             repo_id=repo_id,
-            hint="Run that version locally: from_hub(..., local=True).",
+            hint="Run that version on this machine: from_hub(..., revision=..., runtime='uv') "
+            "(or runtime='docker', or local=True).",
         )
 
 
@@ -585,6 +590,46 @@ class ConnectError(TransportError):
         super().__init__(message, url=url)
         self.status_code = status_code
         self.body = body
+
+
+class ServerStartError(ConnectError):
+    """A provider started a server that never answered ``/health``, or could not start it.
+
+    The message names the runtime, what it ran (secrets shown by name only) and the last lines
+    of the server's log; ``hint`` says what to try next.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        runtime: str,
+        command: str = "",
+        logs: str = "",
+        url: str | None = None,
+        hint: str = "",
+    ) -> None:
+        self.runtime, self.command, self.logs, self.hint = runtime, command, logs, hint
+        text = f"[{runtime}] {message}"
+        if command:
+            text += f"\nRan: {command}"
+        if logs.strip():
+            text += f"\nLast lines of its log:\n{logs.rstrip()}"
+        super().__init__(text, url=url)
+
+
+class ImageNotFoundError(ServerStartError):
+    """The Docker image is not on the engine and could not be pulled."""
+
+    def __init__(self, image: str, *, detail: str = "") -> None:
+        self.image = image
+        super().__init__(
+            f"The image {image!r} is not on this Docker engine"
+            + (f" and could not be pulled ({detail})." if detail else "."),
+            runtime="docker",
+            hint=f"Build it from an environment folder with 'openenv build PATH --tag {image}', "
+            f"or pull it with 'docker pull {image}'.",
+        )
 
 
 class EnvTimeoutError(TransportError, TimeoutError):

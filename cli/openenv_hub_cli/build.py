@@ -24,7 +24,12 @@ def command(
         envvar="OPENENV_BASE_IMAGE",
         help="Passed as the BASE_IMAGE build arg.",
     ),
-    build_arg: list[str] = typer.Option([], "--build-arg", help="KEY=VALUE, repeatable."),  # noqa: B008 - typer reads defaults from here
+    build_arg: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
+        [],
+        "--build-arg",
+        envvar="OPENENV_BUILD_ARGS",
+        help="KEY=VALUE, repeatable (or $OPENENV_BUILD_ARGS, space-separated).",
+    ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Build every layer again."),
 ) -> None:
     """Build the environment's image with the local Docker engine (on the host network).

@@ -10,8 +10,20 @@ from __future__ import annotations
 import typer
 
 from openenv_hub import __version__
-from openenv_hub_cli import build, fork, init, install, pull, push, serve, validate, versions
-from openenv_hub_cli import record as record_command
+from openenv_hub_cli import (
+    build,
+    fork,
+    init,
+    install,
+    ps,
+    pull,
+    push,
+    record,
+    serve,
+    stop,
+    validate,
+    versions,
+)
 from openenv_hub_cli._utils import run_app
 
 __all__ = ["app", "main"]
@@ -54,7 +66,9 @@ app.command("fork")(fork.command)
 app.command("install")(install.command)
 app.command("pull")(pull.command)
 app.command("versions")(versions.command)
-app.command("record")(record_command.command)
+app.command("record")(record.command)
+app.command("ps")(ps.command)
+app.command("stop")(stop.command)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -46,6 +46,12 @@ def command(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show what would change; change nothing."
     ),
+    wait: bool = typer.Option(
+        False, "--wait", help="Wait until the Space runs; print its build log if it fails."
+    ),
+    wait_timeout: float = typer.Option(
+        900.0, "--wait-timeout", min=1, help="Seconds --wait waits.", show_default=True
+    ),
 ) -> None:
     """Validate the environment and upload it to a Space in one commit (.gitignore honoured).
 
@@ -72,6 +78,33 @@ def command(
             on_step=step,
         )
     _report(result)
+    if wait and not result.dry_run:
+        _wait(result.repo_id, token=token, timeout_s=wait_timeout)
+
+
+def _wait(repo_id: str, *, token: str | None, timeout_s: float) -> None:
+    """Follow the Space's stage until it runs; on failure print its log and fail."""
+    from openenv_hub.errors import SpaceNotRunningError
+    from openenv_hub.hub._wait import wait_for_space
+
+    def show(stage: str) -> None:
+        err_console.print(f"Space stage: {stage}", style="dim")
+
+    state = wait_for_space(repo_id, token=token, timeout_s=timeout_s, on_stage=show)
+    if state.running:
+        console.print(f"[green]Running[/] {repo_id}", markup=True)
+        return
+    kind = "Build" if state.stage in ("BUILD_ERROR", "CONFIG_ERROR", "NO_APP_FILE") else "Run"
+    err_console.print(f"{kind} log of {repo_id} (last lines):")
+    for line in state.logs[-60:] or ["(empty)"]:
+        err_console.print(f"  {escape(line)}", markup=True)
+    if state.error_message:
+        err_console.print(
+            f"Reason: {escape(state.error_message.splitlines()[0][:300])}", markup=True
+        )
+    raise SpaceNotRunningError(
+        repo_id, state.stage, hint="Fix what the log above shows, then push again."
+    )
 
 
 def _report(result: PushResult) -> None:

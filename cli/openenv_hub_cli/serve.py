@@ -34,11 +34,34 @@ def command(
     max_sessions: int | None = typer.Option(
         None, "--max-sessions", min=1, help="Sessions served at once.", show_default="64"
     ),
+    runtime: str = typer.Option(
+        "local",
+        "--runtime",
+        "-r",
+        help="local (this interpreter), uv (an environment of its own) or docker (build and "
+        "run the image).",
+    ),
+    tag: str | None = typer.Option(
+        None, "--tag", "-t", help="docker: image tag.", show_default="openenv-NAME:latest"
+    ),
+    base_image: str | None = typer.Option(
+        None, "--base-image", envvar="OPENENV_BASE_IMAGE", help="docker: BASE_IMAGE build arg."
+    ),
+    build_arg: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
+        [],
+        "--build-arg",
+        envvar="OPENENV_BUILD_ARGS",
+        help="docker: KEY=VALUE build arg, repeatable (or $OPENENV_BUILD_ARGS).",
+    ),
 ) -> None:
-    """Serve the environment locally (HTTP, /ws, /mcp, and the web UI with --web)."""
+    """Serve the environment (HTTP, /ws, /mcp, and the web UI with --web)."""
     env_dir = resolve_env_dir(path)
     manifest = load_manifest(env_dir)
     port = port or manifest.port
+    if runtime != "local":
+        docker = {"tag": tag, "base_image": base_image, "build_args": [*build_arg]}
+        _serve_elsewhere(env_dir, runtime, port, reload, web, max_sessions, docker)
+        return
     if port_in_use(host, port):
         raise CommandError(
             f"Port {port} on {host} is already in use.",
@@ -61,6 +84,35 @@ def command(
         log_level="info",
         **uvicorn_options(),
     )
+
+
+def _serve_elsewhere(
+    env_dir: Path,
+    runtime: str,
+    port: int,
+    reload: bool,
+    web: bool | None,
+    max_sessions: int | None,
+    docker: dict[str, Any],
+) -> None:
+    from openenv_hub_cli._serve_runtime import serve_with_provider
+
+    if runtime not in ("uv", "docker"):
+        raise CommandError(f"Unknown runtime {runtime!r}.", hint="Use local, uv or docker.")
+    if reload:
+        raise CommandError("--reload works with the local runtime only.")
+    if port_in_use("127.0.0.1", port):
+        raise CommandError(
+            f"Port {port} on 127.0.0.1 is already in use.",
+            hint=f"Stop the other server, or pick another port: --port {port + 1}",
+        )
+    env = {"ENABLE_WEB_INTERFACE": "true" if web else "false"} if web is not None else {}
+    if max_sessions:
+        env["MAX_CONCURRENT_ENVS"] = str(max_sessions)
+    options: dict[str, Any] = {"port": port, "env": env}
+    if runtime == "docker":
+        options.update(docker)
+    serve_with_provider(env_dir, runtime, options)
 
 
 def _set_env(web: bool | None, max_sessions: int | None, variables: dict[str, Any]) -> None:

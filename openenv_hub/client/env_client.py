@@ -26,6 +26,9 @@ from openenv_hub.client._core import (
 from openenv_hub.types import StepResult
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from openenv_hub.client._launch import ClientLauncher
     from openenv_hub.client.sync_client import SyncEnvClient
     from openenv_hub.providers import Provider
 
@@ -97,6 +100,7 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         repo_id: str,
         *,
         revision: str | None = None,
+        runtime: str | None = None,
         local: bool = False,
         token: str | None = None,
         endpoint: str | None = None,
@@ -106,11 +110,12 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
     ) -> Self:
         """A client of the Space ``repo_id`` (not yet connected; this call blocks while it works).
 
-        By default it talks to the Space's running app. With ``local=True`` it installs the
-        environment at ``revision`` (or reuses an install of that commit) into ``python``
-        (default: this interpreter), serves it on a free local port, and stops that server when
-        the client closes. Installing runs the Space's code: pass ``trust_remote_code=True`` or
-        set ``OPENENV_TRUST_REMOTE_CODE=1`` (or confirm at a terminal).
+        ``runtime="space"`` (the default) talks to the Space's running app. The others run the
+        environment at ``revision`` on this machine and stop it when the client closes:
+        ``"local"`` (or ``local=True``) installs it into ``python`` (default: this interpreter),
+        ``"uv"`` into an environment of its own made by uv, ``"docker"`` builds and runs its
+        image. Running the Space's code needs ``trust_remote_code=True`` or
+        ``OPENENV_TRUST_REMOTE_CODE=1`` (or a "yes" at a terminal).
 
         Example::
 
@@ -128,8 +133,38 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
             endpoint=endpoint,
             trust_remote_code=trust_remote_code,
             python=python,
+            runtime=runtime,
             client_options=client_options,
         )
+
+    @classmethod
+    def from_docker_image(cls: type[Self], image: str, **options: Any) -> ClientLauncher[Self]:
+        """A client of a container of ``image``, started when awaited, entered or ``.sync()``-ed.
+
+        Options: ``port``, ``env`` (or ``env_vars``), ``secrets``, ``name``, ``network``,
+        ``startup_timeout_s``, ... (see :class:`~openenv_hub.providers.docker.DockerProvider`),
+        and the client's own. Closing the client removes the container::
+
+            async with EchoEnv.from_docker_image("openenv-echo-env:latest") as env:
+                await env.reset()
+        """
+        from openenv_hub.providers.launch import docker_image_launcher
+
+        return docker_image_launcher(cls, image, options)
+
+    @classmethod
+    def from_folder(
+        cls: type[Self], path: str | Path, *, runtime: str = "local", **options: Any
+    ) -> ClientLauncher[Self]:
+        """A client of the environment folder ``path`` served with ``runtime``.
+
+        ``"local"`` runs it with this interpreter, ``"uv"`` in an environment of its own,
+        ``"docker"`` builds its image and runs it. Started when awaited, entered or
+        ``.sync()``-ed; stopped when the client closes.
+        """
+        from openenv_hub.providers.launch import folder_launcher
+
+        return folder_launcher(cls, path, runtime, options)
 
     # -- connection ------------------------------------------------------------------------
 

@@ -1,8 +1,17 @@
-"""Where environment servers run: a local process, a Docker container, a cluster.
+"""Where environment servers run: a local process, uv, a Docker container, a swarm, a cluster.
 
-Every runtime is a :class:`Provider`: something started from a spec (an app, an image, a Space
-at a revision), already healthy when its start function returns, that gives the URLs of the
-servers it runs, their logs, and stops them. ``stop()`` is idempotent.
+Every runtime is a :class:`Provider`: something started from a spec (an app, a folder, an
+image, a Space at a revision) by a ``start``-like class method that returns once the server
+answers ``/health``. A provider gives the URLs of the servers it runs, their logs, and stops
+them. ``stop()`` is idempotent, and runs by itself at interpreter exit and when the client that
+owns the provider closes.
+
+A provider that cannot start raises :class:`~openenv_hub.errors.ServerStartError`, which names
+the runtime, what it ran, and the last lines of the server's log.
+
+Everything a provider starts outside this process (containers, services) carries the labels of
+:mod:`openenv_hub.providers.labels`, so ``openenv ps`` lists it and ``openenv stop --all``
+removes it, also after the process that started it crashed.
 """
 
 from __future__ import annotations
@@ -16,9 +25,12 @@ __all__ = ["Provider"]
 class Provider(Protocol):
     """A running environment server (or several replicas of one) that can be stopped.
 
-    ``base_url`` is the first (often the only) server; ``base_urls`` lists every replica, for
-    clients that spread sessions across them.
+    ``runtime`` names the kind of provider (``"local"``, ``"uv"``, ``"docker"``, ``"swarm"``,
+    ...), for messages and listings. ``base_url`` is the first (often the only) server;
+    ``base_urls`` lists every replica, for clients that spread sessions across them.
     """
+
+    runtime: str
 
     @property
     def base_url(self) -> str: ...

@@ -20,7 +20,8 @@ from typing import IO
 
 import httpx
 
-from openenv_hub.errors import ConnectError
+from openenv_hub.errors import ConnectError, ServerStartError
+from openenv_hub.providers import _cleanup
 
 __all__ = ["LocalProcessProvider", "free_port", "port_in_use", "wait_for_health"]
 
@@ -61,6 +62,8 @@ def wait_for_health(base_url: str, *, timeout_s: float, alive: object = None) ->
 class LocalProcessProvider:
     """An environment server running as a child process of this one."""
 
+    runtime = "local"
+
     def __init__(self, process: subprocess.Popen[bytes], base_url: str, log: IO[bytes]) -> None:
         self.process = process
         self._base_url = base_url
@@ -86,6 +89,7 @@ class LocalProcessProvider:
         port: int | None = None,
         env: dict[str, str] | None = None,
         startup_timeout_s: float = 30.0,
+        runtime: str | None = None,
     ) -> LocalProcessProvider:
         """Start ``app`` (an import string) with uvicorn and wait for /health.
 
@@ -94,6 +98,10 @@ class LocalProcessProvider:
             env_dir: A folder put on ``sys.path`` (an environment's source checkout).
             python: The interpreter to run (default: this one), e.g. another virtual env's.
             cwd: Working directory (default: ``env_dir``).
+            runtime: The runtime named in messages (default ``"local"``; ``"uv"`` for uv's).
+
+        Raises:
+            ServerStartError: The server exited or did not answer ``/health`` in time.
         """
         port = port or free_port(host)
         command = [python or sys.executable, "-m", "uvicorn", app]
@@ -105,14 +113,22 @@ class LocalProcessProvider:
             command, cwd=cwd or env_dir, env={**os.environ, **(env or {})}, stdout=log, stderr=log
         )
         server = cls(process, f"http://{host}:{port}", log)
+        _cleanup.track(server)
         try:
             wait_for_health(server.base_url, timeout_s=startup_timeout_s, alive=server.running)
         except ConnectError as exc:
-            output = server.output()
+            logs = server.logs(40)
             server.stop()
-            raise ConnectError(
-                f"{exc}. Server output:\n{output[-3000:]}", url=server.base_url
+            raise ServerStartError(
+                f"{app} did not start: {exc}.",
+                runtime=runtime or cls.runtime,
+                command=" ".join(command),
+                logs=logs,
+                url=server.base_url,
+                hint="Read the log above; run the command above to debug it.",
             ) from None
+        if runtime:
+            server.runtime = runtime
         return server
 
     def running(self) -> bool:
@@ -129,7 +145,8 @@ class LocalProcessProvider:
         return "\n".join(self.output().splitlines()[-tail_lines:])
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop the server (SIGTERM, then SIGKILL after ``timeout_s``)."""
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout_s``); idempotent."""
+        _cleanup.untrack(self)
         if self.running():
             self.process.terminate()
             try:

@@ -15,7 +15,9 @@ loaded*, before test modules (or the code they import) load huggingface_hub:
 unset. Everything is restored when the session ends.
 
 The server itself starts lazily, on that port, the first time the
-``local_hub`` fixture is used. Set ``OPENENV_LOCALHUB_PORT`` to pin the port.
+``local_hub`` fixture is used. Set ``OPENENV_LOCALHUB_PORT`` to pin the port, and
+``OPENENV_LOCALHUB_RUN_SPACES=1`` to have it build and run pushed Docker Spaces (with
+``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` when set; see docs/runtimes.md).
 
 Fixtures:
 
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
 
 PLUGIN_NAME = "openenv_hub.testing.pytest_plugin"
 PORT_VARIABLE = "OPENENV_LOCALHUB_PORT"
+RUN_SPACES_VARIABLE = "OPENENV_LOCALHUB_RUN_SPACES"
 DEFAULT_TOKEN = "hf_alice_write"
 HOST = "127.0.0.1"
 
@@ -173,7 +176,14 @@ def local_hub() -> Iterator[LocalHub]:
     if problem:
         pytest.fail(problem, pytrace=False)
     settings = configure_environment()
-    hub = LocalHub(data_dir=settings.root / "data", host=HOST, port=settings.port)
+    base_image = os.environ.get("OPENENV_BASE_IMAGE")
+    hub = LocalHub(
+        data_dir=settings.root / "data",
+        host=HOST,
+        port=settings.port,
+        run_spaces=os.environ.get(RUN_SPACES_VARIABLE, "").lower() in ("1", "true", "yes"),
+        space_build_args={"BASE_IMAGE": base_image} if base_image else None,
+    )
     try:
         hub.start()
     except OSError as exc:

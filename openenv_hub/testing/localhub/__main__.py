@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import threading
 from collections.abc import Sequence
@@ -21,6 +22,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--data", default=None, help="data directory (default: a temporary one, deleted on exit)"
     )
+    parser.add_argument(
+        "--no-spaces",
+        action="store_true",
+        help="do not build and run Docker Spaces (they run when a Docker engine answers)",
+    )
+    parser.add_argument(
+        "--space-base-image",
+        default=os.environ.get("OPENENV_BASE_IMAGE"),
+        help="BASE_IMAGE build argument of Space images (default: $OPENENV_BASE_IMAGE)",
+    )
     return parser.parse_args(argv)
 
 
@@ -38,6 +49,9 @@ def banner(hub: LocalHub) -> str:
         "  export HF_HUB_DISABLE_TELEMETRY=1",
         "press Ctrl+C to stop",
     ]
+    runtime = hub.space_runtime
+    spaces = "built and run in Docker" if runtime["enabled"] else f"not run: {runtime['reason']}"
+    lines.insert(2, f"Docker Spaces: {spaces}")
     return "\n".join(lines)
 
 
@@ -46,7 +60,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with LocalHub(data_dir=args.data, host=args.host, port=args.port) as hub:
+    build_args = {"BASE_IMAGE": args.space_base_image} if args.space_base_image else {}
+    with LocalHub(
+        data_dir=args.data,
+        host=args.host,
+        port=args.port,
+        run_spaces=not args.no_spaces,
+        space_build_args=build_args,
+    ) as hub:
         print(banner(hub), flush=True)
         try:
             while not stop.wait(0.5):

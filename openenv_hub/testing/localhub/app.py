@@ -21,9 +21,12 @@ from starlette.types import Message, Receive, Scope, Send
 from .auth import DEFAULT_TOKENS, TokenRegistry, User, token_from_header
 from .errors import HubError, error_response
 from .git_http import GitHttpApp, match_git_path
+from .proxy import PREFIX as APPS_PREFIX
+from .proxy import SpaceAppProxy
 from .requestlog import RequestLog, RequestRecord
 from .routes import account, control, files, refs, repos, spaces, upload
 from .routes.deps import HubContext
+from .space_runtime import SpaceRuntime
 from .storage import RepoStore
 
 logger = logging.getLogger("openenv_hub.testing.localhub")
@@ -58,7 +61,8 @@ def build_api(context: HubContext) -> FastAPI:
 
 
 class LocalHubApp:
-    """ASGI entry point: routes git paths to :class:`GitHttpApp`, the rest to FastAPI.
+    """ASGI entry point: git paths to :class:`GitHttpApp`, Space app URLs (HTTP and WebSocket)
+    to :class:`SpaceAppProxy`, the rest to FastAPI.
 
     Attributes:
         context: Shared state (store, tokens, request log).
@@ -70,9 +74,13 @@ class LocalHubApp:
         self.context = context
         self.api = build_api(context)
         self.git = GitHttpApp(context)
+        self.apps = SpaceAppProxy(context)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Dispatch, record, and turn any escaping exception into a JSON 500."""
+        if scope["type"] == "websocket" and scope["path"].startswith(APPS_PREFIX):
+            await self.apps(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.api(scope, receive, send)
             return
@@ -85,7 +93,9 @@ class LocalHubApp:
                 response["headers"] = dict(message.get("headers", []))
             await send(message)
 
-        target = self.git if match_git_path(scope["path"]) else self.api
+        target: Any = self.git if match_git_path(scope["path"]) else self.api
+        if scope["path"].startswith(APPS_PREFIX):
+            target = self.apps
         try:
             await target(scope, receive, recording_send)
         except Exception as exc:
@@ -117,23 +127,31 @@ class LocalHubApp:
 def create_app(
     data_dir: str | Path,
     tokens: Mapping[str, User | Mapping[str, Any]] | TokenRegistry | None = None,
+    *,
+    run_spaces: bool = False,
+    space_build_args: Mapping[str, str] | None = None,
 ) -> LocalHubApp:
     """Build a LocalHub ASGI app storing repos under ``data_dir``.
 
     Args:
         data_dir: Directory for bare repos and metadata; created if missing.
         tokens: ``token -> user``; defaults to :data:`~.auth.DEFAULT_TOKENS`.
+        run_spaces: Build and run Docker Spaces (needs a Docker engine; without one the
+            runtime stays off and app URLs say why).
+        space_build_args: Build arguments of Space images, e.g. ``{"BASE_IMAGE": ...}``.
 
     Example:
         Serve it with any ASGI server::
 
             uvicorn.run(create_app("/tmp/hub"), host="127.0.0.1", port=8765)
     """
+    store = RepoStore(Path(data_dir))
     context = HubContext(
-        store=RepoStore(Path(data_dir)),
+        store=store,
         tokens=tokens
         if isinstance(tokens, TokenRegistry)
         else TokenRegistry(DEFAULT_TOKENS if tokens is None else tokens),
         log=RequestLog(),
+        spaces=SpaceRuntime(store, build_args=space_build_args) if run_spaces else None,
     )
     return LocalHubApp(context)

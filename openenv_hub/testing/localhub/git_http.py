@@ -162,4 +162,8 @@ class GitHttpApp:
             body,
             remote_user,
         )
-        return await anyio.to_thread.run_sync(run)
+        response = await anyio.to_thread.run_sync(run)
+        spaces = self.context.spaces
+        if spaces is not None and route.action == "git-receive-pack":
+            spaces.changed(route.key)  # a push to main builds the Space again
+        return response

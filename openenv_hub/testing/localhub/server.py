@@ -33,6 +33,11 @@ class LocalHub:
         host: Interface to bind.
         port: Port to bind; 0 picks a free one.
         startup_timeout_s: How long :meth:`start` waits for the server.
+        run_spaces: Build and run Docker Spaces after each push, as the Hub does, and serve
+            their apps (HTTP and WebSocket) at the URL ``space_info().host`` gives. Needs a
+            Docker engine; without one the runtime stays off and app URLs say why.
+        space_build_args: Build arguments of Space images, e.g. ``{"BASE_IMAGE": ...}``
+            where no registry is reachable.
 
     Example:
         >>> with LocalHub() as hub:  # doctest: +SKIP
@@ -48,6 +53,8 @@ class LocalHub:
         port: int = 0,
         *,
         startup_timeout_s: float = 10.0,
+        run_spaces: bool = False,
+        space_build_args: Mapping[str, str] | None = None,
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -59,6 +66,8 @@ class LocalHub:
             else TokenRegistry(DEFAULT_TOKENS if tokens is None else tokens)
         )
         self._startup_timeout_s = startup_timeout_s
+        self._run_spaces = run_spaces
+        self._space_build_args = dict(space_build_args or {})
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -78,7 +87,12 @@ class LocalHub:
         self._socket = _bind(self.host, self._requested_port)
         if self._data_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="localhub-")
-        self._app = create_app(self.data_dir, self.tokens)
+        self._app = create_app(
+            self.data_dir,
+            self.tokens,
+            run_spaces=self._run_spaces,
+            space_build_args=self._space_build_args,
+        )
         config = uvicorn.Config(
             self._app,
             log_level="warning",
@@ -108,6 +122,8 @@ class LocalHub:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=10)
+        if self._app is not None and self._app.context.spaces is not None:
+            self._app.context.spaces.close()
         if self._socket is not None:
             self._socket.close()
         if self._tmp is not None:
@@ -179,6 +195,14 @@ class LocalHub:
         user = self.tokens.user_for(token)
         username = quote(user.name if user else "user", safe="")
         return f"http://{username}:{quote(token, safe='')}@{self.host}:{self.port}/{path}"
+
+    @property
+    def space_runtime(self) -> dict[str, Any]:
+        """Whether Docker Spaces are built and run here, and if not, why."""
+        spaces = self._context().spaces
+        if spaces is None:
+            return {"enabled": False, "reason": "off (run_spaces=False)"}
+        return spaces.describe()
 
     # -- test helpers -------------------------------------------------------------------
 

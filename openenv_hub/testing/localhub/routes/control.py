@@ -1,5 +1,7 @@
 """Test-only routes under ``/_localhub``: health, request log, Space runtime control.
 
+A Space's app URL, ``/_localhub/apps/NS/NAME``, is served by ``proxy.py``.
+
 These do not exist on the real Hub and need no token.
 """
 
@@ -66,6 +68,14 @@ def health() -> dict[str, bool]:
     return {"ok": True}
 
 
+@router.get("/space-runtime")
+def space_runtime(context: Context) -> dict[str, Any]:
+    """Whether LocalHub builds and runs Docker Spaces, and if not, why."""
+    if context.spaces is None:
+        return {"enabled": False, "reason": "off (run_spaces=False)"}
+    return context.spaces.describe()
+
+
 @router.get("/requests")
 def requests_log(context: Context) -> list[dict[str, Any]]:
     """Every request served so far, oldest first."""
@@ -85,13 +95,3 @@ def set_space_runtime(
 ) -> dict[str, Any]:
     """Script a Space's runtime (stage, later stages, host...)."""
     return update_runtime(context.store, RepoKey("space", namespace, name), update)
-
-
-@router.api_route("/apps/{namespace}/{name}{rest:path}", methods=["GET", "POST", "HEAD"])
-def space_app_placeholder(namespace: str, name: str) -> None:
-    """Stand-in for a Space's app URL; LocalHub does not run Space apps."""
-    raise HubError(
-        503,
-        f"LocalHub does not run Space apps ({namespace}/{name}). Start the app yourself and "
-        "register its URL with LocalHub.set_space_runtime(repo_id, host=...).",
-    )

@@ -11,6 +11,7 @@ from ..auth import TokenRegistry, User
 from ..errors import HubError
 from ..gitrepo import GitRepo
 from ..requestlog import RequestLog
+from ..space_runtime import SpaceRuntime
 from ..storage import PLURALS, RepoKey, RepoMeta, RepoStore, RepoType
 
 
@@ -21,6 +22,7 @@ class HubContext:
     store: RepoStore
     tokens: TokenRegistry
     log: RequestLog
+    spaces: SpaceRuntime | None = None  # builds and runs Docker Spaces, when enabled
 
 
 def get_context(request: Request) -> HubContext:

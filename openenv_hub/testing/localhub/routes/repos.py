@@ -155,6 +155,8 @@ def delete_repo(body: RepoRefBody, context: Context, user: CurrentUser) -> dict[
         context.store.delete(key)
     except FileNotFoundError:
         raise HubError.repo_not_found(key.repo_id) from None
+    if context.spaces is not None:
+        context.spaces.forget(key)
     return {}
 
 

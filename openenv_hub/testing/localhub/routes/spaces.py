@@ -1,15 +1,19 @@
-"""Space-only endpoints: secrets, variables and the (simulated) runtime.
+"""Space-only endpoints: secrets, variables, the runtime and its logs.
 
-LocalHub runs no Space apps. The runtime stage is ``RUNNING`` unless a test
-changes it through the control routes (see ``control.py``).
+With its Space runtime on (``space_runtime.py``), LocalHub builds and runs Docker Spaces, and
+the stage is theirs; changing variables or secrets restarts the app. Otherwise the stage is
+``RUNNING`` unless a test changes it through the control routes (see ``control.py``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel
+from starlette.responses import StreamingResponse
 
 from ..payloads import runtime_json, secrets_json, variables_json
 from ..storage import KeyValue
@@ -45,6 +49,7 @@ def add_secret(body: KeyValueBody, repo: WritableRepo, context: Context) -> dict
     """Add or replace a secret."""
     with context.store.edit_meta(repo.require_space().key) as meta:
         meta.secrets[body.key] = KeyValue(body.value, body.description)
+    _env_changed(context, repo)
     return secrets_json(meta)
 
 
@@ -53,7 +58,14 @@ def delete_secret(body: KeyBody, repo: WritableRepo, context: Context) -> dict[s
     """Remove a secret (no error if absent)."""
     with context.store.edit_meta(repo.require_space().key) as meta:
         meta.secrets.pop(body.key, None)
+    _env_changed(context, repo)
     return secrets_json(meta)
+
+
+def _env_changed(context: HubContext, repo: OpenRepo) -> None:
+    """The app sees variables and secrets when it starts: restart it if it runs."""
+    if context.spaces is not None and context.spaces.app_url(repo.key) is not None:
+        context.spaces.restart(repo.key)
 
 
 @router.get(f"{SPACE}/variables")
@@ -67,6 +79,7 @@ def add_variable(body: KeyValueBody, repo: WritableRepo, context: Context) -> di
     """Add or replace a variable; returns all variables (the client parses them)."""
     with context.store.edit_meta(repo.require_space().key) as meta:
         meta.variables[body.key] = KeyValue(body.value, body.description)
+    _env_changed(context, repo)
     return variables_json(meta)
 
 
@@ -75,6 +88,7 @@ def delete_variable(body: KeyBody, repo: WritableRepo, context: Context) -> dict
     """Remove a variable (no error if absent); returns the remaining ones."""
     with context.store.edit_meta(repo.require_space().key) as meta:
         meta.variables.pop(body.key, None)
+    _env_changed(context, repo)
     return variables_json(meta)
 
 
@@ -96,14 +110,35 @@ def _set_stage(context: HubContext, repo: OpenRepo, stage: str) -> dict[str, Any
 
 @router.post(f"{SPACE}/restart")
 def restart(repo: WritableRepo, context: Context, factory: bool = False) -> dict[str, Any]:
-    """Restart: the Space is ``RUNNING`` again at once."""
-    return _set_stage(context, repo, "RUNNING")
+    """Restart: the app starts again (rebuilt with ``factory``); without a runtime, at once."""
+    if context.spaces is None or not context.spaces.enabled:
+        return _set_stage(context, repo, "RUNNING")
+    if factory:
+        context.spaces.forget(repo.key)
+        context.spaces.changed(repo.key)
+    else:
+        context.spaces.restart(repo.key)
+    return runtime_json(context.store.read_meta(repo.key))
 
 
 @router.post(f"{SPACE}/pause")
 def pause(repo: WritableRepo, context: Context) -> dict[str, Any]:
-    """Pause: the Space is ``PAUSED`` until restarted."""
+    """Pause: the app stops and the Space is ``PAUSED`` until restarted."""
+    if context.spaces is not None:
+        context.spaces.pause(repo.key)
     return _set_stage(context, repo, "PAUSED")
+
+
+@router.get(f"{SPACE}/logs/{{kind}}")
+def logs(kind: Literal["build", "run"], repo: WritableRepo, context: Context) -> StreamingResponse:
+    """The build or run log as server-sent events, as the Hub sends them; ends when sent."""
+    lines = context.spaces.logs(repo.key, build=kind == "build") if context.spaces else []
+
+    def events() -> Iterator[str]:
+        for line in lines:
+            yield f"data: {json.dumps({'timestamp': line.timestamp, 'data': line.data + chr(10)})}\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream")
 
 
 class HardwareBody(BaseModel):

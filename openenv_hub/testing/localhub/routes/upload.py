@@ -140,6 +140,8 @@ async def commit(
     payload = parse_commit_payload(await request.body())
     run = functools.partial(_commit_locked, context, repo, revision, payload, user.name)
     sha = await anyio.to_thread.run_sync(run)
+    if context.spaces is not None:
+        context.spaces.changed(repo.key)
     return {
         "success": True,
         "commitOid": sha,

@@ -1,0 +1,197 @@
+"""``openenv serve --runtime uv|docker``, ``openenv ps`` and ``openenv stop``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from cli_runner import CliResult
+from doc_blocks import doc_block
+
+from openenv_hub.providers.local import free_port, port_in_use, wait_for_health
+
+REPO = Path(__file__).resolve().parents[2]
+ECHO_ENV = REPO / "envs" / "echo_env"
+
+
+@pytest.fixture
+def docker_host(monkeypatch: pytest.MonkeyPatch) -> str:
+    from docker_support.engine import require_docker
+
+    host = require_docker()
+    monkeypatch.setenv("DOCKER_HOST", host)
+    return host
+
+
+@pytest.fixture
+def serve_process() -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """``openenv serve ...`` in a process of its own (stopped at the end if still running)."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: object) -> subprocess.Popen[str]:
+        command = [sys.executable, "-m", "openenv_hub_cli.main", "serve", *map(str, args)]
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=os.environ.copy(),
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=60)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def _wait_for(process: subprocess.Popen[str], port: int) -> str:
+    """Read the output of ``openenv serve`` until it says it serves; return what it printed."""
+    assert process.stdout is not None
+    seen = []
+    for line in process.stdout:  # ends at EOF if serve exits (pytest's timeout bounds the wait)
+        seen.append(line)
+        if "Press Ctrl+C to stop." in line:
+            wait_for_health(f"http://127.0.0.1:{port}", timeout_s=30)
+            return "".join(seen)
+    raise AssertionError(f"openenv serve did not come up:\n{''.join(seen)[-4000:]}")
+
+
+@pytest.mark.slow
+def test_serve_with_uv_stops_on_ctrl_c(serve_process: Callable[..., subprocess.Popen[str]]) -> None:
+    port = free_port()
+    process = serve_process(ECHO_ENV, "--runtime", "uv", "--port", port)
+    output = _wait_for(process, port)
+    process.send_signal(signal.SIGINT)
+    output += process.communicate(timeout=60)[0]
+    assert process.returncode == 0, output
+    assert f"http://127.0.0.1:{port}" in output and "Stopped." in output
+    assert not port_in_use("127.0.0.1", port)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_documented_serve_ps_and_stop(
+    docker_host: str,
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/runtimes.md "cli", line by line as printed (a free port instead of 8000)."""
+    from docker_support.engine import BASE_IMAGE
+
+    monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)  # offline, as the document says
+    monkeypatch.setenv("OPENENV_BUILD_ARGS", "ENABLE_WEB_INTERFACE=false")
+    port = free_port()
+    serve, ps, stop = doc_block("docs/runtimes.md", "cli").lines
+    serve_args = serve.removesuffix("&").replace("8000", str(port)).split()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "openenv_hub_cli.main", *serve_args[1:]],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=os.environ.copy(),
+    )
+    try:
+        _wait_for(process, port)
+        listed = cli(*ps.split()[1:], "--json")
+        assert listed.code == 0, listed.text
+        (mine,) = [i for i in json.loads(listed.out) if i["url"] == f"http://127.0.0.1:{port}"]
+        assert mine["runtime"] == "docker" and mine["status"] == "running"
+        assert mine["owner_pid"] == process.pid and mine["owner_alive"]
+        table = cli(*ps.split()[1:])
+        assert mine["name"] in table.out and "RUNTIME" in table.out
+
+        stopped = cli(*stop.split()[1:])
+        assert stopped.code == 0 and f"Removed container {mine['name']}" in stopped.out
+        output = process.communicate(timeout=60)[0]  # the server went away: serve says so
+        assert process.returncode == 1 and "The server stopped (docker runtime)" in output
+        assert all(i["name"] != mine["name"] for i in json.loads(cli("ps", "--json").out))
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=60)
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.docker
+def test_ps_shows_what_a_dead_process_left_and_stop_removes_it(
+    docker_host: str, cli: Callable[..., CliResult]
+) -> None:
+    from docker_support.engine import BASE_IMAGE
+
+    from openenv_hub.providers import labels
+    from openenv_hub.providers.docker import docker_client
+
+    tags = {**labels.labels_for("docker", source=BASE_IMAGE), labels.OWNER_PID: str(_dead_pid())}
+    client = docker_client()
+    left = [
+        client.containers.run(
+            BASE_IMAGE,
+            ["sleep", "300"],
+            detach=True,
+            labels=tags,
+            network_mode="host",
+            name=f"openenv-test-left-{i}-{os.getpid()}",
+        )
+        for i in range(2)
+    ]
+    try:
+        table = cli("ps")
+        assert table.code == 0, table.text
+        for container in left:
+            line = next(row for row in table.out.splitlines() if container.name in row)
+            assert "(gone)" in line and "docker" in line
+        stopped = cli("stop", *(container.name for container in left))
+        assert stopped.code == 0, stopped.text
+        for container in left:
+            assert f"Removed container {container.name}" in stopped.out
+        names = {item["name"] for item in json.loads(cli("ps", "--json").out)}
+        assert names.isdisjoint(c.name for c in left)
+    finally:
+        for container in left:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+
+
+@pytest.mark.docker
+def test_stop_refuses_unknown_names(docker_host: str, cli: Callable[..., CliResult]) -> None:
+    unknown = cli("stop", "no-such-server")
+    assert unknown.code == 1 and "no-such-server" in unknown.err and "openenv ps" in unknown.err
+    assert "Traceback" not in unknown.err
+
+
+def test_stop_needs_names_or_all(cli: Callable[..., CliResult]) -> None:
+    result = cli("stop")
+    assert result.code == 1 and "--all" in result.err
+
+
+def test_ps_without_an_engine_says_where_it_looked(
+    cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
+    result = cli("ps")
+    assert result.code == 1 and "DOCKER_HOST" in result.err and "Traceback" not in result.err
+
+
+def test_serve_rejects_an_unknown_runtime(cli: Callable[..., CliResult]) -> None:
+    result = cli("serve", ECHO_ENV, "--runtime", "podman")
+    assert result.code == 1 and "Unknown runtime 'podman'" in result.err

@@ -1,0 +1,64 @@
+"""``EnvClient.from_folder``: an environment folder served by this interpreter or by uv."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from echo_env import CallToolAction, EchoEnv
+from provider_support import ECHO_ENV
+
+from openenv_hub.errors import ConfigurationError, ServerStartError
+from openenv_hub.providers import _cleanup
+from openenv_hub.providers.local import LocalProcessProvider
+from openenv_hub.providers.uv import UvProvider, cache_root
+
+
+async def test_local_folder_async_and_sync() -> None:
+    async with EchoEnv.from_folder(ECHO_ENV) as env:
+        assert isinstance(env.provider, LocalProcessProvider) and env.provider.runtime == "local"
+        assert env.provider in _cleanup.running()
+        await env.reset()
+        result = await env.step(
+            CallToolAction(tool_name="echo_message", arguments={"message": "a"})
+        )
+        assert result.observation.result["data"] == "a"
+    assert env.provider not in _cleanup.running() and not env.provider.running()
+    with EchoEnv.from_folder(ECHO_ENV, runtime="local").sync() as sync_env:
+        assert sync_env.call_tool("echo_with_length", message="ab") == {
+            "message": "ab",
+            "length": 2,
+        }
+
+
+def test_bad_folder_and_options_are_named() -> None:
+    with pytest.raises(ConfigurationError, match=r"no openenv\.yaml"):
+        EchoEnv.from_folder(ECHO_ENV.parent)
+    with pytest.raises(ConfigurationError, match="Unknown runtime 'podman'"):
+        EchoEnv.from_folder(ECHO_ENV, runtime="podman")
+    with pytest.raises(ConfigurationError, match="does not take replicas"):
+        EchoEnv.from_folder(ECHO_ENV, runtime="uv", replicas=2)
+
+
+def test_a_server_that_fails_to_import_names_the_runtime_and_its_log(tmp_path: Path) -> None:
+    broken = tmp_path / "echo_env"
+    shutil.copytree(ECHO_ENV, broken, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    app = broken / "echo_env" / "server" / "app.py"
+    app.write_text("raise RuntimeError('the app cannot start: no model file')\n")
+    with pytest.raises(ServerStartError) as info:
+        EchoEnv.from_folder(broken, startup_timeout_s=60).sync()
+    assert info.value.runtime == "local" and "uvicorn echo_env.server.app:app" in info.value.command
+    assert "the app cannot start: no model file" in info.value.logs
+
+
+@pytest.mark.slow
+def test_uv_folder_in_its_own_environment(tmp_path: Path) -> None:
+    with EchoEnv.from_folder(ECHO_ENV, runtime="uv").sync() as env:
+        provider = env.provider
+        assert isinstance(provider, UvProvider) and provider.runtime == "uv"
+        python = Path(str(provider.process.args[0]))  # type: ignore[index]
+        assert python.parent.parent.parent == cache_root() and python != Path(sys.executable)
+        assert env.call_tool("echo_message", message="uv") == "uv"
+    assert not provider.running()
