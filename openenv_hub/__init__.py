@@ -38,6 +38,8 @@ _EXPORTS: dict[str, str] = {
     "GenericEnvClient": "openenv_hub.client.generic",
     "MCPToolClient": "openenv_hub.client.mcp",
     "SyncMCPToolClient": "openenv_hub.client.mcp",
+    "EnvPool": "openenv_hub.client.pool",
+    "SyncEnvPool": "openenv_hub.client.sync_pool",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -60,7 +62,9 @@ if TYPE_CHECKING:
     from openenv_hub.client.env_client import EnvClient
     from openenv_hub.client.generic import GenericEnvClient
     from openenv_hub.client.mcp import MCPToolClient, SyncMCPToolClient
+    from openenv_hub.client.pool import EnvPool
     from openenv_hub.client.sync_client import SyncEnvClient
+    from openenv_hub.client.sync_pool import SyncEnvPool
     from openenv_hub.environment import Environment
     from openenv_hub.server.app import create_app, run
     from openenv_hub.tools import MCPEnvironment, tool

@@ -1,0 +1,237 @@
+"""``EnvPool``: many sessions of one environment, spread over its replicas, driven together.
+
+A training loop that runs a batch of episodes opens one pool and calls ``reset_all()`` and
+``step_all(actions)``; each call runs every slot's request at once and returns the results in
+slot order::
+
+    async with EnvPool(provider, size=64) as pool:        # or a URL, or a list of URLs
+        results = await pool.reset_all(seeds=range(64))
+        results = await pool.step_all([policy(r) for r in results])
+
+A slot whose session fails (its replica died, the connection dropped) does not stop the others:
+``results[i]`` is a :class:`~openenv_hub.errors.SlotError` carrying the client's typed error,
+and the slot answers with that error until the next ``reset_all()``, which opens a new session
+for it on the replica that holds the fewest of the pool's sessions. ``on_error="raise"`` raises
+:class:`~openenv_hub.errors.PoolError` (holding every result) instead; ``on_error="replace"``
+opens the new session at once and names it in the error's ``replaced_by``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from openenv_hub.client import _pool_core as core
+from openenv_hub.client._core import ActT, ObsT, StateT
+from openenv_hub.client._pool_core import OnError, Placement, Slot
+from openenv_hub.client.generic import GenericEnvClient
+from openenv_hub.errors import SlotError
+
+if TYPE_CHECKING:
+    from openenv_hub.client.env_client import EnvClient
+    from openenv_hub.client.sync_pool import SyncEnvPool
+    from openenv_hub.providers import Provider
+    from openenv_hub.types import StepResult
+
+__all__ = ["EnvPool"]
+
+Self = TypeVar("Self", bound="EnvPool[Any, Any, Any]")
+
+
+class EnvPool(Generic[ActT, ObsT, StateT]):
+    """``size`` sessions over the servers at ``urls_or_provider``, stepped together.
+
+    Args:
+        urls_or_provider: A server URL, a list of replica URLs, or a running provider (its
+            ``base_urls`` are read again whenever sessions are opened, so a replica that was
+            restarted elsewhere is found).
+        size: Number of sessions (slots).
+        client: The client class of each session (default :class:`GenericEnvClient`: dicts).
+        on_error: ``"return"`` (a :class:`SlotError` in the failed slot's result), ``"raise"``
+            (:class:`PoolError` once every slot has answered) or ``"replace"`` (like
+            ``"return"``, and a new session is opened for the slot at once).
+        **client_options: Passed to every client (``message_timeout_s``, ...).
+    """
+
+    def __init__(
+        self,
+        urls_or_provider: str | Sequence[str] | Provider,
+        size: int = 64,
+        *,
+        client: type[EnvClient[ActT, ObsT, StateT]] | None = None,
+        on_error: OnError = "return",
+        **client_options: Any,
+    ) -> None:
+        core.check_options(size, on_error)
+        self.size = size
+        self.on_error: OnError = on_error
+        self.placement = Placement.of(urls_or_provider)
+        self.client_class: type[EnvClient[Any, Any, Any]] = client or GenericEnvClient
+        self.client_options = client_options
+        self.slots: list[Slot[EnvClient[ActT, ObsT, StateT]]] = [Slot(i) for i in range(size)]
+        self.replacements: list[SlotError] = []
+
+    # -- sessions --------------------------------------------------------------------------
+
+    async def open(self: Self) -> Self:
+        """Open every slot's session (done by ``async with`` and the first ``reset_all``).
+
+        Raises:
+            OpenEnvError: Not a single session could be opened (the first slot's error).
+        """
+        urls = await self._urls()
+        failures = await asyncio.gather(*(self._open_slot(slot, urls) for slot in self.slots))
+        first = next((f for f in failures if f is not None), None)
+        core.after_open(lambda: sum(s.client is not None for s in self.slots), self.size, first)
+        return self
+
+    async def _urls(self) -> list[str]:
+        if self.placement.provider is None:
+            return self.placement.urls()
+        return await asyncio.to_thread(self.placement.urls)
+
+    async def _open_slot(
+        self, slot: Slot[EnvClient[ActT, ObsT, StateT]], urls: list[str]
+    ) -> BaseException | None:
+        """Give ``slot`` a connected session on the least-loaded replica that accepts one."""
+        await self._drop(slot)
+        errors: list[BaseException] = []
+        for url in Placement.candidates(urls, Placement.loads(self.slots)):
+            client = self.client_class(url, **self.client_options)
+            slot.url, slot.client = url, client  # counted now, so concurrent opens spread
+            try:
+                await client.connect()
+            except Exception as exc:
+                slot.client = None
+                errors.append(exc)
+                continue
+            slot.failure = None
+            return None
+        slot.url = ""
+        error = core.no_replica(urls, errors)
+        core.slot_failure(slot, error)
+        return error
+
+    async def _drop(self, slot: Slot[EnvClient[ActT, ObsT, StateT]]) -> None:
+        client, slot.client = slot.client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.close(), 5.0)
+
+    def sessions_per_url(self) -> dict[str, int]:
+        """How many of the pool's sessions each replica holds now."""
+        return dict(Placement.loads(self.slots))
+
+    # -- rounds ----------------------------------------------------------------------------
+
+    async def reset_all(
+        self, *, seeds: Sequence[int | None] | None = None, **kwargs: Any
+    ) -> list[StepResult[ObsT] | SlotError]:
+        """Start a new episode in every slot; slots whose session is gone get a new one first.
+
+        ``seeds`` (one per slot) and ``kwargs`` go to each slot's ``reset``.
+        """
+        slot_kwargs = core.per_slot_kwargs(self.size, kwargs, seeds)
+        urls = await self._urls()
+        lost = [slot for slot in self.slots if slot.needs_session or slot.url not in urls]
+        await asyncio.gather(*(self._open_slot(slot, urls) for slot in lost))
+        avoid: set[str] = set()  # replicas that were full or gone, this round
+        results = await asyncio.gather(
+            *(self._reset(slot, slot_kwargs[slot.index], urls, avoid) for slot in self.slots)
+        )
+        return core.finish_round(results, self.on_error)
+
+    async def step_all(
+        self, actions: Sequence[ActT | None]
+    ) -> list[StepResult[ObsT] | SlotError | None]:
+        """Step every slot with its action (``None`` skips the slot), all at once."""
+        core.check_actions(actions, self.size)
+        results = await asyncio.gather(
+            *(self._step(slot, action) for slot, action in zip(self.slots, actions, strict=True))
+        )
+        return core.finish_round(results, self.on_error)
+
+    async def _reset(
+        self,
+        slot: Slot[EnvClient[ActT, ObsT, StateT]],
+        kwargs: dict[str, Any],
+        urls: list[str],
+        avoid: set[str],
+    ) -> StepResult[ObsT] | SlotError:
+        """Reset the slot's session; if its replica is full or gone, on another replica."""
+        while slot.client is not None:
+            try:
+                result = await slot.client.reset(**kwargs)
+            except Exception as exc:
+                others = [url for url in urls if url not in avoid | {slot.url}]
+                if not (core.moves_on(exc) and others):
+                    return await self._failed(slot, exc)
+                avoid.add(slot.url)
+                await self._open_slot(slot, others)
+                continue
+            slot.failure = None
+            return result
+        return slot.failure or core.slot_failure(slot, core.no_replica([], []))
+
+    async def _step(
+        self, slot: Slot[EnvClient[ActT, ObsT, StateT]], action: ActT | None
+    ) -> StepResult[ObsT] | SlotError | None:
+        if action is None:
+            return None
+        if slot.client is None or (slot.failure is not None and slot.failure.session_lost):
+            assert slot.failure is not None
+            return slot.failure
+        try:
+            return await slot.client.step(action)
+        except Exception as exc:
+            return await self._failed(slot, exc)
+
+    async def _failed(
+        self, slot: Slot[EnvClient[ActT, ObsT, StateT]], exc: BaseException
+    ) -> SlotError:
+        failure = core.slot_failure(slot, exc)
+        if self.on_error == "replace" and failure.session_lost:
+            await self._open_slot(slot, await self._urls())
+            if slot.client is not None:
+                with contextlib.suppress(Exception):
+                    await slot.client.reset()
+                failure.replaced_by = slot.url
+                self.replacements.append(failure)
+        return failure
+
+    # -- lifetime --------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Close every session (the servers keep running: the pool does not own them)."""
+        await asyncio.gather(*(self._drop(slot) for slot in self.slots))
+
+    async def __aenter__(self: Self) -> Self:
+        try:
+            return await self.open()
+        except BaseException:
+            await asyncio.shield(self.close())
+            raise
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def sync(self) -> SyncEnvPool[ActT, ObsT, StateT]:
+        """A synchronous twin of this pool (same servers, size, client and policy)."""
+        from openenv_hub.client.sync_pool import SyncEnvPool
+
+        source = self.placement.provider or self.placement.fixed_urls
+        return SyncEnvPool(
+            source,
+            self.size,
+            client=self.client_class,
+            on_error=self.on_error,
+            **self.client_options,
+        )

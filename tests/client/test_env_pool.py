@@ -1,0 +1,218 @@
+"""EnvPool against real servers: results in slot order, sessions spread by load, one slot's
+failure kept to that slot, replacement on the next reset, the error policies, the sync twin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sample_envs import Echoed, Message, Typed
+
+from openenv_hub import EnvClient, EnvPool, State, create_app
+from openenv_hub.errors import (
+    ConfigurationError,
+    ConnectError,
+    EnvironmentExecutionError,
+    PoolError,
+    SessionCapacityError,
+    SessionLostError,
+    SlotError,
+    TransportError,
+)
+from openenv_hub.types import StepResult
+
+
+class TypedEnv(EnvClient[Message, Echoed, State]):
+    action_type, observation_type, state_type = Message, Echoed, State
+
+
+@pytest.fixture
+def two_servers(serve: Any) -> list[Any]:
+    return [serve(create_app(Typed, Message, Echoed)) for _ in range(2)]
+
+
+def _messages(n: int, prefix: str = "m") -> list[Message]:
+    return [Message(message=f"{prefix}{i}") for i in range(n)]
+
+
+def _held(server: Any) -> int:
+    return int(server.pool.active_sessions)
+
+
+def _holds(server: Any, count: int) -> bool:
+    """Whether ``server`` comes to hold ``count`` sessions (it opens them just after accepting)."""
+    server.wait_for(lambda: _held(server) == count)
+    return True
+
+
+async def test_a_single_server_steps_every_slot_in_order(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed))
+    async with EnvPool(server.url, size=8, client=TypedEnv) as pool:
+        assert _holds(server, 8)
+        resets = await pool.reset_all(seeds=list(range(8)))
+        assert all(isinstance(r, StepResult) for r in resets)
+        results = await pool.step_all(_messages(8))
+        echoed = [r.observation.echoed_message for r in results if isinstance(r, StepResult)]
+        assert echoed == [f"m{i}" for i in range(8)]
+    assert _holds(server, 0)
+
+
+async def test_sessions_spread_over_replicas_by_load(two_servers: list[Any]) -> None:
+    urls = [s.url for s in two_servers]
+    async with EnvPool(urls, size=7, client=TypedEnv) as pool:
+        assert sorted(pool.sessions_per_url().values()) == [3, 4]
+        assert _holds(two_servers[0], 4) and _holds(two_servers[1], 3)
+        await pool.reset_all()
+        results = await pool.step_all(_messages(7))
+        assert [r.observation.message_length for r in results] == [2] * 7  # type: ignore[union-attr]
+
+
+async def test_a_dead_replica_fails_its_slots_only_and_reset_replaces_them(
+    two_servers: list[Any],
+) -> None:
+    first, second = two_servers
+    async with EnvPool([first.url, second.url], size=8, client=TypedEnv) as pool:
+        await pool.reset_all()
+        on_second = [slot.index for slot in pool.slots if slot.url == second.url]
+        assert len(on_second) == 4
+        second.stop()
+
+        results = await pool.step_all(_messages(8))
+        failed = [i for i, r in enumerate(results) if isinstance(r, SlotError)]
+        assert failed == on_second
+        for i in failed:
+            error = results[i]
+            assert isinstance(error, SlotError) and error.slot == i and error.url == second.url
+            assert isinstance(error.cause, (SessionLostError, TransportError)) and error.session_lost
+        assert all(isinstance(results[i], StepResult) for i in range(8) if i not in failed)
+
+        again = await pool.step_all(_messages(8))  # a failed slot answers with its error
+        assert [i for i, r in enumerate(again) if isinstance(r, SlotError)] == failed
+
+        resets = await pool.reset_all()
+        assert all(isinstance(r, StepResult) for r in resets)
+        assert pool.sessions_per_url() == {first.url: 8}
+        assert all(isinstance(r, StepResult) for r in await pool.step_all(_messages(8)))
+
+
+async def test_an_environment_error_is_reported_and_the_session_kept(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed))
+    async with EnvPool(server.url, size=3, client=TypedEnv) as pool:
+        await pool.reset_all()
+        actions = [Message(message="a"), Message(message="b", fail=True), None]
+        results = await pool.step_all(actions)
+        assert isinstance(results[0], StepResult) and results[2] is None
+        error = results[1]
+        assert isinstance(error, SlotError) and isinstance(error.cause, EnvironmentExecutionError)
+        assert not error.session_lost
+        after = await pool.step_all(_messages(3))
+        assert all(isinstance(r, StepResult) for r in after)
+
+
+async def test_raise_policy_keeps_the_results_of_the_other_slots(two_servers: list[Any]) -> None:
+    first, second = two_servers
+    async with EnvPool([first.url, second.url], size=4, on_error="raise") as pool:
+        await pool.reset_all()
+        second.stop()
+        with pytest.raises(PoolError) as info:
+            await pool.step_all([{"message": "x"}] * 4)
+        assert len(info.value.results) == 4 and len(info.value.failures) == 2
+        assert sum(isinstance(r, StepResult) for r in info.value.results) == 2
+        assert "reset_all" in info.value.hint
+
+
+async def test_replace_policy_opens_a_new_session_at_once(two_servers: list[Any]) -> None:
+    first, second = two_servers
+    async with EnvPool([first.url, second.url], size=4, on_error="replace") as pool:
+        await pool.reset_all()
+        second.stop()
+        results = await pool.step_all([{"message": "x"}] * 4)
+        replaced = [r for r in results if isinstance(r, SlotError)]
+        assert len(replaced) == 2 and all(r.replaced_by == first.url for r in replaced)
+        assert pool.replacements == replaced
+        after = await pool.step_all([{"message": "y"}] * 4)
+        assert all(isinstance(r, StepResult) for r in after)
+        assert pool.sessions_per_url() == {first.url: 4}
+
+
+async def test_a_full_replica_passes_sessions_to_another(serve: Any) -> None:
+    small = serve(create_app(Typed, Message, Echoed, max_concurrent_envs=1))
+    big = serve(create_app(Typed, Message, Echoed, max_concurrent_envs=10))
+    async with EnvPool([small.url, big.url], size=4, client=TypedEnv) as pool:
+        results = await pool.reset_all()
+        assert all(isinstance(r, StepResult) for r in results)
+        assert pool.sessions_per_url() == {small.url: 1, big.url: 3}
+
+
+async def test_no_room_anywhere_is_a_typed_slot_error(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed, max_concurrent_envs=2))
+    async with EnvPool(server.url, size=3) as pool:
+        results = await pool.reset_all()
+        errors = [r for r in results if isinstance(r, SlotError)]
+        assert len(errors) == 1 and isinstance(errors[0].cause, SessionCapacityError)
+
+
+async def test_a_provider_is_asked_for_its_replicas_on_each_reset(two_servers: list[Any]) -> None:
+    first, second = two_servers
+
+    class Replicas:  # what a provider whose replica moved reports
+        runtime = "test"
+        base_urls = [first.url]
+
+        @property
+        def base_url(self) -> str:
+            return self.base_urls[0]
+
+        def logs(self, tail_lines: int = 200) -> str:
+            return ""
+
+        def stop(self) -> None:
+            pass
+
+    provider = Replicas()
+    async with EnvPool(provider, size=2) as pool:
+        assert pool.sessions_per_url() == {first.url: 2}
+        first.stop()
+        provider.base_urls = [second.url]
+        assert all(isinstance(r, StepResult) for r in await pool.reset_all())
+        assert pool.sessions_per_url() == {second.url: 2}
+
+
+async def test_a_url_where_nothing_listens_fails_to_open() -> None:
+    with pytest.raises(ConnectError):
+        async with EnvPool("http://127.0.0.1:9", size=2):
+            pass
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"size": 0}, "at least 1"), ({"on_error": "ignore"}, "not a policy")],
+)
+def test_bad_options_say_what_is_allowed(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        EnvPool("http://127.0.0.1:8000", **options)
+
+
+async def test_one_action_per_slot(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed))
+    async with EnvPool(server.url, size=2) as pool:
+        with pytest.raises(ConfigurationError, match="2 slots"):
+            await pool.step_all([{"message": "only one"}])
+        with pytest.raises(ConfigurationError, match="seeds"):
+            await pool.reset_all(seeds=[1])
+
+
+def test_the_sync_twin_reads_like_the_async_pool(two_servers: list[Any]) -> None:
+    first, second = two_servers
+    with EnvPool([first.url, second.url], size=6, client=TypedEnv).sync() as pool:
+        assert pool.sessions_per_url() == {first.url: 3, second.url: 3}
+        pool.reset_all(seeds=range(6))
+        results = pool.step_all(_messages(6, "s"))
+        assert [r.observation.echoed_message for r in results] == [f"s{i}" for i in range(6)]  # type: ignore[union-attr]
+        on_second = [slot.index for slot in pool.slots if slot.url == second.url]
+        second.stop()
+        results = pool.step_all(_messages(6))
+        assert [i for i, r in enumerate(results) if isinstance(r, SlotError)] == on_second
+        assert all(isinstance(r, StepResult) for r in pool.reset_all())
+        assert pool.sessions_per_url() == {first.url: 6}
+    assert _holds(first, 0)
