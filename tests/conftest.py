@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from serving import ServerThread
 
 # cli_runner: the `cli` fixture, which runs the `openenv` command in-process.
-pytest_plugins = ["openenv_hub.testing.pytest_plugin", "cli_runner"]
+# ray_support: the `ray_cluster` fixture, a two-node Ray cluster on loopback.
+pytest_plugins = ["openenv_hub.testing.pytest_plugin", "cli_runner", "ray_support"]
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,5 @@
-"""``openenv ps``: the containers and Swarm services this toolkit started, from any process."""
+"""``openenv ps``: the containers, Swarm services and Ray replicas this toolkit started, from any
+process."""
 
 from __future__ import annotations
 
@@ -15,16 +16,20 @@ __all__ = ["command"]
 
 def command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    ray_address: str | None = typer.Option(
+        None, "--ray", envvar="RAY_ADDRESS", help="Also list the replicas on this Ray cluster."
+    ),
 ) -> None:
     """List running (and left-behind) servers started by from_docker_image, serve, LocalHub..."""
     from openenv_hub.providers.inventory import list_managed
 
-    items = list_managed()
+    items = list_managed(ray_address=ray_address)
     if as_json:
         console.print_json(json.dumps([item.to_json() for item in items]))
         return
     if not items:
-        console.print("Nothing started by openenv-hub is on this Docker engine.")
+        where = "this Docker engine" + (" or the Ray cluster" if ray_address else "")
+        console.print(f"Nothing started by openenv-hub is on {where}.")
         return
     table = Table(box=None, pad_edge=False)
     for column in ("NAME", "RUNTIME", "STATUS", "URL", "SOURCE", "OWNER"):

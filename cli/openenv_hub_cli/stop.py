@@ -1,4 +1,4 @@
-"""``openenv stop``: remove containers and Swarm services this toolkit started."""
+"""``openenv stop``: remove containers, Swarm services and Ray replicas this toolkit started."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ def command(
         None, help="Names or id prefixes, as 'openenv ps' shows them.", show_default=False
     ),
     stop_all: bool = typer.Option(False, "--all", help="Remove everything 'openenv ps' lists."),
+    ray_address: str | None = typer.Option(
+        None, "--ray", envvar="RAY_ADDRESS", help="Also stop replicas on this Ray cluster."
+    ),
 ) -> None:
     """Stop and remove servers started by openenv-hub (also those a crashed process left)."""
     from openenv_hub.providers.inventory import remove_managed
@@ -23,7 +26,7 @@ def command(
             "Name what to stop, or pass --all.", hint="See what runs with 'openenv ps'."
         )
     try:
-        removed = remove_managed(names or (), everything=stop_all)
+        removed = remove_managed(names or (), everything=stop_all, ray_address=ray_address)
     except LookupError as exc:
         raise CommandError(
             f"Nothing started by openenv-hub is named {exc}; nothing was stopped.",

@@ -1,9 +1,11 @@
-"""What providers started on the Docker engine: listed and removed by their labels.
+"""What providers started on the Docker engine and on a Ray cluster: listed and removed.
 
 Containers and Swarm services labelled ``openenv-hub.managed=true`` (see :mod:`.labels`) are
 this toolkit's, whichever process started them; ``owner_alive`` tells whether that process
 still runs (a container whose owner is gone was left behind by a crash, unless its reaper got
-to it first).
+to it first). Ray replicas are the named actors of the ``openenv-hub`` namespace, asked of the
+cluster at ``ray_address`` (or ``$RAY_ADDRESS``, or the one this process joined) when the
+``ray`` package is installed.
 
 Example:
     >>> for item in list_managed():  # doctest: +SKIP
@@ -18,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from openenv_hub.errors import DependencyNotInstalledError, DockerError
 from openenv_hub.providers import labels
 from openenv_hub.providers.docker import docker_client
 
@@ -28,7 +31,7 @@ __all__ = ["Managed", "list_managed", "remove_managed"]
 class Managed:
     """A container or service this toolkit started."""
 
-    kind: str  # "container" or "service"
+    kind: str  # "container", "service" or "actor" (a Ray replica)
     id: str
     name: str
     runtime: str
@@ -67,14 +70,49 @@ def _managed(kind: str, id_: str, name: str, status: str, tags: dict[str, str]) 
     )
 
 
-def list_managed() -> list[Managed]:
-    """Every container and service of this toolkit on the engine, services first."""
+def list_managed(*, ray_address: str | None = None) -> list[Managed]:
+    """Every container and service of this toolkit on the engine (services first), then the
+    Ray replicas when a cluster is known (without an engine, only those)."""
+    asks_ray = _ray_known(ray_address)
+    try:
+        found = _docker_managed()
+    except (DependencyNotInstalledError, DockerError):
+        if not asks_ray:
+            raise
+        found = []
+    if asks_ray:
+        from openenv_hub.providers.ray_inventory import list_replicas
+
+        found += [_managed("actor", *row) for row in list_replicas(ray_address)]
+    return found
+
+
+def _ray_known(ray_address: str | None) -> bool:
+    """Whether to ask Ray: an address was given, or one is known and ray is installed."""
+    if ray_address:
+        return True
+    import importlib.util
+    import sys
+
+    if "ray" in sys.modules and sys.modules["ray"].is_initialized():
+        return True
+    return bool(os.environ.get("RAY_ADDRESS")) and importlib.util.find_spec("ray") is not None
+
+
+def _docker_managed() -> list[Managed]:
     import docker
 
     client = docker_client()
+    try:
+        return _engine_items(client, docker.errors.APIError)
+    finally:
+        client.close()
+
+
+def _engine_items(client: Any, api_error: type[Exception]) -> list[Managed]:
     selector = {"label": f"{labels.MANAGED}=true"}
     found: list[Managed] = []
-    with contextlib.suppress(docker.errors.APIError):  # not a swarm manager: no services
+    with contextlib.suppress(api_error):  # not a swarm manager: no services
         for service in client.services.list(filters=selector):
             spec = service.attrs.get("Spec", {})
             replicas = spec.get("Mode", {}).get("Replicas", {}).get("Replicas", "?")
@@ -94,27 +132,49 @@ def list_managed() -> list[Managed]:
     return found
 
 
-def remove_managed(names: Iterable[str] = (), *, everything: bool = False) -> list[Managed]:
-    """Remove the named containers/services (name or id prefix), or all of them; return those.
+def _matches(item: Managed, wanted: str) -> bool:
+    """By name, id prefix, or (Ray replicas) the name of the deployment they belong to."""
+    group = item.name.rpartition("-r")[0] if item.kind == "actor" else None
+    return item.name == wanted or item.id.startswith(wanted) or group == wanted
+
+
+def remove_managed(
+    names: Iterable[str] = (), *, everything: bool = False, ray_address: str | None = None
+) -> list[Managed]:
+    """Remove the named containers/services/replicas (name or id prefix; a Ray deployment's
+    name removes all its replicas), or all of them; return those.
 
     Raises:
         LookupError: A name that matches nothing of this toolkit's (nothing is removed then).
     """
-    items = list_managed()
+    items = list_managed(ray_address=ray_address)
     wanted = list(names)
     if everything:
         chosen = items
     else:
-        chosen = [i for i in items if i.name in wanted or any(i.id.startswith(w) for w in wanted)]
-        matched = {w for w in wanted for i in chosen if i.name == w or i.id.startswith(w)}
-        missing = [w for w in wanted if w not in matched]
+        chosen = [i for i in items if any(_matches(i, w) for w in wanted)]
+        missing = [w for w in wanted if not any(_matches(i, w) for i in chosen)]
         if missing:
             raise LookupError(", ".join(missing))
-    client = docker_client()
-    for item in chosen:
-        with contextlib.suppress(Exception):
-            if item.kind == "service":
-                client.services.get(item.id).remove()
-            else:
-                client.containers.get(item.id).remove(force=True)
+    docker_items = [i for i in chosen if i.kind != "actor"]
+    if docker_items:
+        _remove_from_engine(docker_items)
+    actors = [i.name for i in chosen if i.kind == "actor"]
+    if actors:
+        from openenv_hub.providers.ray_inventory import remove_replicas
+
+        remove_replicas(actors)
     return chosen
+
+
+def _remove_from_engine(items: list[Managed]) -> None:
+    client = docker_client()
+    try:
+        for item in items:
+            with contextlib.suppress(Exception):
+                if item.kind == "service":
+                    client.services.get(item.id).remove()
+                else:
+                    client.containers.get(item.id).remove(force=True)
+    finally:
+        client.close()

@@ -83,7 +83,9 @@ async def test_a_dead_replica_fails_its_slots_only_and_reset_replaces_them(
         for i in failed:
             error = results[i]
             assert isinstance(error, SlotError) and error.slot == i and error.url == second.url
-            assert isinstance(error.cause, (SessionLostError, TransportError)) and error.session_lost
+            assert (
+                isinstance(error.cause, (SessionLostError, TransportError)) and error.session_lost
+            )
         assert all(isinstance(results[i], StepResult) for i in range(8) if i not in failed)
 
         again = await pool.step_all(_messages(8))  # a failed slot answers with its error

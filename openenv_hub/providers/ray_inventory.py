@@ -1,0 +1,52 @@
+"""The Ray replicas behind ``openenv ps`` and ``openenv stop``: the named actors of the
+``openenv-hub`` namespace on a cluster, whichever process started them."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from typing import Any
+
+from openenv_hub.providers import labels
+from openenv_hub.providers.ray import NAMESPACE, actor_record, connect, ray_module, replica_names
+
+__all__ = ["list_replicas", "remove_replicas"]
+
+
+def list_replicas(
+    address: str | None = None, *, timeout_s: float = 5.0
+) -> list[tuple[str, str, str, dict[str, str]]]:
+    """``(actor id, name, status, labels)`` of every replica on the cluster at ``address``."""
+    connect(address)
+    ray = ray_module()
+    handles = {name: ray.get_actor(name, namespace=NAMESPACE) for name in replica_names()}
+    pending = {handle.info.remote(): name for name, handle in handles.items()}
+    ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=timeout_s)
+    infos: dict[str, dict[str, Any]] = {}
+    for ref in ready:
+        with contextlib.suppress(Exception):
+            infos[pending[ref]] = ray.get(ref, timeout=0)
+    rows = []
+    for name, handle in handles.items():
+        actor_id = handle._actor_id.hex()
+        record = actor_record(actor_id)
+        info = infos.get(name, {})
+        state = str(record.get("State", "ALIVE" if info else "UNKNOWN"))
+        restarts = int(record.get("NumRestarts", 0))
+        status = state + (f", {restarts} restart{'s' * (restarts != 1)}" if restarts else "")
+        tags = {
+            labels.RUNTIME: "ray",
+            labels.URL: str(info.get("url", "")),
+            labels.SOURCE: str(info.get("source", "")),
+            labels.OWNER_PID: str(info.get("owner_pid", "")),
+        }
+        rows.append((actor_id, name, status, tags))
+    return rows
+
+
+def remove_replicas(names: Iterable[str]) -> None:
+    """Kill the named replicas for good (Ray does not restart them)."""
+    ray = ray_module()
+    for name in names:
+        with contextlib.suppress(Exception):
+            ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)

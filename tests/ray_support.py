@@ -1,0 +1,135 @@
+"""A real two-node Ray cluster on this machine, on loopback, for the tests (``ray_cluster``).
+
+The head is ``ray start --head`` at 127.0.0.2 and the worker ``ray start --address`` at
+127.0.0.3 (Ray rewrites 127.0.0.1 in ``--address`` into the machine's outward address, so
+each node gets a loopback address of its own), each with one CPU, 100 MB of object store, no
+dashboard and no usage statistics, in a temporary folder of its own. The cluster is stopped
+at the end of the session, also when a test failed, by killing the processes it started
+(never ``ray stop``, which would stop every Ray process on the machine).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+HEAD_IP = "127.0.0.2"
+WORKER_IP = "127.0.0.3"
+OBJECT_STORE_BYTES = 100 * 1024 * 1024
+
+
+def ray_env() -> dict[str, str]:
+    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+
+
+def _free_port(host: str) -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class RayCluster:
+    """A head and a worker started with ``ray start``; ``address`` is the head's."""
+
+    temp_dir: Path
+    address: str = ""
+    groups: list[int] = field(default_factory=list)  # process groups of the `ray start`s
+
+    def _ray_start(self, *args: str) -> None:
+        ray = str(Path(sys.executable).with_name("ray"))
+        process = subprocess.Popen(
+            [ray, "start", *args, "--num-cpus=1", f"--object-store-memory={OBJECT_STORE_BYTES}"],
+            env=ray_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        self.groups.append(process.pid)
+        output, _ = process.communicate(timeout=180)
+        if process.returncode != 0:
+            raise RuntimeError(f"ray start {' '.join(args)} failed:\n{output[-3000:]}")
+
+    def start(self) -> RayCluster:
+        port = _free_port(HEAD_IP)
+        self._ray_start(
+            "--head",
+            f"--node-ip-address={HEAD_IP}",
+            f"--port={port}",
+            "--include-dashboard=false",
+            f"--dashboard-port={_free_port('127.0.0.1')}",
+            f"--temp-dir={self.temp_dir}",
+        )
+        self.address = f"{HEAD_IP}:{port}"
+        self._ray_start(f"--address={self.address}", f"--node-ip-address={WORKER_IP}")
+        return self
+
+    def processes(self) -> list[int]:
+        """The processes of the cluster: the groups of the ``ray start``s and their children."""
+        parents: dict[int, int] = {}
+        groups: dict[int, int] = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parents[int(entry.name)] = int(fields[1])
+                groups[int(entry.name)] = int(fields[2])
+        found = {pid for pid, group in groups.items() if group in self.groups}
+        grew = True
+        while grew:
+            children = {pid for pid, parent in parents.items() if parent in found} - found
+            found |= children
+            grew = bool(children)
+        return sorted(found)
+
+    def stop(self, timeout_s: float = 20.0) -> None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in self.processes():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            deadline = time.monotonic() + timeout_s
+            while self.processes() and time.monotonic() < deadline:
+                time.sleep(0.2)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def require_extra(package: str) -> None:
+    """Skip without the package's extra (fail when CI=true: CI installs every extra)."""
+    try:
+        __import__(package)
+    except ImportError:
+        reason = f'needs the {package} extra: pip install "openenv-hub[{package}]"'
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true: {reason}", pytrace=False)
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[RayCluster]:
+    """A two-node Ray cluster on loopback for the whole session; this process joins it."""
+    require_extra("ray")
+    cluster = RayCluster(Path(tempfile.mkdtemp(prefix="oe-ray-", dir="/tmp")))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        with contextlib.suppress(Exception):
+            import ray
+
+            ray.shutdown()
+        cluster.stop()
