@@ -53,11 +53,26 @@ def command(
         envvar="OPENENV_BUILD_ARGS",
         help="docker: KEY=VALUE build arg, repeatable (or $OPENENV_BUILD_ARGS).",
     ),
+    ray: str | None = typer.Option(
+        None,
+        "--ray",
+        metavar="ADDRESS",
+        help="Serve replicas on the Ray cluster at ADDRESS ('auto': $RAY_ADDRESS).",
+    ),
+    replicas: int = typer.Option(1, "--replicas", min=1, help="ray: number of replicas."),
 ) -> None:
     """Serve the environment (HTTP, /ws, /mcp, and the web UI with --web)."""
     env_dir = resolve_env_dir(path)
     manifest = load_manifest(env_dir)
     port = port or manifest.port
+    if ray is not None:
+        from openenv_hub_cli._serve_ray import serve_on_ray
+
+        if runtime != "local" or reload:
+            raise CommandError("--ray runs the replicas on Ray; drop --runtime and --reload.")
+        address = None if ray == "auto" else ray
+        serve_on_ray(env_dir, address, replicas=replicas, web=web, max_sessions=max_sessions)
+        return
     if runtime != "local":
         docker = {"tag": tag, "base_image": base_image, "build_args": [*build_arg]}
         _serve_elsewhere(env_dir, runtime, port, reload, web, max_sessions, docker)

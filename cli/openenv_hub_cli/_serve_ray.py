@@ -1,0 +1,65 @@
+"""``openenv serve ENV --ray [ADDRESS] --replicas N``: start the replicas on a Ray cluster,
+print where each serves, report the replicas Ray restarts, and stop them all on Ctrl-C."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from openenv_hub_cli._utils import CommandError, console, err_console
+
+__all__ = ["serve_on_ray"]
+
+
+def serve_on_ray(
+    env_dir: Path,
+    address: str | None,
+    *,
+    replicas: int,
+    web: bool | None,
+    max_sessions: int | None,
+) -> None:
+    from openenv_hub.providers.ray import RayProvider
+
+    where = address or "$RAY_ADDRESS"
+    console.print(f"Starting {replicas} replica(s) of {env_dir.name} on the Ray cluster {where}...")
+    env = {"ENABLE_WEB_INTERFACE": "true" if web else "false"} if web is not None else {}
+    options: dict[str, Any] = {"replicas": replicas, "address": address, "env": env}
+    if max_sessions:
+        options["max_sessions"] = max_sessions
+    provider = RayProvider.from_folder(env_dir, **options)
+    try:
+        for status in provider.replicas():
+            console.print(
+                f"[bold]Replica {status.index}[/]  {status.url}  (node {status.node_ip})",
+                markup=True,
+            )
+        console.print(
+            f"[bold]Name[/]  {provider.name}  (openenv ps --ray lists it; "
+            f"openenv stop {provider.name})",
+            markup=True,
+        )
+        console.print("Press Ctrl+C to stop.")
+        _watch(provider)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        provider.stop()
+        console.print("Stopped.")
+
+
+def _watch(provider: Any) -> None:
+    """Report each restart Ray makes; fail once no replica is left."""
+    shown = 0
+    while True:
+        statuses = provider.replicas()
+        for event in provider.events[shown:]:
+            err_console.print(event, markup=False, highlight=False)
+        shown = len(provider.events)
+        if statuses and all(status.state == "DEAD" for status in statuses):
+            raise CommandError(
+                "Every replica died and Ray will not restart them (max_restarts reached).",
+                hint="Read the replicas' logs on the cluster ('ray logs'), fix, and serve again.",
+            )
+        time.sleep(1.0)
