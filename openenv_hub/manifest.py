@@ -32,6 +32,8 @@ __all__ = [
     "MANIFEST_FILE",
     "Manifest",
     "ManifestError",
+    "ResourceAmounts",
+    "Resources",
     "load_manifest",
     "manifest_schema",
     "parse_manifest",
@@ -40,6 +42,26 @@ __all__ = [
 MANIFEST_FILE = "openenv.yaml"
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*(:[A-Za-z_][\w.]*)?$")
 _ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CPU = r"^([0-9]+m|[0-9]+(\.[0-9]+)?)$"
+_MEMORY = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$"
+
+
+class ResourceAmounts(BaseModel):
+    """An amount of CPU and memory, in Kubernetes' units."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpu: str | None = Field(None, pattern=_CPU, description="CPU: '500m', '1', '2.5'.")
+    memory: str | None = Field(None, pattern=_MEMORY, description="Memory: '512Mi', '2Gi'.")
+
+
+class Resources(BaseModel):
+    """What one server needs (``requests``) and may use at most (``limits``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requests: ResourceAmounts | None = Field(None, description="Reserved for each server.")
+    limits: ResourceAmounts | None = Field(None, description="The most each server may use.")
 
 
 class Manifest(BaseModel):
@@ -77,6 +99,11 @@ class Manifest(BaseModel):
         default_factory=list, description="Names of secrets the Space needs (never values)."
     )
     hardware: str | None = Field(None, description="Space hardware, e.g. cpu-basic.")
+    resources: Resources | None = Field(
+        None,
+        description="CPU and memory per server, e.g. {requests: {cpu: 500m, memory: 512Mi}} "
+        "(Kubernetes deployments).",
+    )
     exclude: list[str] = Field(
         default_factory=list,
         description="More files that openenv push leaves out, as .gitignore patterns.",

@@ -12,6 +12,7 @@ import typer
 from openenv_hub import __version__
 from openenv_hub_cli import (
     build,
+    deploy,
     fork,
     init,
     install,
@@ -69,6 +70,7 @@ app.command("versions")(versions.command)
 app.command("record")(record.command)
 app.command("ps")(ps.command)
 app.command("stop")(stop.command)
+app.add_typer(deploy.app, name="deploy")
 
 
 def main(args: list[str] | None = None) -> None:

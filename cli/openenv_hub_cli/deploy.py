@@ -1,0 +1,108 @@
+"""``openenv deploy kubernetes ENV --image IMAGE --replicas N``: write the Kubernetes manifests
+of an environment (Deployment, Service, optional HPA, Secret), and with ``--apply`` apply them
+through the official client and wait for the pods."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from openenv_hub.manifest import load_manifest
+from openenv_hub_cli._utils import CommandError, EnvPathArg, console, resolve_env_dir
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Deploy an environment's image to a cluster.", no_args_is_help=True)
+
+_FILES = {
+    "Deployment": "deployment.yaml",
+    "Service": "service.yaml",
+    "HorizontalPodAutoscaler": "hpa.yaml",
+    "Secret": "secret.yaml",
+}
+
+
+@app.command("kubernetes")
+def kubernetes(
+    path: Path = EnvPathArg,
+    image: str = typer.Option(..., "--image", "-i", help="The image the pods run (pushed)."),
+    replicas: int = typer.Option(1, "--replicas", min=1, help="Pods to run."),
+    max_replicas: int | None = typer.Option(
+        None, "--max-replicas", min=1, help="Add an autoscaler: up to this many pods on CPU use."
+    ),
+    name: str | None = typer.Option(None, "--name", help="Object name.", show_default="ENV"),
+    namespace: str = typer.Option("default", "--namespace", "-n", help="Kubernetes namespace."),
+    out: Path | None = typer.Option(  # noqa: B008 - typer reads defaults from here
+        None, "--out", "-o", help="Folder for the manifests.", show_default="k8s/NAME"
+    ),
+    secret: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
+        [],
+        "--secret",
+        help="A secret's name, repeatable; --apply sends $NAME (the manifest's secrets too).",
+    ),
+    apply: bool = typer.Option(False, "--apply", help="Apply to the cluster and wait for pods."),
+    kubeconfig: Path | None = typer.Option(  # noqa: B008 - typer reads defaults from here
+        None, "--kubeconfig", help="Cluster config.", show_default="$KUBECONFIG or ~/.kube/config"
+    ),
+    timeout_s: float = typer.Option(300.0, "--timeout", help="Seconds to wait for ready pods."),
+) -> None:
+    """Write (and with --apply, apply) a Deployment, Service, HPA and Secret for ENV."""
+    from openenv_hub.providers.kubernetes_manifests import kubernetes_objects, to_yaml
+
+    env_dir = resolve_env_dir(path)
+    manifest = load_manifest(env_dir)
+    names = list(dict.fromkeys([*manifest.secrets, *secret]))
+    manifest = manifest.model_copy(update={"secrets": names})
+
+    def objects_with(values: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        return kubernetes_objects(
+            manifest,
+            image=image,
+            replicas=replicas,
+            name=name,
+            namespace=namespace,
+            max_replicas=max_replicas,
+            secrets=values,
+        )
+
+    objects = objects_with()
+    folder = out or Path("k8s") / objects[0]["metadata"]["name"]
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in set(_FILES.values()) - {_FILES[body["kind"]] for body in objects}:
+        (folder / stale).unlink(missing_ok=True)  # from an earlier run with other options
+    for body in objects:  # written without secret values
+        (folder / _FILES[body["kind"]]).write_text(to_yaml([body]), encoding="utf-8")
+        console.print(f"Wrote {folder / _FILES[body['kind']]} ({body['kind']})")
+    if names:
+        console.print(
+            f"{folder / 'secret.yaml'} lists {', '.join(names)} with empty values: fill them in, "
+            "or use --apply, which sends them from your environment."
+        )
+    if apply:
+        _apply(objects_with(_secret_values(names)), kubeconfig, timeout_s)
+
+
+def _secret_values(names: list[str]) -> dict[str, str]:
+    missing = [key for key in names if key not in os.environ]
+    if missing:
+        raise CommandError(
+            f"--apply sends each secret from your environment, and {', '.join(missing)} "
+            "is not set.",
+            hint="Export it first (e.g. read -s NAME; export NAME), then run the command again.",
+        )
+    return {key: os.environ[key] for key in names}
+
+
+def _apply(objects: list[dict[str, Any]], kubeconfig: Path | None, timeout_s: float) -> None:
+    from openenv_hub.providers import _cleanup
+    from openenv_hub.providers.kubernetes import KubernetesProvider
+
+    deployment = KubernetesProvider.start(objects, kubeconfig=kubeconfig, timeout_s=timeout_s)
+    _cleanup.untrack(deployment)  # the deployment outlives this command
+    console.print(f"Applied to namespace {deployment.namespace}; ready pods:")
+    for url in deployment.base_urls:
+        console.print(f"  {url}")
+    console.print(f"Service: {deployment.service_url}")

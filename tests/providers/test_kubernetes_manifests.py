@@ -1,0 +1,163 @@
+"""``openenv deploy kubernetes``: the manifests for echo validate against Kubernetes' own OpenAPI
+schemas (kubernetes-validate, strict), carry probes, resources, variables and a Secret without
+values; ``--apply`` without a cluster names the kubeconfig it looked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from ray_support import require_extra
+
+from openenv_hub.errors import ClusterError, ConfigurationError
+from openenv_hub.manifest import Manifest, load_manifest
+from openenv_hub.providers.kubernetes_manifests import kubernetes_objects, to_yaml
+
+REPO = Path(__file__).resolve().parents[2]
+ECHO_ENV = REPO / "envs" / "echo_env"
+
+
+def _validate(body: dict[str, Any]) -> None:
+    require_extra("kubernetes_validate")
+    import kubernetes_validate
+
+    kubernetes_validate.validate(body, kubernetes_validate.latest_version(), strict=True)
+
+
+def _echo_with_everything() -> Any:
+    """Echo's manifest with resources, variables and a secret, as an environment may have."""
+    fields = load_manifest(ECHO_ENV).model_dump(exclude_defaults=True)
+    return Manifest.model_validate(
+        {
+            **fields,
+            "variables": {"LOG_LEVEL": "debug", "MAX_STEPS": 10},
+            "secrets": ["API_KEY"],
+            "max_concurrent_envs": 32,
+            "resources": {"requests": {"cpu": "250m", "memory": "128Mi"}, "limits": {"cpu": "2"}},
+        }
+    )
+
+
+def test_echo_manifests_validate_against_the_kubernetes_schema() -> None:
+    objects = kubernetes_objects(
+        load_manifest(ECHO_ENV), image="registry.example/echo-env:0.1.0", replicas=2
+    )
+    assert [o["kind"] for o in objects] == ["Deployment", "Service"]
+    for body in objects:
+        _validate(body)
+    for body in yaml.safe_load_all(to_yaml(objects)):  # what the files hold, read back
+        _validate(body)
+
+
+def test_every_object_validates_and_carries_the_manifest() -> None:
+    manifest = _echo_with_everything()
+    objects = kubernetes_objects(
+        manifest, image="echo-env:1", replicas=2, max_replicas=6, namespace="rl"
+    )
+    kinds = {o["kind"]: o for o in objects}
+    assert set(kinds) == {"Deployment", "Service", "HorizontalPodAutoscaler", "Secret"}
+    for body in objects:
+        _validate(body)
+        assert body["metadata"]["namespace"] == "rl" and body["metadata"]["name"].startswith(
+            "echo-env"
+        )
+    container = kinds["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
+    assert container["livenessProbe"]["httpGet"]["path"] == "/health"
+    assert container["resources"] == {
+        "requests": {"cpu": "250m", "memory": "128Mi"},
+        "limits": {"cpu": "2", "memory": "1Gi"},
+    }
+    env = {item["name"]: item["value"] for item in container["env"]}
+    assert env == {
+        "PORT": "8000",
+        "LOG_LEVEL": "debug",
+        "MAX_STEPS": "10",
+        "MAX_CONCURRENT_ENVS": "32",
+    }
+    assert container["envFrom"] == [{"secretRef": {"name": "echo-env-secrets"}}]
+    assert kinds["Secret"]["stringData"] == {"API_KEY": ""}  # values only when applying
+    hpa = kinds["HorizontalPodAutoscaler"]["spec"]
+    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (2, 6)
+    with_value = kubernetes_objects(manifest, image="i", secrets={"API_KEY": "s3cret"})
+    assert with_value[-1]["stringData"] == {"API_KEY": "s3cret"}
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"replicas": 3, "max_replicas": 2}, "at least --replicas"),
+        ({"name": "!!!"}, "cannot be a Kubernetes name"),
+        ({"replicas": 0}, "at least 1"),
+    ],
+)
+def test_bad_options_are_explained(options: dict[str, Any], message: str) -> None:
+    options = {"image": "i", **options}
+    with pytest.raises(ConfigurationError, match=message):
+        kubernetes_objects(load_manifest(ECHO_ENV), **options)
+
+
+def test_deploy_writes_the_manifests_without_secret_values(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("API_KEY", "s3cret-value")
+    out = tmp_path / "k8s"
+    args = ["deploy", "kubernetes", ECHO_ENV, "--image", "echo-env:1", "--replicas", "2"]
+    result = cli(*args, "--max-replicas", "4", "--secret", "API_KEY", "--out", out)
+    assert result.code == 0, result.text
+    assert sorted(p.name for p in out.iterdir()) == [
+        "deployment.yaml",
+        "hpa.yaml",
+        "secret.yaml",
+        "service.yaml",
+    ]
+    for path in out.iterdir():
+        (body,) = yaml.safe_load_all(path.read_text())
+        _validate(body)
+    assert "s3cret-value" not in result.text + "".join(p.read_text() for p in out.iterdir())
+    again = cli(*args, "--out", out)  # without the autoscaler now: its file goes
+    assert again.code == 0 and not (out / "hpa.yaml").exists()
+
+
+def test_apply_without_a_cluster_names_the_kubeconfig_it_looked_for(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_extra("kubernetes")
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    args = ["deploy", "kubernetes", ECHO_ENV, "--image", "echo-env:1", "--out", tmp_path / "o"]
+    result = cli(*args, "--apply")
+    assert result.code == 1
+    assert (
+        f"Error: No Kubernetes cluster to apply to: there is no kubeconfig at {tmp_path}/.kube/config"
+        in result.err
+    )
+    assert "Hint: Point KUBECONFIG at your cluster's kubeconfig" in result.err
+    assert "Traceback" not in result.text
+
+    missing = tmp_path / "elsewhere" / "config"
+    monkeypatch.setenv("KUBECONFIG", str(missing))
+    assert f"no kubeconfig at {missing} ($KUBECONFIG)" in cli(*args, "--apply").err
+
+
+def test_a_kubeconfig_whose_server_does_not_answer_is_a_cluster_error(tmp_path: Path) -> None:
+    require_extra("kubernetes")
+    from openenv_hub.providers.kubernetes import KubernetesProvider
+
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    path = tmp_path / "config"
+    path.write_text(yaml.safe_dump(config))
+    objects = kubernetes_objects(load_manifest(ECHO_ENV), image="echo-env:1")
+    with pytest.raises(ClusterError, match=r"127\.0\.0\.1:9") as info:
+        KubernetesProvider.start(objects, kubeconfig=path, timeout_s=5)
+    assert info.value.address == "https://127.0.0.1:9"
