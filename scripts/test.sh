@@ -37,6 +37,9 @@ log "Python environment (.venv)"
 # Training (the trl extra): torch's CPU build first, pinned, so that pip fetches no CUDA build.
 .venv/bin/python -m pip install -q torch==2.13.0
 .venv/bin/python -m pip install -q -e ".[trl]"
+# Scaling out: Ray (the tests start a two-node cluster on loopback) and the Kubernetes client,
+# with the Kubernetes OpenAPI schemas the manifests are validated against.
+.venv/bin/python -m pip install -q -e ".[ray,kubernetes]" kubernetes-validate
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"
