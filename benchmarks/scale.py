@@ -1,0 +1,171 @@
+"""Scaling out: a CPU-bound environment on 1 and 2 Ray replicas, and EnvPool's own overhead.
+
+    python benchmarks/scale.py            # full run (about 3 minutes)
+    python benchmarks/scale.py --quick    # fewer rounds, for a smoke test
+    python benchmarks/scale.py --serve    # also through Ray Serve (needs ray[serve] installed)
+
+Starts its own two-node Ray cluster on loopback (``ray start`` twice, one CPU each, as the
+tests do) and stops it at the end. Prints:
+
+- steps/s of ``servers/cpu_bound.py`` (about 5 ms of pure-Python work per step) driven by a
+  16-session EnvPool: one local server (no Ray), then RayProvider with 1 and with 2 replicas,
+  alternated; target: 2 replicas >= 1.7x one;
+- with ``--serve``: the same environment as a Ray Serve deployment of 2 replicas, its 16
+  sessions through Serve's proxy (the alternative to one actor serving uvicorn per replica);
+- steps/s of echo (one local server) driven by an EnvPool of 32 sessions against 32 raw
+  clients stepped with ``asyncio.gather``, alternated; target: the pool within 10%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVERS = ROOT / "benchmarks" / "servers"
+sys.path[:0] = [str(ROOT / "tests"), str(SERVERS)]
+
+from ray_support import RayCluster  # noqa: E402
+
+from openenv_hub import EnvPool, GenericEnvClient  # noqa: E402
+from openenv_hub.providers.local import LocalProcessProvider  # noqa: E402
+
+WORK = {"seed": 1}
+ECHO = {"type": "call_tool", "tool_name": "echo_message", "arguments": {"message": "hello"}}
+
+
+async def pool_rate(source: Any, size: int, rounds: int, action: dict[str, Any]) -> float:
+    """Steps per second of an EnvPool of ``size`` sessions over ``rounds`` step_all calls."""
+    async with EnvPool(source, size=size) as pool:
+        await pool.reset_all()
+        await pool.step_all([action] * size)  # warm up
+        started = time.perf_counter()
+        for _ in range(rounds):
+            results = await pool.step_all([action] * size)
+        elapsed = time.perf_counter() - started
+        assert all(not isinstance(r, Exception) for r in results), results
+    return size * rounds / elapsed
+
+
+async def raw_rate(url: str, size: int, rounds: int, action: dict[str, Any]) -> float:
+    """The same with ``size`` GenericEnvClients stepped with asyncio.gather."""
+    clients = [GenericEnvClient(url) for _ in range(size)]
+    try:
+        await asyncio.gather(*(c.connect() for c in clients))
+        await asyncio.gather(*(c.reset() for c in clients))
+        await asyncio.gather(*(c.step(action) for c in clients))
+        started = time.perf_counter()
+        for _ in range(rounds):
+            await asyncio.gather(*(c.step(action) for c in clients))
+        elapsed = time.perf_counter() - started
+    finally:
+        await asyncio.gather(*(c.close() for c in clients))
+    return size * rounds / elapsed
+
+
+def alternate(runs: dict[str, Callable[[], Awaitable[float]]], repeats: int) -> dict[str, float]:
+    """Run each measurement ``repeats`` times, alternating; the median of each."""
+    seen: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            seen[name].append(asyncio.run(run()))
+    return {name: statistics.median(values) for name, values in seen.items()}
+
+
+def on_ray(cluster: RayCluster, replicas: int, rounds: int) -> Callable[[], Awaitable[float]]:
+    async def run() -> float:
+        from openenv_hub.providers.ray import RayProvider
+
+        provider = await asyncio.to_thread(
+            RayProvider.start,
+            "cpu_bound:app",
+            replicas=replicas,
+            address=cluster.address,
+            env_dir=SERVERS,
+        )
+        try:
+            return await pool_rate(provider, 16, rounds, WORK)
+        finally:
+            provider.stop()
+
+    return run
+
+
+def cpu_bound(cluster: RayCluster, rounds: int, repeats: int, serve: bool) -> None:
+    local = LocalProcessProvider.start("cpu_bound:app", env_dir=SERVERS)
+    try:
+        runs = {
+            "local server, no Ray": lambda: pool_rate(local.base_url, 16, rounds, WORK),
+            "Ray, 1 replica": on_ray(cluster, 1, rounds),
+            "Ray, 2 replicas": on_ray(cluster, 2, rounds),
+        }
+        if serve:
+            from serve_cpu_bound import serve_rate
+
+            runs["Ray Serve, 2 replicas"] = lambda: serve_rate(cluster.address, 16, rounds)
+        rates = alternate(runs, repeats)
+    finally:
+        local.stop()
+    one = rates["Ray, 1 replica"]
+    print("\nCPU-bound environment (~5 ms of Python per step), 16 sessions, steps/s:")
+    for name, rate in rates.items():
+        print(f"  {name:<24} {rate:8.1f}   {rate / one:5.2f}x Ray 1 replica")
+    ratio = rates["Ray, 2 replicas"] / one
+    print(
+        f"  target: 2 replicas >= 1.7x one: {ratio:.2f}x {'(met)' if ratio >= 1.7 else '(NOT met)'}"
+    )
+
+
+def pool_overhead(rounds: int, repeats: int) -> None:
+    echo = LocalProcessProvider.start("echo_env.server.app:app", env={"MAX_CONCURRENT_ENVS": "64"})
+    try:
+        rates = alternate(
+            {
+                "32 raw clients (gather)": lambda: raw_rate(echo.base_url, 32, rounds, ECHO),
+                "EnvPool(size=32)": lambda: pool_rate(echo.base_url, 32, rounds, ECHO),
+            },
+            repeats,
+        )
+    finally:
+        echo.stop()
+    raw = rates["32 raw clients (gather)"]
+    print("\nEcho on one server, 32 sessions, steps/s:")
+    for name, rate in rates.items():
+        print(f"  {name:<24} {rate:8.1f}   {rate / raw:5.2f}x raw clients")
+    overhead = 1 - rates["EnvPool(size=32)"] / raw
+    print(
+        f"  target: the pool within 10% of raw clients: {overhead:+.1%} {'(met)' if overhead <= 0.10 else '(NOT met)'}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="Fewer rounds.")
+    parser.add_argument("--serve", action="store_true", help="Also measure Ray Serve.")
+    args = parser.parse_args()
+    rounds, repeats = (15, 1) if args.quick else (60, 3)
+    print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores)")
+    cluster = RayCluster(Path(tempfile.mkdtemp(prefix="oe-ray-", dir="/tmp")))
+    try:
+        cluster.start()
+        cpu_bound(cluster, rounds, repeats, args.serve)
+    finally:
+        import ray
+
+        ray.shutdown()
+        cluster.stop()
+    pool_overhead(rounds * 10, repeats)
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    main()
