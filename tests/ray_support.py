@@ -1,11 +1,12 @@
 """A real two-node Ray cluster on this machine, on loopback, for the tests (``ray_cluster``).
 
-The head is ``ray start --head`` at 127.0.0.2 and the worker ``ray start --address`` at
-127.0.0.3 (Ray rewrites 127.0.0.1 in ``--address`` into the machine's outward address, so
-each node gets a loopback address of its own), each with one CPU, 100 MB of object store, no
-dashboard and no usage statistics, in a temporary folder of its own. The cluster is stopped
-at the end of the session, also when a test failed, by killing the processes it started
-(never ``ray stop``, which would stop every Ray process on the machine).
+The cluster is started by the block "start a cluster" of docs/scale.md, run as printed with a
+free port for 6379 and a temporary folder for /tmp/ray-openenv: the head is ``ray start
+--head`` at 127.0.0.2 and the worker ``ray start --address`` at 127.0.0.3 (Ray rewrites
+127.0.0.1 in ``--address`` into the machine's outward address, so each node gets a loopback
+address of its own), each with one CPU, 100 MB of object store, no dashboard and no usage
+statistics. It is stopped at the end of the session, also when a test failed, by killing the
+processes it started (never ``ray stop``, which would stop every Ray process on the machine).
 """
 
 from __future__ import annotations
@@ -23,14 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from doc_blocks import doc_block
 
 HEAD_IP = "127.0.0.2"
-WORKER_IP = "127.0.0.3"
-OBJECT_STORE_BYTES = 100 * 1024 * 1024
-
-
-def ray_env() -> dict[str, str]:
-    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 def _free_port(host: str) -> int:
@@ -49,33 +45,25 @@ class RayCluster:
     address: str = ""
     groups: list[int] = field(default_factory=list)  # process groups of the `ray start`s
 
-    def _ray_start(self, *args: str) -> None:
-        ray = str(Path(sys.executable).with_name("ray"))
+    def start(self) -> RayCluster:
+        """Run the document's commands (one process group: the shell's and its children's)."""
+        port = _free_port(HEAD_IP)
+        script = doc_block("docs/scale.md", "start a cluster").code
+        script = script.replace("6379", str(port)).replace("/tmp/ray-openenv", str(self.temp_dir))
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # ray
         process = subprocess.Popen(
-            [ray, "start", *args, "--num-cpus=1", f"--object-store-memory={OBJECT_STORE_BYTES}"],
-            env=ray_env(),
+            ["bash", "-e", "-c", script],
+            env={**os.environ, "PATH": path},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
         )
         self.groups.append(process.pid)
-        output, _ = process.communicate(timeout=180)
+        output, _ = process.communicate(timeout=300)
         if process.returncode != 0:
-            raise RuntimeError(f"ray start {' '.join(args)} failed:\n{output[-3000:]}")
-
-    def start(self) -> RayCluster:
-        port = _free_port(HEAD_IP)
-        self._ray_start(
-            "--head",
-            f"--node-ip-address={HEAD_IP}",
-            f"--port={port}",
-            "--include-dashboard=false",
-            f"--dashboard-port={_free_port('127.0.0.1')}",
-            f"--temp-dir={self.temp_dir}",
-        )
+            raise RuntimeError(f"starting the Ray cluster failed:\n{output[-3000:]}")
         self.address = f"{HEAD_IP}:{port}"
-        self._ray_start(f"--address={self.address}", f"--node-ip-address={WORKER_IP}")
         return self
 
     def processes(self) -> list[int]:

@@ -59,7 +59,8 @@ def _watch(provider: Any) -> None:
         shown = len(provider.events)
         if statuses and all(status.state == "DEAD" for status in statuses):
             raise CommandError(
-                "Every replica died and Ray will not restart them (max_restarts reached).",
-                hint="Read the replicas' logs on the cluster ('ray logs'), fix, and serve again.",
+                "Every replica is gone: stopped ('openenv stop'), or dead more often than "
+                "Ray restarts them (max_restarts).",
+                hint="Serve again; 'ray logs' on the cluster shows why a replica died.",
             )
         time.sleep(1.0)

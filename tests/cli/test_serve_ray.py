@@ -1,8 +1,10 @@
-"""``openenv serve ENV --ray ADDRESS --replicas N`` on a real two-node Ray cluster: the replicas
-serve, a replica Ray restarts is reported, Ctrl-C removes them all."""
+"""``openenv serve ENV --ray ADDRESS --replicas N``, ``openenv ps --ray`` and ``openenv stop
+--ray`` on a real two-node Ray cluster: the replicas serve, ps lists them, a restart Ray makes
+is reported, stop removes them."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -12,13 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doc_blocks import doc_block
 from echo_env import EchoEnv
 
 from openenv_hub.providers.local import wait_for_health
 
 pytestmark = pytest.mark.slow
 
-ECHO_ENV = Path(__file__).resolve().parents[2] / "envs" / "echo_env"
+REPO = Path(__file__).resolve().parents[2]
+ECHO_ENV = REPO / "envs" / "echo_env"
 
 
 def _read_until(process: subprocess.Popen[str], marker: str) -> str:
@@ -31,14 +35,22 @@ def _read_until(process: subprocess.Popen[str], marker: str) -> str:
     raise AssertionError(f"never printed {marker!r}:\n{''.join(seen)[-4000:]}")
 
 
-def test_serve_on_ray_reports_restarts_and_stops_on_ctrl_c(ray_cluster: Any) -> None:
+def test_serve_on_ray_ps_stop_and_a_reported_restart(ray_cluster: Any, cli: Any) -> None:
+    """The block "serve on ray" of docs/scale.md, line by line, with the cluster's address."""
     from openenv_hub.providers.ray import RayProvider, replica_names
 
-    command = [sys.executable, "-m", "openenv_hub_cli.main", "serve", str(ECHO_ENV)]
-    command += ["--ray", ray_cluster.address, "--replicas", "2"]
+    serve, ps, stop = [
+        line.removesuffix("&").replace("127.0.0.2:6379", ray_cluster.address).split()
+        for line in doc_block("docs/scale.md", "serve on ray").lines
+    ]
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "COLUMNS": "250"}
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        [sys.executable, "-m", "openenv_hub_cli.main", *serve[1:]],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
     )
     try:
         output = _read_until(process, "Press Ctrl+C to stop.")
@@ -50,16 +62,24 @@ def test_serve_on_ray_reports_restarts_and_stops_on_ctrl_c(ray_cluster: Any) -> 
                 assert env_client.call_tool("echo_message", message="Hi") == "Hi"
         name = re.search(r"Name  (\S+)", output).group(1)  # type: ignore[union-attr]
 
+        listed = cli(*ps[1:], "--json")
+        rows = [row for row in json.loads(listed.out) if row["runtime"] == "ray"]
+        assert sorted(row["url"] for row in rows) == sorted(urls)
+        assert all(row["owner_pid"] == process.pid and row["owner_alive"] for row in rows)
+
         deployment = RayProvider.attach(name, address=ray_cluster.address)
-        victim = deployment.replicas()[0]
-        os.kill(victim.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        os.kill(deployment.replicas()[0].pid, signal.SIGKILL)  # type: ignore[arg-type]
         output += _read_until(process, "restarted by Ray")
         wait_for_health(deployment.wait_ready(timeout_s=120)[0], timeout_s=30)
+
+        stopped = cli(*stop[1:])
+        assert stopped.code == 0 and stopped.out.count("Removed actor") == 2, stopped.text
+        output += process.communicate(timeout=120)[0]  # serve sees its replicas gone
+        assert process.returncode == 1 and "Every replica is gone" in output, output
     finally:
-        process.send_signal(signal.SIGINT)
-        rest = process.communicate(timeout=120)[0]
-    assert process.returncode == 0, output + rest
-    assert "Stopped." in rest
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=120)
     assert not [n for n in replica_names() if n.startswith(name)]
 
 
