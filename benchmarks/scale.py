@@ -105,6 +105,30 @@ def alternate(runs: dict[str, Callable[[], Awaitable[float]]], repeats: int) -> 
     return {name: statistics.median(values) for name, values in seen.items()}
 
 
+def _work_for(seconds: float) -> int:
+    from cpu_bound import busy
+
+    done, deadline = 0, time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        busy(done)
+        done += 1
+    return done
+
+
+def plain_processes(count: int, seconds: float) -> Callable[[], Awaitable[float]]:
+    """The ceiling: the same work in ``count`` plain processes, no server, no network."""
+
+    async def run() -> float:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(count) as workers:
+            await asyncio.sleep(0)
+            steps = workers.map(_work_for, [seconds] * count)
+        return sum(steps) / seconds
+
+    return run
+
+
 def on_ray(cluster: RayCluster, replicas: int, rounds: int) -> Callable[[], Awaitable[float]]:
     async def run() -> float:
         from openenv_hub.providers.ray import RayProvider
@@ -129,6 +153,8 @@ def cpu_bound(cluster: RayCluster, rounds: int, repeats: int, serve: bool) -> No
     local = LocalProcessProvider.start("cpu_bound:app", env_dir=SERVERS)
     try:
         runs = {
+            "1 plain process": plain_processes(1, rounds / 10),
+            "2 plain processes": plain_processes(2, rounds / 10),
             "local server, no Ray": lambda: pool_rate(
                 local.base_url, 16, rounds, WORK, [local.process.pid]
             ),

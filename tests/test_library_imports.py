@@ -24,6 +24,8 @@ HEAVY += ("torch", "transformers", "trl", "datasets", "pyarrow")
         "from openenv_hub.rubrics import LLMJudge, WeightedSum",
         "import openenv_hub.trajectories",
         "from openenv_hub.trl import environment_factory",
+        "from openenv_hub import EnvPool, SyncEnvPool",
+        "import openenv_hub.providers.ray, openenv_hub.providers.kubernetes",
     ],
 )
 def test_importing_the_library_loads_no_heavy_package(statement: str) -> None:

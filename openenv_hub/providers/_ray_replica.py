@@ -40,7 +40,7 @@ class ReplicaSpec:
     owner_pid: int
     env_dir: str | None = None
     env: dict[str, str] = field(default_factory=dict)
-    secrets: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)  # never printed
     host: str | None = None
     startup_timeout_s: float = 60.0
 
