@@ -173,6 +173,8 @@ def cpu_bound(cluster: RayCluster, rounds: int, repeats: int, serve: bool) -> No
     for name, rate in rates.items():
         print(f"  {name:<24} {rate:8.1f}   {rate / one:5.2f}x Ray 1 replica")
     ratio = rates["Ray, 2 replicas"] / one
+    ceiling = rates["2 plain processes"] / rates["1 plain process"]
+    print(f"  the machine now: 2 plain processes make {ceiling:.2f}x one")
     print(
         f"  target: 2 replicas >= 1.7x one: {ratio:.2f}x {'(met)' if ratio >= 1.7 else '(NOT met)'}"
     )
