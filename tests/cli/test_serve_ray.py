@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from doc_blocks import doc_block
 from echo_env import EchoEnv
+from ray_support import require_extra
 
 from openenv_hub.providers.local import wait_for_health
 
@@ -84,7 +85,7 @@ def test_serve_on_ray_ps_stop_and_a_reported_restart(ray_cluster: Any, cli: Any)
 
 
 def test_serve_on_ray_without_an_address_says_how_to_start_a_cluster() -> None:
-    pytest.importorskip("ray")
+    require_extra("ray")
     result = subprocess.run(
         [sys.executable, "-m", "openenv_hub_cli.main", "serve", str(ECHO_ENV), "--ray", "auto"],
         capture_output=True,

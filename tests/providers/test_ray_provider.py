@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from echo_env import EchoEnv
+from ray_support import require_extra
 
 from openenv_hub import EnvPool
 from openenv_hub.errors import SessionLostError, SlotError, TransportError
@@ -121,7 +122,7 @@ def test_a_replica_that_cannot_start_reports_its_error(ray_cluster: Any) -> None
 
 
 def test_no_cluster_at_the_address_is_a_clear_error() -> None:
-    pytest.importorskip("ray")
+    require_extra("ray")
     code = (
         "from openenv_hub.providers.ray import connect\n"
         "from openenv_hub.errors import ClusterError\n"
