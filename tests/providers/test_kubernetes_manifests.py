@@ -161,3 +161,13 @@ def test_a_kubeconfig_whose_server_does_not_answer_is_a_cluster_error(tmp_path: 
     with pytest.raises(ClusterError, match=r"127\.0\.0\.1:9") as info:
         KubernetesProvider.start(objects, kubeconfig=path, timeout_s=5)
     assert info.value.address == "https://127.0.0.1:9"
+
+
+def test_apply_needs_each_secret_in_the_environment(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("API_KEY", raising=False)
+    args = ["deploy", "kubernetes", ECHO_ENV, "--image", "i", "--out", tmp_path, "--secret"]
+    result = cli(*args, "API_KEY", "--apply")
+    assert result.code == 1 and "API_KEY is not set" in result.err, result.text
+    assert "Hint: Export it first" in result.err
