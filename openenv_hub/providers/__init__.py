@@ -26,8 +26,9 @@ class Provider(Protocol):
     """A running environment server (or several replicas of one) that can be stopped.
 
     ``runtime`` names the kind of provider (``"local"``, ``"uv"``, ``"docker"``, ``"swarm"``,
-    ...), for messages and listings. ``base_url`` is the first (often the only) server;
-    ``base_urls`` lists every replica, for clients that spread sessions across them.
+    ``"ray"``, ``"kubernetes"``, ...), for messages and listings. ``base_url`` is the first
+    (often the only) server; ``base_urls`` lists every replica, for clients that spread sessions
+    across them.
     """
 
     runtime: str
