@@ -124,16 +124,12 @@ def _upload(
         operations["pyproject.toml"] = _add(bundle, "pyproject.toml")
     if not operations and not plan.create:
         return parent
-    step(f"Uploading {_sizes(bundle, operations)}")
-    details = f"{len(plan.files.added) + len(plan.files.changed)} added or changed, "
-    return _commit(ctx, plan, operations, parent, details + f"{len(plan.files.deleted)} deleted")
-
-
-def _sizes(bundle: Bundle, operations: dict[str, Any]) -> str:
     uploads = [rel for rel, op in operations.items() if hasattr(op, "path_or_fileobj")]
-    size_kb = sum((bundle.root / rel).stat().st_size for rel in uploads) / 1024
     deleted = len(operations) - len(uploads)
-    return f"{len(uploads)} files ({size_kb:.1f} kB), deleting {deleted}"
+    size_kb = sum((bundle.root / rel).stat().st_size for rel in uploads) / 1024
+    step(f"Uploading {len(uploads)} files ({size_kb:.1f} kB), deleting {deleted}")
+    details = f"{len(uploads)} added or changed, {deleted} deleted"
+    return _commit(ctx, plan, operations, parent, details)
 
 
 def _commit(

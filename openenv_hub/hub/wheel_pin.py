@@ -48,7 +48,7 @@ PENDING_COMMIT = "<commit-of-the-wheel>"
 
 _REQUIREMENT = re.compile(
     r"""(?P<quote>["'])openenv[-_.]hub(?P<extras>\[[^\]"']*\])?"""
-    r"""(?P<spec>\s*(?:[<>=!~][^"';@]*|@\s*[^"'\s;]+)?)\s*(?P<marker>;[^"']*)?(?P=quote)""",
+    r"""(?P<spec>\s*(?:[<>=!~][^"';@]*|@\s*[^"'\s;]+)?)\s*(?P<marker>;[^\n]*?)?(?P=quote)""",
     re.IGNORECASE,
 )
 
