@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 from cli_runner import CliResult
+from doc_blocks import doc_block
 from hub_support import space_files, unique_repo
 
 from openenv_hub.hub import push
@@ -52,7 +53,9 @@ def test_the_uploaded_pyproject_names_the_wheel_at_the_commit_that_holds_it(
     assert "pyproject.toml: openenv-hub>=0.1.0 -> openenv-hub @ " in dry.out
     assert "/resolve/<commit-of-the-wheel>/.openenv/wheels/openenv_hub-" in dry.out
 
-    result = push(echo_copy, repo_id)
+    real = cli("push", echo_copy, "--repo-id", repo_id)
+    assert real.code == 0, real.text
+    result = push(echo_copy, repo_id, dry_run=True)  # the same plan, now that the Space exists
     assert result.plan.pin is not None and result.plan.pin.commit is not None
     wheel, commit = result.plan.pin.wheel, result.plan.pin.commit
     api = hub_env.api("alice")
@@ -68,9 +71,13 @@ def test_the_uploaded_pyproject_names_the_wheel_at_the_commit_that_holds_it(
     assert f'ui = ["openenv-hub[ui] @ {url}"]' in files["pyproject.toml"].decode()
     assert httpx.get(url).content == files[wheel]  # what pip downloads is the bundled wheel
     assert (echo_copy / "pyproject.toml").read_text().count("openenv-hub>=0.1.0") == 1
+    (documented,) = doc_block("docs/publishing.md", "pinned requirement").lines
+    documented = documented.replace("https://huggingface.co", hub_env.endpoint)
+    documented = documented.replace("YOUR_NAME/echo_env", repo_id).replace("COMMIT", commit)
+    assert documented in real.out  # the docs show what push prints
 
     again = push(echo_copy, repo_id)  # nothing changed: the pin is the same, no commit
-    assert again.plan.files.empty and again.commit == result.commit
+    assert again.plan.files.empty and again.commit == commits[0].commit_id
 
 
 def test_a_released_openenv_hub_keeps_the_plain_requirement(
