@@ -46,6 +46,7 @@ def test_init_the_template_and_the_docs_agree_on_how_to_install_for_work(
 
 @pytest.mark.slow
 @pytest.mark.docker
+@pytest.mark.timeout(900)  # the block installs, serves and builds an image: bound as its subprocess
 def test_the_documented_workflow_runs(fresh_venv: Path, tmp_path: Path) -> None:
     from docker_support.engine import require_docker
 
