@@ -29,11 +29,15 @@ if TYPE_CHECKING:
     from openenv_hub.server.sessions import SessionPool
     from openenv_hub.ui.tabs import TabSessions
 
-__all__ = ["UI_PATH", "UIContext", "mount_ui"]
+__all__ = ["MAX_UPLOAD_BYTES", "UI_PATH", "UIContext", "mount_ui"]
 
 logger = logging.getLogger("openenv_hub.ui")
 
 UI_PATH = "/web"
+
+MAX_UPLOAD_BYTES = 1024 * 1024
+"""What ``/web/gradio_api/upload`` accepts in one file (the generated UI has no file inputs;
+a custom tab may take small files). Larger uploads are refused with 413 while being read."""
 
 
 def mount_ui(
@@ -114,11 +118,14 @@ def _cleanup_on_shutdown(app: FastAPI, tabs: TabSessions) -> None:
 
 def _mount_options(mount: Callable[..., Any]) -> dict[str, Any]:
     """Look and switches for ``gr.mount_gradio_app``, limited to those it accepts."""
+    from openenv_hub.ui.labels import LABELS_SCRIPT
     from openenv_hub.ui.theme import CSS, theme
 
     options: dict[str, Any] = {
         "theme": theme(),
         "css": CSS,
+        "head": LABELS_SCRIPT,
+        "max_file_size": MAX_UPLOAD_BYTES,
         "ssr_mode": False,
         "pwa": False,
         "mcp_server": False,

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cli_runner import CliResult
 
 from openenv_hub.validation.docker import run_container
 from openenv_hub_cli.init import render_env
@@ -80,3 +81,17 @@ def test_build_without_an_engine_says_how_to_point_at_one(
     assert exit_info.value.code == 1
     assert "DOCKER_HOST" in err or "not installed" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.docker
+def test_an_offline_build_names_the_base_image_option(
+    docker_env: str, cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """A base image the engine cannot pull (offline, or no such image) fails at FROM, and the
+    hint says how to build from an image the engine has."""
+    path = render_env("offline_env", tmp_path, rng=random.Random(0))
+    missing = "openenv-hub-test/no-such-base:missing"
+    result = cli("build", path, "--base-image", missing, "--tag", "openenv-hub-test/never:built")
+    assert result.code == 1
+    assert f"could not pull the base image {missing}" in result.err
+    assert "--base-image IMAGE, or set OPENENV_BASE_IMAGE" in result.err

@@ -47,7 +47,7 @@ def test_custom_tab_next_to_the_playground_shares_the_tab_session(serve, new_pag
     page = pages.open_ui(new_page(), served.web_url)
     page.get_by_role("tab", name="Board").click()
     expect(page.locator("#board-title")).to_contain_text("typed_echo board")
-    pages.fill(page, "board-word", "hey")
+    pages.fill(page, "Word", "hey")
     page.click("#board-shout")
     expect(page.locator("#board-out")).to_contain_text('"HEY"')
     assert served.pool.active_sessions == 1  # the Playground's session, reused
@@ -61,7 +61,7 @@ def test_show_default_false_shows_only_the_custom_tab(serve, new_page):
     expect(page.locator("#board-title")).to_be_visible()
     expect(page.locator("#reset-btn")).to_have_count(0)
     assert served.pool.active_sessions == 0  # a session is opened only when the tab uses one
-    pages.fill(page, "board-word", "quiet")
+    pages.fill(page, "Word", "quiet")
     page.click("#board-shout")
     expect(page.locator("#board-out")).to_contain_text('"QUIET"')
     assert served.pool.active_sessions == 1
