@@ -74,7 +74,7 @@ class SessionPool(SessionLifecycle):
         try:
             if on_loop:
                 return await fn(*args, **(kwargs or {}))
-            return await self.run_in_thread(session, functools.partial(fn, *args, **(kwargs or {})))
+            return await self.run_sync(session, functools.partial(fn, *args, **(kwargs or {})))
         except ServerReplyError:
             raise
         except Exception as exc:
@@ -144,7 +144,7 @@ class SessionPool(SessionLifecycle):
         assert session.scorer is not None
         state = await self._read_state(session, env)
         return await session.scorer.score(
-            action, obs, state, run_sync=lambda fn: self.run_in_thread(session, fn)
+            action, obs, state, run_sync=lambda fn: self.run_sync(session, fn)
         )
 
     async def _read_state(self, session: Session, env: Environment[Any, Any, Any]) -> Any:
@@ -169,7 +169,7 @@ class SessionPool(SessionLifecycle):
             method = getattr(env, name)
             if inspect.iscoroutinefunction(method):
                 return await method(*args)
-            return await self.run_in_thread(session, functools.partial(method, *args))
+            return await self.run_sync(session, functools.partial(method, *args))
 
     async def metadata(self) -> EnvironmentMetadata:
         """The environment's metadata, read once from a temporary instance."""
