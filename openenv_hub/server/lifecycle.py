@@ -282,25 +282,11 @@ class SessionLifecycle:
 
     # -- using -----------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def use(self, session: Session) -> AsyncIterator[Environment[Any, Any, Any]]:
-        """Hold the session's lock and yield its environment (one call at a time)."""
-        if not session.ready:
-            raise _closed(session)
-        session.busy += 1
-        try:
-            async with session.lock:
-                if session.env is None or session.closed:  # closed while we waited
-                    raise _closed(session)
-                session.caller = asyncio.current_task()
-                session.last_active = time.monotonic()
-                try:
-                    yield session.env
-                finally:
-                    session.caller = None
-        finally:
-            session.busy -= 1
-            session.last_active = time.monotonic()
+    def use(self, session: Session) -> _Using:
+        """``async with pool.use(session) as env``: hold the session's lock and get its
+        environment (one call at a time; a session closed meanwhile raises
+        :class:`~openenv_hub.errors.SessionClosedError`)."""
+        return _Using(session)
 
     async def run_sync(self, session: Session, fn: Callable[[], Any]) -> Any:
         """Run a synchronous call of the session's environment: inline when the pool runs on
@@ -435,6 +421,41 @@ class SessionLifecycle:
             session.caller.cancel()
         self._draining.discard(session)
         await self.close(session, reason="a step exceeded the server's hard time limit")
+
+
+class _Using:
+    """The context of :meth:`SessionLifecycle.use` (a class: it runs on every call)."""
+
+    __slots__ = ("session",)
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    async def __aenter__(self) -> Environment[Any, Any, Any]:
+        session = self.session
+        if not session.ready:
+            raise _closed(session)
+        session.busy += 1
+        try:
+            await session.lock.acquire()
+        except BaseException:
+            session.busy -= 1
+            raise
+        env = session.env
+        if env is None or session.closed:  # closed while we waited
+            session.lock.release()
+            session.busy -= 1
+            raise _closed(session)
+        session.caller = asyncio.current_task()
+        session.last_active = time.monotonic()
+        return env
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        session = self.session
+        session.caller = None
+        session.lock.release()
+        session.busy -= 1
+        session.last_active = time.monotonic()
 
 
 def _closed(session: Session) -> SessionClosedError:

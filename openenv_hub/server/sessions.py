@@ -103,7 +103,7 @@ class SessionPool(SessionLifecycle):
             plan = CallPlan.of(type(env))
             kwargs = plan.reset.keywords(params)
             fn = env.reset_async if plan.reset_async else env.reset
-            started, clock = time.time(), time.perf_counter()
+            started, clock = _clock(self.observers)
             obs = await self._call(session, fn, (), kwargs, on_loop=plan.reset_async)
             session.step_count = 0
             if session.scorer is not None:
@@ -123,7 +123,7 @@ class SessionPool(SessionLifecycle):
             plan = CallPlan.of(type(env))
             kwargs = plan.step.keywords(params or {})
             fn = env.step_async if plan.step_async else env.step
-            started, clock = time.time(), time.perf_counter()
+            started, clock = _clock(self.observers)
             obs = await self._call(session, fn, (action,), kwargs, on_loop=plan.step_async)
             obs = _checked(obs, "step")
             session.step_count += 1
@@ -202,6 +202,11 @@ class SessionPool(SessionLifecycle):
                 session, call, (name, arguments), on_loop=is_async
             )
             return outcome
+
+
+def _clock(observers: list[Any]) -> tuple[float, float]:
+    """When a call starts (wall clock, performance counter), read only if observers want it."""
+    return (time.time(), time.perf_counter()) if observers else (0.0, 0.0)
 
 
 def _as_mcp(env: Environment[Any, Any, Any]) -> MCPEnvironment:
