@@ -140,12 +140,14 @@ class SessionPool(SessionLifecycle):
     async def _score(
         self, session: Session, env: Environment[Any, Any, Any], action: Action, obs: Observation
     ) -> Observation:
-        """Apply the environment's rubric to the step that returned ``obs``."""
+        """Apply the environment's rubric to the step that returned ``obs``. Its synchronous
+        scoring functions run where the environment's steps run: on the session's thread, or
+        inline for environments that step on the event loop."""
         assert session.scorer is not None
         state = await self._read_state(session, env)
-        return await session.scorer.score(
-            action, obs, state, run_sync=lambda fn: self.run_sync(session, fn)
-        )
+        on_thread = session.worker is not None and not CallPlan.of(type(env)).step_async
+        runner = (lambda fn: self.run_sync(session, fn)) if on_thread else None
+        return await session.scorer.score(action, obs, state, run_sync=runner)
 
     async def _read_state(self, session: Session, env: Environment[Any, Any, Any]) -> Any:
         on_loop = CallPlan.of(type(env)).step_async
