@@ -266,4 +266,18 @@ def run(
         max_message_size_mb=max_message_size_mb,
         graceful_shutdown_s=graceful_shutdown_s,
     )
-    uvicorn.run(app, host=host, port=port, reload=reload, log_level=log_level, **options)
+    if reload:  # uvicorn's reloader supervises the server process
+        uvicorn.run(app, host=host, port=port, reload=True, log_level=log_level, **options)
+        return
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, **options)
+    logging.getLogger("uvicorn.error").info(
+        "openenv-hub server: WebSocket implementation %s, frames up to %g MB, graceful "
+        "shutdown %g s",
+        options["ws"],
+        options["ws_max_size"] / (1024 * 1024),
+        graceful_shutdown_s,
+    )
+    server = uvicorn.Server(config)
+    server.run()
+    if not server.started:
+        raise SystemExit(3)  # what uvicorn.run exits with when the app does not start

@@ -80,3 +80,32 @@ def test_build_without_an_engine_says_how_to_point_at_one(
     assert exit_info.value.code == 1
     assert "DOCKER_HOST" in err or "not installed" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_the_space_image_serves_with_the_fast_websocket_protocol(
+    docker_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The image's server is started as `openenv serve` starts it, not by plain uvicorn."""
+    import subprocess
+
+    from openenv_hub.server.app import uvicorn_options
+
+    tag = "openenv-test/echo-env:latest"  # built (and cached) like the image test above
+    code, _ = openenv(
+        capsys, "build", REPO / "envs" / "echo_env", "--base-image", docker_env,
+        "--build-arg", NO_UI, "--tag", tag,
+    )  # fmt: skip
+    assert code == 0
+    with run_container(tag):
+        (container,) = subprocess.run(
+            ["docker", "ps", "-q", "--filter", f"ancestor={tag}"],
+            capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+        logs = subprocess.run(
+            ["docker", "logs", container], capture_output=True, text=True, check=True
+        )
+    said = logs.stdout + logs.stderr
+    assert f"WebSocket implementation {uvicorn_options()['ws']}" in said, said
+    assert uvicorn_options()["ws"] == "websockets-sansio"
