@@ -134,11 +134,13 @@ def create_app(
     _add_sockets(app, pool)
     _install_error_handlers(app)
     if web if web is not None else web_enabled_by_env():
-        from openenv_hub.ui import mount_ui
+        from openenv_hub.ui import UI_PATH
+        from openenv_hub.ui.later import mount_ui_when_ready
 
-        mount_ui(
+        mount_ui_when_ready(
             app,
             pool,
+            path=UI_PATH,
             observation_cls=observation_cls,
             readme=readme,
             custom_builder=ui_builder,
