@@ -95,3 +95,32 @@ def test_an_offline_build_names_the_base_image_option(
     assert result.code == 1
     assert f"could not pull the base image {missing}" in result.err
     assert "--base-image IMAGE, or set OPENENV_BASE_IMAGE" in result.err
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_the_space_image_serves_with_the_fast_websocket_protocol(
+    docker_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The image's server is started as `openenv serve` starts it, not by plain uvicorn."""
+    import subprocess
+
+    from openenv_hub.server.app import uvicorn_options
+
+    tag = "openenv-test/echo-env:latest"  # built (and cached) like the image test above
+    code, _ = openenv(
+        capsys, "build", REPO / "envs" / "echo_env", "--base-image", docker_env,
+        "--build-arg", NO_UI, "--tag", tag,
+    )  # fmt: skip
+    assert code == 0
+    with run_container(tag):
+        (container,) = subprocess.run(
+            ["docker", "ps", "-q", "--filter", f"ancestor={tag}"],
+            capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+        logs = subprocess.run(
+            ["docker", "logs", container], capture_output=True, text=True, check=True
+        )
+    said = logs.stdout + logs.stderr
+    assert f"WebSocket implementation {uvicorn_options()['ws']}" in said, said
+    assert uvicorn_options()["ws"] == "websockets-sansio"

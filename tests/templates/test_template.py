@@ -68,8 +68,11 @@ def test_the_dockerfile_follows_the_space_rules(echo_rendering: Path) -> None:
         and "ARG ENABLE_WEB_INTERFACE=true" in text
     )
     assert "urllib.request" in text and "curl" not in text
+    # Exec form (the server is PID 1 and gets docker stop's SIGTERM), with the server's own
+    # settings; the port comes from $PORT.
     assert re.search(
-        r'^CMD \["sh", "-c", "exec uvicorn echo_env\.server\.app:app --host 0\.0\.0\.0 --port \$\{PORT\}"\]$',
+        r'^CMD \["python", "-m", "openenv_hub\.server", "echo_env\.server\.app:app", '
+        r'"--host", "0\.0\.0\.0"\]$',
         text,
         re.M,
     )
