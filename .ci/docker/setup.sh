@@ -103,8 +103,9 @@ start_daemon() {
     die "dockerd did not answer within 30 s; see $LOG"
 }
 start_daemon
-if docker network ls --format '{{.Driver}}' | grep -qx bridge; then
-    die "a bridge network exists on $SOCK; this engine must be started with --bridge=none"
+# The default bridge network; swarm mode's own docker_gwbridge is not used by our containers.
+if docker network ls --format '{{.Name}}' | grep -qx bridge; then
+    die "the default bridge network exists on $SOCK; this engine must be started with --bridge=none"
 fi
 
 # --- 3. base image -----------------------------------------------------------

@@ -80,7 +80,8 @@ class _LaterUI:
                 self.failure = f"{type(exc).__name__}: {exc}"
                 self.ready.set()
                 return
-            loop.call_soon_threadsafe(self.mount, prepared)
+            with contextlib.suppress(RuntimeError):  # the server stopped meanwhile
+                loop.call_soon_threadsafe(self.mount, prepared)
 
         threading.Thread(target=build, name="openenv-ui-build", daemon=True).start()
 
