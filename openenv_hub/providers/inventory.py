@@ -102,11 +102,7 @@ def _ray_known(ray_address: str | None) -> bool:
 def _docker_managed() -> list[Managed]:
     import docker
 
-    client = docker_client()
-    try:
-        return _engine_items(client, docker.errors.APIError)
-    finally:
-        client.close()
+    return _engine_items(docker_client(), docker.errors.APIError)  # shared: not closed here
 
 
 def _engine_items(client: Any, api_error: type[Exception]) -> list[Managed]:
@@ -168,13 +164,10 @@ def remove_managed(
 
 
 def _remove_from_engine(items: list[Managed]) -> None:
-    client = docker_client()
-    try:
-        for item in items:
-            with contextlib.suppress(Exception):
-                if item.kind == "service":
-                    client.services.get(item.id).remove()
-                else:
-                    client.containers.get(item.id).remove(force=True)
-    finally:
-        client.close()
+    client = docker_client()  # shared by the process and closed at its exit
+    for item in items:
+        with contextlib.suppress(Exception):
+            if item.kind == "service":
+                client.services.get(item.id).remove()
+            else:
+                client.containers.get(item.id).remove(force=True)
