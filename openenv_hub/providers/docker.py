@@ -49,6 +49,7 @@ __all__ = [
 
 Network = Literal["auto", "host", "bridge"]
 DEFAULT_PORT = 8000
+DEFAULT_SOCKET = "/var/run/docker.sock"  # docker's own default without DOCKER_HOST (not Windows)
 
 
 _CLIENTS: dict[tuple[int, str], docker.DockerClient] = {}
@@ -68,6 +69,9 @@ def docker_client() -> docker.DockerClient:
         ) from None
     host = os.environ.get("DOCKER_HOST", "")
     socket_path = host.removeprefix("unix://") if host.startswith("unix://") else None
+    if not host and os.name != "nt":
+        socket_path = DEFAULT_SOCKET
+    # docker's client leaves its socket open when it finds nothing there: check first
     if socket_path is not None and not os.path.exists(socket_path):
         _raise_no_engine(FileNotFoundError(f"no socket at {socket_path}"))
     key = (os.getpid(), host)
@@ -94,7 +98,7 @@ def _close_clients() -> None:
 
 
 def _raise_no_engine(exc: Exception) -> NoReturn:
-    host = os.environ.get("DOCKER_HOST", "the default socket /var/run/docker.sock")
+    host = os.environ.get("DOCKER_HOST", f"the default socket {DEFAULT_SOCKET}")
     raise DockerError(
         f"No Docker engine answers at {host}: {str(exc)[:300]}",
         hint="Start one, or point DOCKER_HOST at a running engine, "
