@@ -110,9 +110,14 @@ def moves_on(exc: BaseException) -> bool:
     return isinstance(exc, (SessionCapacityError, TransportError, SessionError))
 
 
-def finish_round(results: Sequence[Any], on_error: OnError) -> list[Any]:
-    """The results of one round, or :class:`PoolError` when the policy is to raise."""
+def finish_round(
+    results: Sequence[Any], on_error: OnError, replacements: list[SlotError]
+) -> list[Any]:
+    """The results of one round, or :class:`PoolError` when the policy is to raise. The round's
+    replaced sessions are added to ``replacements`` in slot order (not in the order the
+    concurrent calls finished)."""
     out = list(results)
+    replacements.extend(r for r in out if isinstance(r, SlotError) and r.replaced_by is not None)
     if on_error == "raise" and any(isinstance(r, SlotError) for r in out):
         raise PoolError(out)
     return out

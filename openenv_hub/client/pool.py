@@ -142,7 +142,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         results = await asyncio.gather(
             *(self._reset(slot, slot_kwargs[slot.index], urls, avoid) for slot in self.slots)
         )
-        return core.finish_round(results, self.on_error)
+        return core.finish_round(results, self.on_error, self.replacements)
 
     async def step_all(
         self, actions: Sequence[ActT | None]
@@ -152,7 +152,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         results = await asyncio.gather(
             *(self._step(slot, action) for slot, action in zip(self.slots, actions, strict=True))
         )
-        return core.finish_round(results, self.on_error)
+        return core.finish_round(results, self.on_error, self.replacements)
 
     async def _reset(
         self,
@@ -198,8 +198,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
             if slot.client is not None:
                 with contextlib.suppress(Exception):
                     await slot.client.reset()
-                failure.replaced_by = slot.url
-                self.replacements.append(failure)
+                failure.replaced_by = slot.url  # listed in pool.replacements by the round
         return failure
 
     # -- lifetime --------------------------------------------------------------------------

@@ -143,13 +143,13 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         results = self._each(
             self._reset, self.slots, slot_kwargs, [urls] * self.size, [avoid] * self.size
         )
-        return core.finish_round(results, self.on_error)
+        return core.finish_round(results, self.on_error, self.replacements)
 
     def step_all(self, actions: Sequence[ActT | None]) -> list[StepResult[ObsT] | SlotError | None]:
         """Step every slot with its action (``None`` skips the slot), all at once."""
         core.check_actions(actions, self.size)
         results = self._each(self._step, self.slots, actions)
-        return core.finish_round(results, self.on_error)
+        return core.finish_round(results, self.on_error, self.replacements)
 
     def _reset(
         self,
@@ -195,8 +195,7 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
             if slot.client is not None:
                 with contextlib.suppress(Exception):
                     slot.client.reset()
-                failure.replaced_by = slot.url
-                self.replacements.append(failure)
+                failure.replaced_by = slot.url  # listed in pool.replacements by the round
         return failure
 
     # -- lifetime --------------------------------------------------------------------------
