@@ -75,6 +75,8 @@ class RayCluster:
                 continue
             with contextlib.suppress(OSError, IndexError, ValueError):
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if fields[0] == "Z":  # exited, waiting for a parent that may never reap it
+                    continue
                 parents[int(entry.name)] = int(fields[1])
                 groups[int(entry.name)] = int(fields[2])
         found = {pid for pid, group in groups.items() if group in self.groups}
