@@ -39,10 +39,9 @@ log "Python environment (.venv)"
 .venv/bin/python -m pip install -q -e ".[gymnasium]" -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]"
 # Training (the trl extra): torch's CPU build first, pinned, so that pip fetches no CUDA build.
 .venv/bin/python -m pip install -q torch==2.13.0
-.venv/bin/python -m pip install -q -e ".[trl]"
-# Scaling out: Ray (the tests start a two-node cluster on loopback) and the Kubernetes client,
-# with the Kubernetes OpenAPI schemas the manifests are validated against.
-.venv/bin/python -m pip install -q -e ".[ray,kubernetes]" kubernetes-validate
+# Then trl and, in the same resolver run, scaling out: Ray (the tests start a two-node cluster on
+# loopback), the Kubernetes client and the OpenAPI schemas the manifests are validated against.
+.venv/bin/python -m pip install -q -e ".[trl,ray,kubernetes]" kubernetes-validate
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"
