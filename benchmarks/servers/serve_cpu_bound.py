@@ -32,9 +32,10 @@ def deploy(address: str, replicas: int) -> str:
     port = _free_port()
     serve.start(http_options={"host": HEAD_IP, "port": port, "location": "HeadOnly"})
 
-    @serve.deployment(
-        num_replicas=replicas, ray_actor_options={"num_cpus": 1}, max_ongoing_requests=64
-    )
+    # The replicas import cpu_bound (the app is pickled by reference): this folder on their path
+    options = {"num_cpus": 1, "runtime_env": {"env_vars": {"PYTHONPATH": str(SERVERS)}}}
+
+    @serve.deployment(num_replicas=replicas, ray_actor_options=options, max_ongoing_requests=64)
     @serve.ingress(app)
     class CpuBound:
         pass
