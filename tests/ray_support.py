@@ -87,12 +87,14 @@ class RayCluster:
             grew = bool(children)
         return sorted(found)
 
-    def stop(self, timeout_s: float = 20.0) -> None:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
+    def stop(self, grace_s: float = 5.0, timeout_s: float = 20.0) -> None:
+        """SIGTERM, then SIGKILL after ``grace_s`` (gcs_server lingers for 20 s or more after a
+        SIGTERM; the cluster's state is temporary), each waited for with a bound."""
+        for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, timeout_s)):
             for pid in self.processes():
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, sig)
-            deadline = time.monotonic() + timeout_s
+            deadline = time.monotonic() + wait_s
             while self.processes() and time.monotonic() < deadline:
                 time.sleep(0.2)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
