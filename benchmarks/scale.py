@@ -4,8 +4,9 @@
     python benchmarks/scale.py --quick    # fewer rounds, for a smoke test
     python benchmarks/scale.py --serve    # also through Ray Serve (needs ray[serve] installed)
 
-Starts its own two-node Ray cluster on loopback (``ray start`` twice, one CPU each, as the
-tests do) and stops it at the end. Prints:
+Starts its own two-node Ray cluster on loopback (``ray start`` twice, one CPU each, with the
+tests' ``tests/ray_support.py``, so it needs the dev extra's pytest) and stops it at the end.
+Prints:
 
 - steps/s of ``servers/cpu_bound.py`` (about 5 ms of pure-Python work per step) driven by a
   16-session EnvPool: one local server (no Ray), then RayProvider with 1 and with 2 replicas,
