@@ -21,9 +21,9 @@ from __future__ import annotations
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
 from openenv_hub.hub._pull import pull
-from openenv_hub.hub._push import PushPlan, PushResult, push
+from openenv_hub.hub._push import PushResult, push
 from openenv_hub.hub._versions import Version, versions
-from openenv_hub.hub.plan import FileChanges
+from openenv_hub.hub.plan import FileChanges, PushPlan
 from openenv_hub.hub.urls import SpaceUrls
 
 __all__ = [

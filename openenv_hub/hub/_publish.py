@@ -15,9 +15,8 @@ from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import scrubbed, translate
 
 if TYPE_CHECKING:
-    from openenv_hub.hub._push import PushPlan
     from openenv_hub.hub.bundle import Bundle
-    from openenv_hub.hub.plan import RemoteSpace
+    from openenv_hub.hub.plan import PushPlan, RemoteSpace
     from openenv_hub.hub.urls import SpaceUrls
 
 __all__ = ["apply_push"]

@@ -17,7 +17,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,38 +27,15 @@ from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._errors import translate
 from openenv_hub.hub._publish import apply_push
 from openenv_hub.hub.bundle import Bundle, stage_bundle
-from openenv_hub.hub.ignore import LargeFile, Skipped
-from openenv_hub.hub.plan import FileChanges, RemoteSpace, diff_files
+from openenv_hub.hub.plan import PushPlan, RemoteSpace, diff_files
 from openenv_hub.hub.urls import SpaceUrls
-from openenv_hub.hub.wheel_pin import WheelPin, plan_pin
+from openenv_hub.hub.wheel_pin import plan_pin
 from openenv_hub.manifest import MANIFEST_FILE, ManifestError
 
-__all__ = ["PushPlan", "PushResult", "push"]
+__all__ = ["PushResult", "push"]
 
 StepCallback = Callable[[str], None]
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._+-]{0,127}$")
-
-
-@dataclass
-class PushPlan:
-    """What a push does (or, with ``dry_run``, would do). Secret values are never kept here."""
-
-    repo_id: str
-    create: bool
-    private: bool
-    files: FileChanges
-    card_changes: list[str] = field(default_factory=list)
-    wheels: list[str] = field(default_factory=list)
-    pin: WheelPin | None = None
-    ignored: list[str] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    large: list[LargeFile] = field(default_factory=list)
-    variables: dict[str, str] = field(default_factory=dict)
-    secrets: list[str] = field(default_factory=list)
-    missing_secrets: list[str] = field(default_factory=list)
-    hardware: str | None = None
-    version: str | None = None
-    move_tag: bool = False
 
 
 @dataclass
