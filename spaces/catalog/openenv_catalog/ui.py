@@ -1,0 +1,209 @@
+"""The catalog's page, in Gradio: search, tag, order and pages over a table of environments, and
+a detail view of one (manifest, action and observation schemas, latest validation report).
+
+Events only read the Hub and the validation cache; a timer shows the validations that finished
+since (and the details that arrived late) without asking the Hub again. A link
+``?space=NS/NAME`` opens a Space's details; ``?search=`` and ``?tag=`` fill the filters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gradio as gr
+
+from openenv_hub.errors import ConfigurationError, HubError
+
+from .catalog import Catalog
+from .models import SORTS, CatalogPage, CatalogQuery, Environment
+from .render import detail_html, report_html, table_html
+
+__all__ = ["build_blocks"]
+
+HEADER = """
+<div class="oe-header">
+<h1>OpenEnv environments</h1>
+<p>Every Space tagged <code>{tag}</code>: whether it runs and passes <code>openenv validate</code>,
+its versions, and the line that installs its client.</p>
+</div>
+"""
+
+
+def build_blocks(catalog: Catalog) -> Any:
+    """The catalog's ``gradio.Blocks``."""
+    view = _View(catalog)
+    with gr.Blocks(title="OpenEnv environments", analytics_enabled=False) as blocks:
+        gr.HTML(HEADER.format(tag=catalog.settings.tag))
+        with gr.Row(equal_height=True):
+            search = gr.Textbox(
+                label="Search", placeholder="Name or author", elem_id="search", scale=3
+            )
+            tag = gr.Dropdown(
+                label="Tag", choices=[""], value="", allow_custom_value=True, elem_id="tag", scale=2
+            )
+            sort = gr.Dropdown(
+                label="Sort by",
+                choices=[(label, key) for key, label in SORTS.items()],
+                value="likes",
+                elem_id="sort",
+                scale=2,
+            )
+        with gr.Row():
+            previous = gr.Button(
+                "Previous page", elem_id="previous-page", size="sm", interactive=False
+            )
+            page_label = gr.Markdown("Page 1", elem_id="page-label")
+            following = gr.Button("Next page", elem_id="next-page", size="sm", interactive=False)
+            recheck_all = gr.Button("Re-check all", elem_id="recheck-all", size="sm")
+        table = gr.HTML(elem_id="catalog")
+        gr.Markdown("## Details")
+        chosen = gr.Dropdown(
+            label="Show details of",
+            choices=[],
+            value=None,
+            allow_custom_value=True,
+            elem_id="detail-space",
+        )
+        summary = gr.HTML(detail_html(None, None), elem_id="detail")
+        recheck = gr.Button("Re-check now", elem_id="recheck", size="sm")
+        report = gr.HTML(elem_id="report")
+        with gr.Row():
+            action = gr.JSON(label="Action schema", elem_id="action-schema")
+            observation = gr.JSON(label="Observation schema", elem_id="observation-schema")
+        manifest = gr.Code(
+            label="Manifest (openenv.yaml)", language="yaml", interactive=False, elem_id="manifest"
+        )
+        page = gr.State(1)
+        rows = gr.State([])
+        current = gr.State(None)
+        timer = gr.Timer(catalog.settings.poll_s)
+
+        filters = [search, tag, sort]
+        listing = [table, page_label, previous, following, rows, chosen, page]
+        detail = [current, summary, report, action, observation, manifest]
+
+        blocks.load(view.first, None, [*filters, *listing, *detail])
+        for trigger in (search.submit, tag.input, sort.input):
+            trigger(view.first_page, filters, listing)
+        previous.click(view.previous, [*filters, page], listing)
+        following.click(view.next, [*filters, page], listing)
+        recheck_all.click(view.recheck_all, rows, [table, rows])
+        chosen.input(view.choose, [chosen, rows], detail)
+        recheck.click(view.recheck, current, detail)
+        timer.tick(view.tick, [rows, current], [table, rows, *detail])
+    return blocks
+
+
+class _View:
+    """The event handlers, over one :class:`Catalog`."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    # -- the table --------------------------------------------------------------------------
+
+    def first(self, request: gr.Request) -> list[Any]:
+        """On load: filters and the chosen Space from the URL, then the first page."""
+        params = dict(getattr(request, "query_params", {}) or {})
+        search, tag = params.get("search", ""), params.get("tag", "")
+        sort = params.get("sort", "likes") if params.get("sort") in SORTS else "likes"
+        tags = ["", *self.catalog.hub.known_tags()]
+        listing = self.show(search, tag, sort, 1)
+        space = params.get("space") or None
+        detail = self.choose(space, listing[4])
+        listing[5] = gr.Dropdown(choices=_with(listing[5].choices, space), value=space)
+        return [search, _dropdown(tags, tag), sort, *listing, *detail]
+
+    def first_page(self, search: str, tag: str, sort: str) -> list[Any]:
+        return self.show(search, tag, sort, 1)
+
+    def previous(self, search: str, tag: str, sort: str, page: int) -> list[Any]:
+        return self.show(search, tag, sort, max(1, page - 1))
+
+    def next(self, search: str, tag: str, sort: str, page: int) -> list[Any]:
+        return self.show(search, tag, sort, page + 1)
+
+    def show(self, search: str, tag: str, sort: str, page: int) -> list[Any]:
+        """Table, page label, buttons, rows, the choices of the detail view, and the page."""
+        try:
+            query = CatalogQuery(search or "", tag or "", sort or "likes", page)
+        except ConfigurationError as exc:
+            result = CatalogPage(CatalogQuery(), error=f"{exc.message} {exc.hint}")
+        else:
+            result = self.catalog.page(query)
+        envs = list(result.environments)
+        shown = f"Page {page}" + (f" · {len(envs)} environments" if envs else "")
+        return [
+            table_html(result, envs, self.catalog.badge),
+            shown,
+            gr.Button(interactive=page > 1),
+            gr.Button(interactive=result.has_next),
+            envs,
+            gr.Dropdown(choices=[env.repo_id for env in envs]),
+            page,
+        ]
+
+    def recheck_all(self, envs: Sequence[Environment]) -> list[Any]:
+        self.catalog.recheck(envs)
+        return [self._table(envs), list(envs)]
+
+    # -- one environment --------------------------------------------------------------------
+
+    def choose(self, repo_id: str | None, envs: Sequence[Environment]) -> list[Any]:
+        """The detail view of ``repo_id`` (from the page, else from the Hub)."""
+        if not repo_id:
+            return self._detail(None)
+        env = next((env for env in envs if env.repo_id == repo_id), None)
+        if env is None or env.details is None:
+            try:
+                env = self.catalog.environment(repo_id)
+            except HubError as exc:
+                return self._detail(None, f"{exc.message} {exc.hint}".strip())
+            if env is None:
+                tag = self.catalog.settings.tag
+                return self._detail(None, f"{repo_id} is not tagged {tag}: not in the catalog.")
+        return self._detail(env)
+
+    def recheck(self, env: Environment | None) -> list[Any]:
+        if env is not None:
+            self.catalog.recheck([env])
+        return self._detail(env)
+
+    def tick(self, envs: Sequence[Environment], env: Environment | None) -> list[Any]:
+        """What finished since: validations, and details that arrived after the page."""
+        updated = self.catalog.hub.with_cached_details(envs)
+        self.catalog.watch(updated)
+        if env is not None:
+            env = next((row for row in updated if row.repo_id == env.repo_id), env)
+        return [self._table(updated), updated, *self._detail(env)]
+
+    # -- rendering --------------------------------------------------------------------------
+
+    def _table(self, envs: Sequence[Environment]) -> str:
+        return table_html(CatalogPage(CatalogQuery(), tuple(envs)), envs, self.catalog.badge)
+
+    def _detail(self, env: Environment | None, problem: str = "") -> list[Any]:
+        if env is None:
+            return [None, detail_html(None, None, problem), "", None, None, ""]
+        validation = self.catalog.validations.get(env.repo_id)
+        schemas = dict(validation.schemas or {}) if validation else {}
+        manifest = env.details.manifest_text if env.details else None
+        return [
+            env,
+            detail_html(env, self.catalog.badge(env)),
+            report_html(validation, env.running),
+            schemas.get("action"),
+            schemas.get("observation"),
+            manifest or "# This Space has no openenv.yaml.",
+        ]
+
+
+def _dropdown(choices: list[str], value: str) -> Any:
+    return gr.Dropdown(choices=_with(choices, value), value=value)
+
+
+def _with(choices: Sequence[Any], value: str | None) -> list[Any]:
+    """``choices`` (values, or ``(label, value)`` pairs) with ``value`` among them."""
+    values = [choice[1] if isinstance(choice, tuple) else choice for choice in choices]
+    return [*values, value] if value and value not in values else values
