@@ -305,3 +305,27 @@ def test_settings_from_the_space_variables() -> None:
     with pytest.raises(ConfigurationError) as raised:
         CatalogQuery(sort="stars")
     assert "stars" in str(raised.value) and "likes" in raised.value.hint
+
+
+async def test_a_proxy_tells_the_app_where_it_is_served() -> None:
+    """LocalHub serves a Space's app under /_localhub/apps/NS/NAME and says so in two headers;
+    the page's own links must then point there (the browser test opens it through LocalHub)."""
+    from openenv_catalog.app import ForwardedPrefix
+
+    seen: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(scope)
+
+    headers = [
+        (b"host", b"127.0.0.1:40001"),
+        (b"x-forwarded-prefix", b"/_localhub/apps/alice/catalog/"),
+        (b"forwarded", b'host="127.0.0.1:8765";proto=http'),
+    ]
+    await ForwardedPrefix(app)({"type": "http", "headers": headers, "scheme": "http"}, None, None)
+    assert seen[0]["root_path"] == "/_localhub/apps/alice/catalog"
+    assert (b"host", b"127.0.0.1:8765") in seen[0]["headers"]
+    assert (b"host", b"127.0.0.1:40001") not in seen[0]["headers"]
+    plain = [(b"host", b"127.0.0.1:40001")]
+    await ForwardedPrefix(app)({"type": "http", "headers": plain, "scheme": "http"}, None, None)
+    assert "root_path" not in seen[1] and seen[1]["headers"] == plain

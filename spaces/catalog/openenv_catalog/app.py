@@ -112,20 +112,41 @@ def _find(catalog: Catalog, repo_id: str) -> Any:
 
 
 class ForwardedPrefix:
-    """ASGI middleware: ``X-Forwarded-Prefix`` becomes the request's ``root_path``."""
+    """ASGI middleware: a proxy's ``X-Forwarded-Prefix`` becomes the request's ``root_path``, and
+    the host of its ``Forwarded`` header (RFC 7239) the request's host, so the page's own links
+    point where the client reaches the app."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
-            for key, value in scope["headers"]:
-                if key == b"x-forwarded-prefix":
-                    prefix = value.decode("latin-1").rstrip("/")
-                    if prefix.startswith("/"):
-                        scope = {**scope, "root_path": prefix}
-                    break
+            scope = _as_forwarded(scope)
         await self.app(scope, receive, send)
+
+
+def _as_forwarded(scope: Scope) -> Scope:
+    headers = dict(scope["headers"])
+    prefix = headers.get(b"x-forwarded-prefix", b"").decode("latin-1").rstrip("/")
+    if not prefix.startswith("/"):
+        return scope
+    changed = {**scope, "root_path": prefix}
+    fields = _forwarded_fields(headers.get(b"forwarded", b"").decode("latin-1"))
+    if fields.get("host"):
+        kept = [(k, v) for k, v in scope["headers"] if k != b"host"]
+        changed["headers"] = [*kept, (b"host", fields["host"].encode("latin-1"))]
+    if fields.get("proto") in ("http", "https"):
+        changed["scheme"] = (
+            fields["proto"] if scope["type"] == "http" else "ws" + fields["proto"][4:]
+        )
+    return changed
+
+
+def _forwarded_fields(value: str) -> dict[str, str]:
+    """``host`` and ``proto`` of the first element of a ``Forwarded`` header."""
+    first = value.split(",", 1)[0]
+    pairs = (part.strip().partition("=") for part in first.split(";"))
+    return {key.lower(): raw.strip('"') for key, _, raw in pairs if key}
 
 
 def _accepted(function: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
