@@ -245,6 +245,8 @@ def test_the_json_api(listed: Listed, serve: Callable[..., ServerThread]) -> Non
 
         missing = http.get(f"/api/environments/{listed.untagged}")
         assert missing.status_code == 404 and TAG in missing.json()["detail"]
+        nowhere = http.get("/api/environments/alice/no-such-space")
+        assert nowhere.status_code == 404 and "was not found" in nowhere.json()["detail"]
         wrong = http.get("/api/environments", params={"sort": "stars"})
         assert wrong.status_code == 400 and "likes" in wrong.json()["detail"]
 

@@ -22,7 +22,12 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Query
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from openenv_hub.errors import ConfigurationError, HubError
+from openenv_hub.errors import (
+    ConfigurationError,
+    HubError,
+    InvalidRepoIdError,
+    SpaceNotFoundError,
+)
 
 from .catalog import Catalog
 from .models import CatalogQuery
@@ -104,8 +109,10 @@ def _add_routes(app: FastAPI, catalog: Catalog) -> None:
 def _find(catalog: Catalog, repo_id: str) -> Any:
     try:
         env = catalog.environment(repo_id)
+    except (SpaceNotFoundError, InvalidRepoIdError) as exc:
+        raise HTTPException(404, f"{exc.message} {exc.hint}".strip()) from None
     except HubError as exc:
-        raise HTTPException(404 if "not found" in exc.message else 502, exc.message) from None
+        raise HTTPException(502, f"{exc.message} {exc.hint}".strip()) from None
     if env is None:
         raise HTTPException(404, f"{repo_id} is not tagged {catalog.settings.tag}.")
     return env
