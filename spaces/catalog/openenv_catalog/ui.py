@@ -35,55 +35,17 @@ def build_blocks(catalog: Catalog) -> Any:
     view = _View(catalog)
     with gr.Blocks(title="OpenEnv environments", analytics_enabled=False) as blocks:
         gr.HTML(HEADER.format(tag=catalog.settings.tag))
-        with gr.Row(equal_height=True):
-            search = gr.Textbox(
-                label="Search", placeholder="Name or author", elem_id="search", scale=3
-            )
-            tag = gr.Dropdown(
-                label="Tag", choices=[""], value="", allow_custom_value=True, elem_id="tag", scale=2
-            )
-            sort = gr.Dropdown(
-                label="Sort by",
-                choices=[(label, key) for key, label in SORTS.items()],
-                value="likes",
-                elem_id="sort",
-                scale=2,
-            )
-        with gr.Row():
-            previous = gr.Button(
-                "Previous page", elem_id="previous-page", size="sm", interactive=False
-            )
-            page_label = gr.Markdown("Page 1", elem_id="page-label")
-            following = gr.Button("Next page", elem_id="next-page", size="sm", interactive=False)
-            recheck_all = gr.Button("Re-check all", elem_id="recheck-all", size="sm")
+        filters, (previous, page_label, following, recheck_all) = _filters(), _page_buttons()
         table = gr.HTML(elem_id="catalog")
         gr.Markdown("## Details")
-        chosen = gr.Dropdown(
-            label="Show details of",
-            choices=[],
-            value=None,
-            allow_custom_value=True,
-            elem_id="detail-space",
-        )
-        summary = gr.HTML(detail_html(None, None), elem_id="detail")
-        recheck = gr.Button("Re-check now", elem_id="recheck", size="sm")
-        report = gr.HTML(elem_id="report")
-        with gr.Row():
-            action = gr.JSON(label="Action schema", elem_id="action-schema")
-            observation = gr.JSON(label="Observation schema", elem_id="observation-schema")
-        manifest = gr.Code(
-            label="Manifest (openenv.yaml)", language="yaml", interactive=False, elem_id="manifest"
-        )
-        page = gr.State(1)
-        rows = gr.State([])
-        current = gr.State(None)
+        chosen, summary, recheck, report, action, observation, manifest = _detail_view()
+        page, rows, current = gr.State(1), gr.State([]), gr.State(None)
         timer = gr.Timer(catalog.settings.poll_s)
 
-        filters = [search, tag, sort]
         listing = [table, page_label, previous, following, rows, chosen, page]
         detail = [current, summary, report, action, observation, manifest]
-
         blocks.load(view.first, None, [*filters, *listing, *detail])
+        search, tag, sort = filters
         for trigger in (search.submit, tag.input, sort.input):
             trigger(view.first_page, filters, listing)
         previous.click(view.previous, [*filters, page], listing)
@@ -91,8 +53,54 @@ def build_blocks(catalog: Catalog) -> Any:
         recheck_all.click(view.recheck_all, rows, [table, rows])
         chosen.input(view.choose, [chosen, rows], detail)
         recheck.click(view.recheck, current, detail)
-        timer.tick(view.tick, [rows, current], [table, rows, *detail])
+        shown = [table, summary, report, action, observation, manifest]
+        timer.tick(view.tick, [rows, current, *shown], [table, rows, *detail])
     return blocks
+
+
+def _filters() -> list[Any]:
+    with gr.Row(equal_height=True):
+        search = gr.Textbox(label="Search", placeholder="Name or author", elem_id="search", scale=3)
+        tag = gr.Dropdown(
+            label="Tag", choices=[""], value="", allow_custom_value=True, elem_id="tag", scale=2
+        )
+        sort = gr.Dropdown(
+            label="Sort by",
+            choices=[(label, key) for key, label in SORTS.items()],
+            value="likes",
+            elem_id="sort",
+            scale=2,
+        )
+    return [search, tag, sort]
+
+
+def _page_buttons() -> tuple[Any, Any, Any, Any]:
+    with gr.Row():
+        previous = gr.Button("Previous page", elem_id="previous-page", size="sm", interactive=False)
+        page_label = gr.Markdown("Page 1", elem_id="page-label")
+        following = gr.Button("Next page", elem_id="next-page", size="sm", interactive=False)
+        recheck_all = gr.Button("Re-check all", elem_id="recheck-all", size="sm")
+    return previous, page_label, following, recheck_all
+
+
+def _detail_view() -> tuple[Any, ...]:
+    chosen = gr.Dropdown(
+        label="Show details of",
+        choices=[],
+        value=None,
+        allow_custom_value=True,
+        elem_id="detail-space",
+    )
+    summary = gr.HTML(detail_html(None, None), elem_id="detail")
+    recheck = gr.Button("Re-check now", elem_id="recheck", size="sm")
+    report = gr.HTML(elem_id="report")
+    with gr.Row():
+        action = gr.JSON(label="Action schema", elem_id="action-schema")
+        observation = gr.JSON(label="Observation schema", elem_id="observation-schema")
+    manifest = gr.Code(
+        label="Manifest (openenv.yaml)", language="yaml", interactive=False, elem_id="manifest"
+    )
+    return chosen, summary, recheck, report, action, observation, manifest
 
 
 class _View:
@@ -170,13 +178,22 @@ class _View:
             self.catalog.recheck([env])
         return self._detail(env)
 
-    def tick(self, envs: Sequence[Environment], env: Environment | None) -> list[Any]:
-        """What finished since: validations, and details that arrived after the page."""
+    def tick(self, envs: Sequence[Environment], env: Environment | None, *shown: Any) -> list[Any]:
+        """What finished since: validations, and details that arrived after the page.
+
+        ``shown`` is what the table and the detail view show now; what did not change is
+        left alone, so a selection, a scroll position or an opened schema stays as it is.
+        """
         updated = self.catalog.hub.with_cached_details(envs)
         self.catalog.watch(updated)
         if env is not None:
             env = next((row for row in updated if row.repo_id == env.repo_id), env)
-        return [self._table(updated), updated, *self._detail(env)]
+        current, *detail = self._detail(env)
+        fresh = [self._table(updated), *detail]
+        table, *changed = [
+            gr.skip() if _same(new, old) else new for new, old in zip(fresh, shown, strict=True)
+        ]
+        return [table, updated, current, *changed]
 
     # -- rendering --------------------------------------------------------------------------
 
@@ -197,6 +214,12 @@ class _View:
             schemas.get("observation"),
             manifest or "# This Space has no openenv.yaml.",
         ]
+
+
+def _same(new: Any, old: Any) -> bool:
+    """Whether ``new`` is what the page shows already (``None`` and empty alike, as the
+    browser sends an empty component back)."""
+    return (new or None) == (old or None)
 
 
 def _dropdown(choices: list[str], value: str) -> Any:
