@@ -162,9 +162,16 @@ def get_environment(name: str, *, python: str | Path | None = None) -> Environme
         if _normal(env.name) == wanted:
             return env
     names = [env.name for env in installed]
-    close = difflib.get_close_matches(wanted, [_normal(n) for n in names], n=3, cutoff=0.5)
-    suggestions = [n for n in names if _normal(n) in close]
+    suggestions = _close_names(wanted, names)
     raise EnvironmentNotFoundError(name, installed=names, suggestions=suggestions)
+
+
+def _close_names(wanted: str, names: list[str]) -> list[str]:
+    """Up to three names like ``wanted``: close enough, and about as close as the closest."""
+    scores = {n: difflib.SequenceMatcher(None, wanted, _normal(n)).ratio() for n in names}
+    best = max(scores.values(), default=0.0)
+    close = [n for n, score in scores.items() if score >= 0.5 and score >= best - 0.1]
+    return sorted(close, key=lambda n: -scores[n])[:3]
 
 
 def _normal(name: str) -> str:

@@ -56,6 +56,12 @@ class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
     SUPPORTS_CONCURRENT_SESSIONS: ClassVar[bool] = True
     #: Set to True to run the synchronous methods of every session on one shared thread.
     REQUIRES_SINGLE_THREAD_EXECUTOR: ClassVar[bool] = False
+    #: Set to True when ``reset``, ``step`` and ``state`` are quick (well under a millisecond)
+    #: and need no thread of their own: the server then calls them on its event loop, without a
+    #: thread hop, which makes each call cheaper. Leave it False when a call can take longer
+    #: (it would hold up every other session meanwhile; the server logs it once) or when the
+    #: environment uses a library with thread affinity.
+    RUNS_ON_EVENT_LOOP: ClassVar[bool] = False
     #: The rubric that scores every step (see :mod:`openenv_hub.rubrics`). The server sets each
     #: step's ``reward`` to its value and reports the breakdown in the observation's metadata
     #: and in ``state``. None (the default) leaves rewards to ``step``.

@@ -11,7 +11,7 @@ OpenEnvError
 │   └── DestinationNotEmptyError         pull into a folder that has files  (.path)
 ├── CommandError                       a known failure of a CLI command  (.hint)
 │   └── DockerError                      no Docker engine, or a build or container failed
-├── PackagingError                       a wheel of openenv-hub could not be built
+├── PackagingError                       a wheel of openenv-hub or a Space bundle could not be made
 ├── EnvironmentNotFoundError             no installed environment by that name  (.name, .suggestions)
 ├── RemoteCodeNotTrustedError            installing from the Hub was not confirmed  (.repo_id)
 ├── JudgeError                           an LLM judge could not grade  (.url, .hint)

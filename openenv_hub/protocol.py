@@ -7,6 +7,7 @@ Pure data and pure functions, no I/O: the server and the client both build on th
 from __future__ import annotations
 
 import math
+import re
 from enum import Enum
 from typing import Annotated, Any, Literal
 
@@ -135,10 +136,26 @@ def _finite(value: Any) -> bool:
     return True
 
 
+#: Text that may hold a number JSON cannot carry (``NaN``, ``Infinity``, or one that overflows).
+#: Frames without it take the one-pass path; the rare ones with it (in a string, say) are parsed
+#: strictly and checked number by number.
+_MAYBE_NOT_FINITE = re.compile(r"NaN|Infinity|[0-9][eE]\+?[0-9]{3}|[0-9]{309}")
+
+
 def decode_message(
     raw: str | bytes,
 ) -> ResetMessage | StepMessage | StateMessage | CloseMessage | McpMessage:
     """Parse and validate one text frame, or raise :class:`DecodeError` carrying the reply."""
+    text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+    if _MAYBE_NOT_FINITE.search(text) is None:
+        try:
+            return _INCOMING.validate_json(raw)  # type: ignore[no-any-return]
+        except ValidationError as exc:
+            if exc.errors()[0]["type"] == "json_invalid":
+                detail = exc.errors()[0].get("ctx", {}).get("error", "invalid JSON")
+                frame = error_frame(ErrorCode.INVALID_JSON, f"Invalid JSON: {detail}")
+                raise DecodeError(frame) from None
+            raise DecodeError(_decode_error_frame(exc, pydantic_core.from_json(raw))) from None
     try:
         value = parse_json(raw)
     except ValueError as exc:

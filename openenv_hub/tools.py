@@ -1,8 +1,13 @@
 """MCP tools: environments whose actions are tool calls.
 
-Mark methods with :func:`tool` on an :class:`MCPEnvironment` subclass. Each tool gets a JSON
+Mark methods with :func:`tool` on an :class:`MCPEnvironment` subclass, or (as OpenEnv's
+environments do) pass a FastMCP server to ``super().__init__(mcp)``. Each tool gets a JSON
 schema built from its signature, is listed by ``ListToolsAction`` and ``tools/list``, and is
 called by ``CallToolAction`` and ``tools/call``. Tools may be plain or ``async`` functions.
+
+OpenEnv's override pattern works as it is: a subclass's ``step`` / ``step_async`` that counts
+the step itself and then calls ``super().step(...)`` / ``super().step_async(...)`` is counted
+once, and actions other than tool calls go to ``_step_impl`` when the subclass has one.
 
 Example:
     >>> from openenv_hub import CallToolAction, MCPEnvironment, tool
@@ -18,12 +23,14 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar, get_type_hints
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -56,6 +63,10 @@ class _ToolSpec:
     arguments_model: type[BaseModel]
     input_schema: dict[str, Any]
     is_async: bool
+    method: bool = True  # called with the environment first (a @tool method)
+
+    def invoke(self, env: Any, kwargs: dict[str, Any]) -> Any:
+        return self.function(env, **kwargs) if self.method else self.function(**kwargs)
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,14 @@ def _strip_titles(schema: Any) -> Any:
     return out
 
 
-def _build_spec(function: Callable[..., Any], name: str, description: str | None) -> _ToolSpec:
+def _build_spec(
+    function: Callable[..., Any],
+    name: str,
+    description: str | None,
+    *,
+    method: bool = True,
+    input_schema: dict[str, Any] | None = None,
+) -> _ToolSpec:
     if name in RESERVED_TOOL_NAMES:
         raise ValueError(
             f"Tool name '{name}' is reserved (reserved names: {sorted(RESERVED_TOOL_NAMES)}); "
@@ -101,7 +119,7 @@ def _build_spec(function: Callable[..., Any], name: str, description: str | None
         )
     hints = get_type_hints(function)
     fields: dict[str, Any] = {}
-    for param in list(inspect.signature(function).parameters.values())[1:]:
+    for param in list(inspect.signature(function).parameters.values())[1 if method else 0 :]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         default = ... if param.default is param.empty else param.default
@@ -112,9 +130,100 @@ def _build_spec(function: Callable[..., Any], name: str, description: str | None
         description=description or inspect.getdoc(function) or "",
         function=function,
         arguments_model=model,
-        input_schema=_strip_titles(model.model_json_schema()),
+        input_schema=input_schema or _strip_titles(model.model_json_schema()),
         is_async=inspect.iscoroutinefunction(function),
+        method=method,
     )
+
+
+def server_tools(mcp: Any) -> dict[str, _ToolSpec]:
+    """The tools of a FastMCP server (2.x ``get_tools()`` or later ``list_tools()``)."""
+    lister = getattr(mcp, "get_tools", None) or getattr(mcp, "list_tools", None)
+    if lister is None:
+        raise TypeError(
+            f"MCPEnvironment(mcp) takes a FastMCP server, not {type(mcp).__name__}; "
+            "or mark methods with @tool and call super().__init__()."
+        )
+    found = _run_coroutine(lister())
+    tools = list(found.values()) if isinstance(found, dict) else list(found)
+    specs: dict[str, _ToolSpec] = {}
+    for item in tools:
+        function = getattr(item, "fn", None)
+        if function is None:
+            raise TypeError(f"FastMCP tool '{item.name}' has no Python function to call")
+        schema = getattr(item, "parameters", None)
+        specs[item.name] = _build_spec(
+            function,
+            item.name,
+            getattr(item, "description", None),
+            method=False,
+            input_schema=dict(schema) if isinstance(schema, dict) else None,
+        )
+    return specs
+
+
+def _run_coroutine(coroutine: Any) -> Any:
+    """Run ``coroutine`` to its end from sync code, on a helper thread if a loop runs here."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = asyncio.run(coroutine)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="openenv-fastmcp-tools")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+class _ClassOrInstance:
+    """A method that works on the class (its ``@tool`` methods) and on an instance (those plus
+    the tools of the FastMCP server it was given)."""
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+        functools.update_wrapper(self, function)  # type: ignore[arg-type]
+
+    def __get__(self, instance: Any, owner: type) -> Callable[..., Any]:
+        return functools.partial(self.function, owner if instance is None else instance)
+
+
+def _counts_once(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a subclass's ``step`` / ``step_async``: remember the step count when the outermost
+    call starts, so the base class counts the step only if no override did."""
+    if inspect.iscoroutinefunction(function):
+
+        @functools.wraps(function)
+        async def wrapper_async(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if getattr(self, "_step_started_at", None) is not None:
+                return await function(self, *args, **kwargs)
+            self._step_started_at = self.state.step_count
+            try:
+                return await function(self, *args, **kwargs)
+            finally:
+                self._step_started_at = None
+
+        return wrapper_async
+
+    @functools.wraps(function)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "_step_started_at", None) is not None:
+            return function(self, *args, **kwargs)
+        self._step_started_at = self.state.step_count
+        try:
+            return function(self, *args, **kwargs)
+        finally:
+            self._step_started_at = None
+
+    return wrapper
 
 
 def _as_call_tool_result(value: Any) -> dict[str, Any]:
@@ -144,6 +253,9 @@ class MCPEnvironment(Environment[Action, Observation, State]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        for name in ("step", "step_async"):
+            if name in vars(cls) and not hasattr(vars(cls)[name], "__wrapped__"):
+                setattr(cls, name, _counts_once(vars(cls)[name]))
         tools: dict[str, _ToolSpec] = {}
         for klass in reversed(cls.__mro__):
             for attr in vars(klass).values():
@@ -154,13 +266,21 @@ class MCPEnvironment(Environment[Action, Observation, State]):
         cls._tools = tools
         # Steps run on the event loop only when every tool is async; a step_async written by
         # the subclass itself is left alone.
-        managed = (Environment.step_async, MCPEnvironment._step_tools_async)
+        managed = (
+            Environment.step_async,
+            MCPEnvironment._step_tools_async,
+            MCPEnvironment.step_async,
+        )
         if "step_async" not in vars(cls) and cls.step_async in managed:
             all_async = bool(tools) and all(spec.is_async for spec in tools.values())
             setattr(cls, "step_async", managed[1] if all_async else managed[0])  # noqa: B010
 
-    def __init__(self) -> None:
+    def __init__(self, mcp: Any = None) -> None:
+        """``mcp``: a FastMCP server whose tools this environment serves (OpenEnv's style),
+        besides its ``@tool`` methods."""
         self._state = State(episode_id=str(uuid.uuid4()))
+        self.mcp_server = mcp
+        self._server_tools: dict[str, _ToolSpec] = {} if mcp is None else server_tools(mcp)
 
     # -- Environment API -------------------------------------------------------------------
 
@@ -175,7 +295,7 @@ class MCPEnvironment(Environment[Action, Observation, State]):
         return self._state
 
     def step(self, action: Action, timeout_s: float | None = None, **kwargs: Any) -> Observation:
-        self._state.step_count += 1
+        self._count_step()
         if isinstance(action, ListToolsAction):
             return ListToolsObservation(tools=self.list_tools())
         if isinstance(action, CallToolAction):
@@ -190,16 +310,47 @@ class MCPEnvironment(Environment[Action, Observation, State]):
     ) -> Observation:
         if not isinstance(action, CallToolAction):
             return self.step(action, timeout_s=timeout_s, **kwargs)
-        self._state.step_count += 1
+        self._count_step()
         outcome = await self.call_tool_async(action.tool_name, action.arguments)
         return CallToolObservation(
             tool_name=action.tool_name, result=outcome.result, error=outcome.error
         )
 
+    async def step_async(
+        self, action: Action, timeout_s: float | None = None, **kwargs: Any
+    ) -> Observation:
+        """Route an action on the event loop without going through :meth:`step`: what a
+        subclass's own ``step_async`` reaches with ``super().step_async(...)``. Sync tools and
+        other actions run on a worker thread."""
+        if isinstance(action, ListToolsAction):
+            self._count_step()
+            return ListToolsObservation(tools=self.list_tools())
+        if not isinstance(action, CallToolAction):
+            call = functools.partial(self.step_other, action, timeout_s=timeout_s, **kwargs)
+            return await asyncio.to_thread(call)
+        self._count_step()
+        name, arguments = action.tool_name, action.arguments
+        if self.tool_is_async(name):
+            outcome = await self.call_tool_async(name, arguments)
+        else:
+            outcome = await asyncio.to_thread(self.call_tool, name, arguments)
+        return CallToolObservation(tool_name=name, result=outcome.result, error=outcome.error)
+
+    def _count_step(self) -> None:
+        """One more step, unless an override of ``step`` / ``step_async`` counted it already."""
+        started = getattr(self, "_step_started_at", None)
+        if started is not None and self._state.step_count != started:
+            return
+        self._state.step_count += 1
+
     def step_other(
         self, action: Action, timeout_s: float | None = None, **kwargs: Any
     ) -> Observation:
-        """Handle an action that is not a tool call. Override to accept your own actions."""
+        """Handle an action that is not a tool call. Override to accept your own actions
+        (OpenEnv's ``_step_impl`` is called when the subclass has one)."""
+        step_impl = getattr(self, "_step_impl", None)
+        if step_impl is not None:
+            return step_impl(action, timeout_s=timeout_s, **kwargs)  # type: ignore[no-any-return]
         raise TypeError(
             f"{type(self).__name__} accepts ListToolsAction and CallToolAction, "
             f"not {type(action).__name__}"
@@ -207,17 +358,33 @@ class MCPEnvironment(Environment[Action, Observation, State]):
 
     # -- tools -----------------------------------------------------------------------------
 
-    @classmethod
-    def list_tools(cls) -> list[Tool]:
-        return [
-            Tool(name=s.name, description=s.description, input_schema=s.input_schema)
-            for s in cls._tools.values()
-        ]
+    if TYPE_CHECKING:  # to type checkers, a classmethod; at run time, instances add theirs
+
+        @classmethod
+        def list_tools(cls) -> list[Tool]: ...
+
+        @classmethod
+        def tool_is_async(cls, name: str) -> bool: ...
+
+    else:
+
+        @_ClassOrInstance
+        def list_tools(self_or_cls: Any) -> list[Tool]:
+            """The tools: ``@tool`` methods, and on an instance its FastMCP server's tools."""
+            return [
+                Tool(name=s.name, description=s.description, input_schema=s.input_schema)
+                for s in _all_tools(self_or_cls).values()
+            ]
+
+        @_ClassOrInstance
+        def tool_is_async(self_or_cls: Any, name: str) -> bool:
+            spec = _all_tools(self_or_cls).get(name)
+            return spec is not None and spec.is_async
 
     def _prepare(
         self, name: str, arguments: dict[str, Any]
     ) -> tuple[_ToolSpec, dict[str, Any]] | ToolError:
-        spec = self._tools.get(name)
+        spec = _all_tools(self).get(name)
         if spec is None:
             return ToolError(
                 error_type=ToolErrorType.TOOL_NOT_FOUND, message=f"Unknown tool: '{name}'"
@@ -235,7 +402,7 @@ class MCPEnvironment(Environment[Action, Observation, State]):
             return ToolCallOutcome(error=prepared)
         spec, kwargs = prepared
         try:
-            value = spec.function(self, **kwargs)
+            value = spec.invoke(self, kwargs)
             if spec.is_async:
                 value = asyncio.run(value)
         except Exception as exc:
@@ -249,17 +416,16 @@ class MCPEnvironment(Environment[Action, Observation, State]):
             return ToolCallOutcome(error=prepared)
         spec, kwargs = prepared
         try:
-            value = spec.function(self, **kwargs)
+            value = spec.invoke(self, kwargs)
             if spec.is_async:
                 value = await value
         except Exception as exc:
             return ToolCallOutcome(error=_execution_error(exc))
         return ToolCallOutcome(result=_as_call_tool_result(value))
 
-    @classmethod
-    def tool_is_async(cls, name: str) -> bool:
-        spec = cls._tools.get(name)
-        return spec is not None and spec.is_async
+
+def _all_tools(self_or_cls: Any) -> dict[str, _ToolSpec]:
+    return {**self_or_cls._tools, **(getattr(self_or_cls, "_server_tools", None) or {})}
 
 
 def _execution_error(exc: Exception) -> ToolError:

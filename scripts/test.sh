@@ -4,10 +4,10 @@
 #   bash scripts/test.sh            # everything (as CI runs it)
 #   bash scripts/test.sh -k echo    # extra arguments go to pytest
 #
-# As root it installs Debian packages (git, chromium, docker.io, debootstrap, bubblewrap, stockfish)
-# and starts a
-# private Docker engine with no bridge network (.ci/docker/setup.sh). The Python side lives in
-# .venv inside the checkout.
+# As root it installs Debian packages (git, python3-venv, chromium, docker.io, debootstrap,
+# bubblewrap, stockfish) and starts a private Docker engine with no bridge network
+# (.ci/docker/setup.sh), which it stops when it ends if this run started it. The Python side
+# lives in .venv inside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,9 @@ log() { printf '\n== %s\n' "$*"; }
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   command -v git >/dev/null || missing+=(git)
+  probe=$(mktemp -d)  # python3 -m venv needs ensurepip, which Debian ships in python3-venv
+  python3 -m venv "$probe/venv" >/dev/null 2>&1 || missing+=(python3-venv)
+  rm -rf "$probe"
   command -v chromium >/dev/null || missing+=(chromium)
   command -v dockerd >/dev/null || missing+=(docker.io)
   command -v debootstrap >/dev/null || missing+=(debootstrap)
@@ -41,6 +44,9 @@ log "Python environment (.venv)"
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"
   eval "$(bash .ci/docker/setup.sh)"  # exports DOCKER_HOST and OPENENV_TEST_BASE_IMAGE
+  if [ "${OPENENV_DOCKER_STARTED:-0}" = 1 ]; then
+    trap 'bash .ci/docker/stop.sh' EXIT  # the engine this run started, and no other
+  fi
 fi
 
 log "ruff"

@@ -46,6 +46,9 @@ class ServerThread:
             if not self.thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError(f"uvicorn did not start on port {self.port}")
             time.sleep(0.01)
+        ready = getattr(getattr(self.app, "state", None), "web_ui_ready", None)
+        if ready is not None and not ready.wait(120):  # the UI is built after the start
+            raise RuntimeError("the web UI was not built in 120 s")
 
     def wait_for(self, predicate: Any, timeout_s: float = 10.0) -> None:
         deadline = time.monotonic() + timeout_s

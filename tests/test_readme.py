@@ -2,34 +2,56 @@
 
 from __future__ import annotations
 
-import asyncio
-import importlib
+import re
 import sys
-import textwrap
+import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 from doc_blocks import REPO, doc_block
 
 
-def test_write_an_environment_example(
-    tmp_path: Path, serve: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_write_an_environment_example_runs_as_saved_scripts(tmp_path: Path) -> None:
+    """Both blocks saved as files, the server started and the client run as the README says."""
+    import shlex
+    import subprocess
+
+    from serving import free_port
+
+    from openenv_hub.providers.local import LocalProcessProvider, wait_for_health
+
     environment = doc_block("README.md", "write an environment").code
     client = doc_block("README.md", "talk to it").code
+    assert environment.startswith("# guess.py\n") and client.startswith("# play.py\n")
     (tmp_path / "guess.py").write_text(environment, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("guess", None)
-    server = serve(importlib.import_module("guess").app)
-    code = client.replace("http://127.0.0.1:8000", server.url)
-    namespace: dict[str, Any] = {}
-    exec(
-        compile("async def _example():\n" + textwrap.indent(code, "    "), "README.md", "exec"),
-        namespace,
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = re.search(
+        r"start the server with `(uvicorn [^`]+)`, then run\n`(python play.py)`", readme
     )
-    asyncio.run(namespace["_example"]())
-    out = capsys.readouterr().out.splitlines()
+    assert start, "the README says how to start the server and the client"
+    port = str(free_port())
+    (tmp_path / "play.py").write_text(client.replace("8000", port), encoding="utf-8")
+    bin_dir = Path(sys.executable).parent
+    server = shlex.split(start.group(1).replace("8000", port))
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+    process = subprocess.Popen(
+        [str(bin_dir / server[0]), *server[1:]], cwd=tmp_path, stdout=log, stderr=log
+    )
+    provider = LocalProcessProvider(process, f"http://127.0.0.1:{port}", log)
+    try:
+        wait_for_health(provider.base_url, timeout_s=60, alive=provider.running)
+        done = subprocess.run(
+            [sys.executable, *shlex.split(start.group(2))[1:]],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        provider.stop()
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
     assert out[0].startswith("found it in") and int(out[0].split()[3]) <= 7
     assert out[1] == "correct"
 

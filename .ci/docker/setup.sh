@@ -12,7 +12,9 @@
 #      from a cached debootstrap rootfs tarball, because no registry is reachable.
 #
 # Only `export NAME=value` lines go to stdout (DOCKER_HOST is the last one);
-# progress goes to stderr. The same lines are written to "$STATE_DIR/env".
+# progress goes to stderr. The same lines are written to "$STATE_DIR/env", except
+# `export OPENENV_DOCKER_STARTED=1`, printed only by the run that started the daemon
+# (so that run, and no other, can stop it with .ci/docker/stop.sh).
 #
 # Environment:
 #   OPENENV_DOCKER_STATE_DIR   socket, data/exec root, pidfile, log, env file
@@ -71,6 +73,7 @@ command -v docker >/dev/null 2>&1 || die "no docker CLI on PATH"
 # --- 2. daemon ---------------------------------------------------------------
 answers() { timeout 10 docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
+STARTED=0
 start_daemon() {
     if answers; then
         log "dockerd already answering on $SOCK"
@@ -92,7 +95,7 @@ start_daemon() {
         </dev/null >>"$LOG" 2>&1 9>&- &
     local i
     for i in $(seq 1 120); do
-        answers && { log "dockerd ready after ~$((i / 4)) s (pid $(cat "$PIDFILE" 2>/dev/null))"; return 0; }
+        answers && { log "dockerd ready after ~$((i / 4)) s (pid $(cat "$PIDFILE" 2>/dev/null))"; STARTED=1; return 0; }
         kill -0 $! 2>/dev/null || { tail -n 30 "$LOG" >&2; die "dockerd exited; see $LOG"; }
         sleep 0.25
     done
@@ -100,8 +103,9 @@ start_daemon() {
     die "dockerd did not answer within 30 s; see $LOG"
 }
 start_daemon
-if docker network ls --format '{{.Driver}}' | grep -qx bridge; then
-    die "a bridge network exists on $SOCK; this engine must be started with --bridge=none"
+# The default bridge network; swarm mode's own docker_gwbridge is not used by our containers.
+if docker network ls --format '{{.Name}}' | grep -qx bridge; then
+    die "the default bridge network exists on $SOCK; this engine must be started with --bridge=none"
 fi
 
 # --- 3. base image -----------------------------------------------------------
@@ -225,4 +229,5 @@ build_base_image
     echo "export DOCKER_HOST=unix://$SOCK"
 } >"$STATE_DIR/env.tmp"
 mv "$STATE_DIR/env.tmp" "$STATE_DIR/env"
+[ "$STARTED" = 1 ] && echo "export OPENENV_DOCKER_STARTED=1"
 cat "$STATE_DIR/env"

@@ -19,6 +19,9 @@ from openenv_hub_cli._utils import CommandError, console
 
 __all__ = ["command", "name_problem", "render_env", "template_dir"]
 
+NEXT_INSTALL = 'pip install -e ".[dev]"'
+"""How a new environment is installed for work: editable, with pytest (its ``dev`` extra)."""
+
 EMOJIS = ["🤖", "🎮", "🧩", "🎯", "🕹️", "🧪", "🚀", "🌱", "🔊", "🎲"]
 COLORS = ["red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"]
 
@@ -109,7 +112,6 @@ def command(
         description = typer.prompt("Description", default="", show_default=False) or None
     path = render_env(name, output_dir, description=description)
     console.print(f"[green]Created[/] {path}", markup=True)
-    console.print(
-        f"Next:\n  cd {path}\n  pip install -e .\n  openenv serve --reload\n"
-        "  openenv validate\n  pytest\n  openenv build"
-    )
+    steps = [f"cd {path}", NEXT_INSTALL, "pytest", "openenv serve --reload", "openenv validate"]
+    lines = "".join(f"  {step}\n" for step in [*steps, "openenv build"])
+    console.print("Next:\n" + lines, end="", markup=False)

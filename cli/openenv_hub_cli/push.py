@@ -42,6 +42,12 @@ def command(
     exclude: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
         [], "--exclude", help="Also leave out files matching this .gitignore-style pattern."
     ),
+    include_secret: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
+        [],
+        "--include-secret",
+        help="Upload this secret-looking file (*.pem, *.key, id_rsa*, credentials*.json, ...) "
+        "on purpose; a path or a .gitignore-style pattern (repeatable).",
+    ),
     force: bool = typer.Option(False, "--force", help="Move an existing version tag here."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show what would change; change nothing."
@@ -55,8 +61,10 @@ def command(
 ) -> None:
     """Validate the environment and upload it to a Space in one commit (.gitignore honoured).
 
-    Files deleted locally are deleted from the Space. Variables come from openenv.yaml and
-    --env-var; secrets from --secret and, for names openenv.yaml lists, from the environment.
+    Files deleted locally are deleted from the Space. Links to outside the folder, .git files
+    and secret-looking files are never uploaded; each is listed. Variables come from
+    openenv.yaml and --env-var; secrets from --secret and, for names openenv.yaml lists, from
+    the environment.
     """
     from openenv_hub.hub import push
 
@@ -73,6 +81,7 @@ def command(
             hardware=hardware,
             version=version,
             exclude=exclude,
+            include_secrets=include_secret,
             dry_run=dry_run,
             force=force,
             on_step=step,
@@ -110,10 +119,13 @@ def _wait(repo_id: str, *, token: str | None, timeout_s: float) -> None:
 def _report(result: PushResult) -> None:
     plan = result.plan
     _print_files(result)
+    _print_left_out(result)
     for change in plan.card_changes:
         console.print(f"[yellow]Space card:[/] {escape(change)}", markup=True)
     if plan.wheels:
         console.print(f"Bundled (development install): {', '.join(plan.wheels)}")
+    for change in plan.pin.changes if plan.pin else []:
+        console.print(f"[yellow]pyproject.toml:[/] {escape(change)}", markup=True)
     if plan.variables:
         console.print("Variables: " + ", ".join(f"{k}={v}" for k, v in plan.variables.items()))
     if plan.secrets:
@@ -152,3 +164,19 @@ def _print_files(result: PushResult) -> None:
     if plan.ignored:
         table.add_row("ignored", escape(", ".join(plan.ignored)))
     console.print(table)
+
+
+def _print_left_out(result: PushResult) -> None:
+    """Every file a safety rule left out, and every file the Hub will store with Xet."""
+    plan = result.plan
+    if plan.skipped:
+        console.print("[yellow]Not uploaded:[/]", markup=True)
+    for item in plan.skipped:
+        console.print(f"  {escape(item.path)}: {escape(item.reason)}")
+    for large in plan.large:
+        err_console.print(
+            f"[yellow]Warning:[/] {escape(large.path)} is {large.size / 1e6:.1f} MB. The Hub "
+            "stores files over 10 MB with Xet (Git LFS): push uploads it that way, and a git "
+            "clone (or pip install git+...) without git-lfs gets a small pointer file instead.",
+            markup=True,
+        )

@@ -13,6 +13,7 @@ import typer
 from openenv_hub.errors import DependencyNotInstalledError
 from openenv_hub.manifest import load_manifest
 from openenv_hub.providers.local import port_in_use
+from openenv_hub.validation.failure import describe_import_failure
 from openenv_hub_cli._utils import CommandError, EnvPathArg, console, resolve_env_dir
 
 __all__ = ["command"]
@@ -136,10 +137,11 @@ def _load_app(app_path: str, env_dir: Path) -> Any:
         return getattr(importlib.import_module(module), attr)
     except DependencyNotInstalledError:
         raise
-    except (ImportError, AttributeError) as exc:
+    except Exception as exc:  # the environment's code: a syntax error, a failing import, ...
         raise CommandError(
-            f"The app '{app_path}' (from openenv.yaml) does not import: {exc}",
-            hint="Fix the import error, or the 'app' field of openenv.yaml. "
+            f"The app '{app_path}' (from openenv.yaml) does not import: "
+            f"{describe_import_failure(exc)}",
+            hint="Fix the error, or the 'app' field of openenv.yaml. "
             "Run 'openenv validate --level import' for details.",
         ) from exc
 

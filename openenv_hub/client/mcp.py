@@ -26,6 +26,9 @@ __all__ = ["MCPToolClient", "SyncMCPToolClient"]
 class _MCPCodec(Codec[Action, Observation, State]):
     """Parses tool listings and tool results, whichever key casing the server uses."""
 
+    observation_type = Observation
+    state_type = State
+
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[Observation]:
         fields = observation_fields(payload)
         observation: Observation

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openenv_hub.errors import HubError
+from openenv_hub.hub._access import check_write_access, whoami
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._errors import scrubbed, translate
 from openenv_hub.hub.urls import SpaceUrls
@@ -51,9 +52,9 @@ def fork(
     source = str(parse_repo_id(src))
     ctx = HubContext.create(endpoint=endpoint, token=token, required=True, action="fork")
     api = ctx.api
-    with translate(endpoint=ctx.endpoint, repo_id=source, action="check the token"):
-        user = api.whoami()
+    user = whoami(ctx)
     target = str(parse_repo_id(repo_id)) if repo_id else f"{user['name']}/{source.split('/')[1]}"
+    check_write_access(user, target, endpoint=ctx.endpoint)
     options: dict[str, Any] = {
         "private": private,
         "space_hardware": hardware,

@@ -2,10 +2,13 @@
 
 Installing a Space runs its code (its build backend, then whatever imports it), so it needs the
 user's consent: ``yes=True``, ``OPENENV_TRUST_REMOTE_CODE=1``, or a "yes" typed at a terminal.
-Without a terminal and without consent it refuses.
+Without a terminal and without consent it refuses. The revision is resolved to a commit first,
+consent is asked for that commit, and pip installs ``@<commit>``: a tag moved in between
+cannot bring in code nobody agreed to.
 
-A private Space's token goes into the URL pip clones (``user:token@``); it is never printed:
-every line of pip's output passes through :func:`~openenv_hub.hub.urls.redact`.
+A private Space's token reaches git and pip through their environment
+(:mod:`~openenv_hub.hub._credentials`), never through a URL or an argument that ``ps`` shows;
+every line of pip's output also passes through :func:`~openenv_hub.hub.urls.redact`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from openenv_hub.errors import InstallError, RemoteCodeNotTrustedError
 from openenv_hub.hub._client import HubContext, parse_repo_id
+from openenv_hub.hub._credentials import credentials_env
 from openenv_hub.hub._errors import translate
 from openenv_hub.hub.urls import SpaceUrls, redact, strip_credentials
 
@@ -40,7 +44,8 @@ _NETWORK_SIGNS = (
 
 @dataclass(frozen=True)
 class InstallResult:
-    """What was installed: the Space, the revision asked for, the commit, and pip's command."""
+    """What was installed: the Space, the revision asked for, the commit pip installed, and
+    pip's command (which names that commit)."""
 
     repo_id: str
     revision: str | None
@@ -93,40 +98,45 @@ def install(
     with translate(endpoint=ctx.endpoint, repo_id=rid, revision=revision, action="find the Space"):
         info = ctx.api.space_info(rid, revision=revision)
     urls = SpaceUrls(ctx.endpoint, rid)
+    commit = info.sha
     secret = ctx.token if info.private else None
-    shown = urls.pip_requirement(revision)
-    ensure_trusted(rid, f"pip install {shown}", yes=yes, confirm=confirm)
+    pinned = urls.pip_requirement(commit or revision)
+    asked = f"pip install {urls.pip_requirement(revision)}"
+    if commit and commit != revision:
+        asked += f"\n  {('at ' + revision + ', ') if revision else ''}that is commit {commit}"
+    ensure_trusted(rid, asked, yes=yes, confirm=confirm)
     head = [str(python or sys.executable), "-m", "pip", "install", "--disable-pip-version-check"]
     options = [*(["--upgrade"] if upgrade else []), *pip_args]
-    output = _pip_install(
-        head, options, urls, revision, commit=info.sha, secret=secret, on_output=on_output,
-        error=lambda tail: _install_error(rid, revision, ctx.endpoint, tail),
-    )  # fmt: skip
+    with credentials_env(ctx.endpoint, secret) as env:
+        output = _pip_install(
+            head, options, pinned, urls.git, commit=commit, secret=secret, env=env,
+            on_output=on_output, error=lambda tail: _install_error(rid, revision, ctx.endpoint, tail),
+        )  # fmt: skip
     return InstallResult(
-        rid, revision, info.sha, [*head, *options, shown], bool(info.private), output
+        rid, revision, commit, [*head, *options, pinned], bool(info.private), output
     )
 
 
 def _pip_install(
     head: list[str],
     options: list[str],
-    urls: SpaceUrls,
-    revision: str | None,
+    requirement: str,
+    git_url: str,
     *,
     commit: str | None,
     secret: str | None,
+    env: dict[str, str],
     on_output: Callable[[str], None] | None,
     error: Callable[[str], Exception],
 ) -> list[str]:
     """``pip install``; then, if pip kept a same-version copy from elsewhere (it does not
     reinstall a git requirement whose version is already installed), reinstall this one."""
-    requirement = urls.pip_requirement(revision, token=secret)
-    pip = partial(run_pip, secret=secret, on_output=on_output, error=error)
+    pip = partial(run_pip, secret=secret, env=env, on_output=on_output, error=error)
     output = pip([*head, *options, requirement])
     if any(option.split("=")[0] in _ELSEWHERE for option in options):
         return output  # not in the interpreter's own site-packages: nothing to compare
     python = head[0]
-    if not _installed_from(urls.git, commit, python):
+    if not _installed_from(git_url, commit, python):
         reinstall = [*head, "--force-reinstall", "--no-deps", *options, requirement]
         output += pip(reinstall)
     return output
@@ -166,11 +176,12 @@ def run_pip(
     command: list[str],
     *,
     secret: str | None,
+    env: dict[str, str] | None = None,
     on_output: Callable[[str], None] | None,
     error: Callable[[str], Exception],
 ) -> list[str]:
     """Run pip, streaming its lines (credentials removed); raise ``error(tail)`` on failure."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "PIP_NO_INPUT": "1"}
+    env = {**(os.environ if env is None else env), "GIT_TERMINAL_PROMPT": "0", "PIP_NO_INPUT": "1"}
     lines: list[str] = []
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env

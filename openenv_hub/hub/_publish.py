@@ -1,4 +1,9 @@
-"""Carry out a push plan on the Hub, and say what the Space holds if the Hub fails half-way."""
+"""Carry out a push plan on the Hub, and say what the Space holds if the Hub fails half-way.
+
+Every upload operation is built (and so checked by the Hub client) before the Space is created.
+A bundled wheel that the Space does not hold yet goes first, in a commit of its own, so the
+uploaded ``pyproject.toml`` can name it at that commit (:mod:`~openenv_hub.hub.wheel_pin`).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ if TYPE_CHECKING:
     from openenv_hub.hub._push import PushPlan
     from openenv_hub.hub.bundle import Bundle
     from openenv_hub.hub.plan import RemoteSpace
+    from openenv_hub.hub.urls import SpaceUrls
 
 __all__ = ["apply_push"]
 
@@ -24,12 +30,14 @@ def apply_push(
     remote: RemoteSpace,
     secrets: Mapping[str, str],
     step: Callable[[str], None],
+    urls: SpaceUrls,
 ) -> tuple[str | None, Any]:
     """Create or update the Space; return its commit and ``space_info`` after the push."""
+    operations = _operations(bundle, plan)
     _prepare_space(ctx, plan, remote, step)
     stage, commit = "upload", remote.sha
     try:
-        commit = _commit(ctx, bundle, plan, remote, step)
+        commit = _upload(ctx, bundle, plan, remote, operations, step, urls)
         stage = "variables"
         _set_variables(ctx, plan, step)
         stage = "secrets"
@@ -68,36 +76,73 @@ def _prepare_space(
             api.request_space_hardware(plan.repo_id, plan.hardware)
 
 
-def _commit(
+def _operations(bundle: Bundle, plan: PushPlan) -> dict[str, Any]:
+    """``{path: operation}`` of every upload and deletion, checked by the Hub client now."""
+    from openenv_hub.hub._client import hf
+
+    hub = hf()
+    operations: dict[str, Any] = {}
+    try:
+        for rel in [*plan.files.added, *plan.files.changed]:
+            operations[rel] = _add(bundle, rel)
+        for rel in plan.files.deleted:
+            operations[rel] = hub.CommitOperationDelete(path_in_repo=rel)
+    except ValueError as exc:
+        raise HubError(
+            f"The Hub would refuse a file of {bundle.source}: {exc}. Nothing was sent.",
+            repo_id=plan.repo_id,
+            hint="Leave the file out with --exclude PATTERN (or .gitignore), then push again.",
+        ) from None
+    return operations
+
+
+def _add(bundle: Bundle, rel: str) -> Any:
+    from openenv_hub.hub._client import hf
+
+    return hf().CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(bundle.root / rel))
+
+
+def _upload(
     ctx: HubContext,
     bundle: Bundle,
     plan: PushPlan,
     remote: RemoteSpace,
+    operations: dict[str, Any],
     step: Callable[[str], None],
+    urls: SpaceUrls,
 ) -> str | None:
-    from openenv_hub.hub._client import hf
+    """The wheel first when the pin waits for its commit, then everything else."""
+    from openenv_hub.hub.wheel_pin import write_pin
 
-    changes = plan.files
-    if changes.empty and not plan.create:
-        return remote.sha
-    hub = hf()
-    upload = [*changes.added, *changes.changed]
-    operations: list[Any] = [
-        hub.CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(bundle.root / rel))
-        for rel in upload
-    ]
-    operations += [hub.CommitOperationDelete(path_in_repo=rel) for rel in changes.deleted]
-    size_kb = sum((bundle.root / rel).stat().st_size for rel in upload) / 1024
-    step(f"Uploading {len(upload)} files ({size_kb:.1f} kB), deleting {len(changes.deleted)}")
+    parent = None if plan.create else remote.sha
+    pin = plan.pin
+    if pin is not None and pin.commit is None:
+        wheel = {pin.wheel: operations.pop(pin.wheel)}
+        step(f"Uploading the bundled wheel {pin.wheel}")
+        pin.commit = parent = _commit(ctx, plan, wheel, parent, "bundled openenv-hub wheel")
+        write_pin(bundle, pin, urls)
+        operations["pyproject.toml"] = _add(bundle, "pyproject.toml")
+    if not operations and not plan.create:
+        return parent
+    uploads = [rel for rel, op in operations.items() if hasattr(op, "path_or_fileobj")]
+    deleted = len(operations) - len(uploads)
+    size_kb = sum((bundle.root / rel).stat().st_size for rel in uploads) / 1024
+    step(f"Uploading {len(uploads)} files ({size_kb:.1f} kB), deleting {deleted}")
+    details = f"{len(uploads)} added or changed, {deleted} deleted"
+    return _commit(ctx, plan, operations, parent, details)
+
+
+def _commit(
+    ctx: HubContext, plan: PushPlan, operations: dict[str, Any], parent: str | None, details: str
+) -> str:
     summary = f"openenv push{' ' + plan.version if plan.version else ''}"
-    details = f"{len(upload)} added or changed, {len(changes.deleted)} deleted"
     with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action="upload the files"):
         info = ctx.api.create_commit(
             plan.repo_id,
-            operations,
+            list(operations.values()),
             commit_message=f"{summary}: {details}",
             repo_type="space",
-            parent_commit=None if plan.create else remote.sha,
+            parent_commit=parent,
         )
     return str(info.oid)
 

@@ -1,9 +1,11 @@
 """``push``: publish an environment folder as a Docker Space, in one commit.
 
-Steps: stage and validate the bundle (nothing is sent if a check fails), read the Space, refuse
-an existing version tag unless ``force``, then create the Space if needed, upload every change
-and delete what was removed locally in one commit, set variables and secrets, and tag the
-version. ``dry_run`` stops after reading the Space and reports what would change.
+Steps: stage and validate the bundle (nothing is sent if a check fails), check that the token
+may write to the namespace, read the Space, refuse an existing version tag unless ``force``,
+then build every upload operation (so a file the Hub would refuse stops the push before the
+Space exists), create the Space if needed, upload every change and delete what was removed
+locally in one commit, set variables and secrets, and tag the version. ``dry_run`` stops after
+reading the Space and reports what would change, including every file left out and why.
 
 If the Hub fails half-way, :class:`~openenv_hub.errors.PushIncompleteError` says what the Space
 holds; running the same push again completes it.
@@ -20,12 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import InvalidVersionError, VersionExistsError
+from openenv_hub.hub._access import check_write_access, whoami
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._errors import translate
 from openenv_hub.hub._publish import apply_push
 from openenv_hub.hub.bundle import Bundle, stage_bundle
+from openenv_hub.hub.ignore import LargeFile, Skipped
 from openenv_hub.hub.plan import FileChanges, RemoteSpace, diff_files
 from openenv_hub.hub.urls import SpaceUrls
+from openenv_hub.hub.wheel_pin import WheelPin, plan_pin
 from openenv_hub.manifest import MANIFEST_FILE, ManifestError
 
 __all__ = ["PushPlan", "PushResult", "push"]
@@ -44,7 +49,10 @@ class PushPlan:
     files: FileChanges
     card_changes: list[str] = field(default_factory=list)
     wheels: list[str] = field(default_factory=list)
+    pin: WheelPin | None = None
     ignored: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    large: list[LargeFile] = field(default_factory=list)
     variables: dict[str, str] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
     missing_secrets: list[str] = field(default_factory=list)
@@ -89,6 +97,7 @@ def push(
     hardware: str | None = None,
     version: str | None = None,
     exclude: Sequence[str] = (),
+    include_secrets: Sequence[str] = (),
     dry_run: bool = False,
     force: bool = False,
     endpoint: str | None = None,
@@ -108,6 +117,8 @@ def push(
         hardware: Space hardware flavour, e.g. ``cpu-basic``.
         version: Tag the pushed commit with this version (refused if it exists, unless ``force``).
         exclude: More ``.gitignore``-style patterns to leave out.
+        include_secrets: Secret-looking files to upload anyway (paths or patterns); others
+            (``*.pem``, ``*.key``, ``id_rsa*``, ...) are left out and listed.
         dry_run: Report what would change; change nothing.
         force: Move an existing version tag to this push.
         endpoint: The Hub; default ``HF_ENDPOINT`` or https://huggingface.co.
@@ -118,7 +129,8 @@ def push(
         EnvironmentValidationError: The environment failed a static check; nothing was sent.
         VersionExistsError: ``version`` is tagged already and ``force`` is not set.
         PushIncompleteError: The Hub failed half-way; the message says what the Space holds.
-        HubError: Any other Hub failure (bad token, no write access, network).
+        HubPermissionError: The token may not write to the namespace; nothing was sent.
+        HubError: Any other Hub failure (bad token, network).
     """
     step = on_step or (lambda _message: None)
     source = _env_dir(Path(path))
@@ -130,19 +142,29 @@ def push(
     with tempfile.TemporaryDirectory(prefix="openenv-push-") as tmp:
         step(f"Checking {source.name}")
         bundle = stage_bundle(
-            source, Path(tmp) / source.name, exclude=exclude, bundle_wheel=bundle_wheel
+            source,
+            Path(tmp) / source.name,
+            exclude=exclude,
+            include_secrets=include_secrets,
+            bundle_wheel=bundle_wheel,
         )
-        rid = _repo_id(ctx, repo_id, bundle.manifest.name)
+        user = whoami(ctx)
+        rid = repo_id or f"{user['name']}/{bundle.manifest.name}"
+        check_write_access(user, rid, endpoint=ctx.endpoint)
         step(f"Reading Space {rid}")
         remote = read_space(ctx, rid, with_tags=version is not None)
         if version is not None and version in remote.tags and not force:
             raise VersionExistsError(rid, version)
-        plan = _plan(bundle, remote, rid, private, variables, secrets, hardware, version)
         urls = SpaceUrls(ctx.endpoint, rid)
         pip_line = urls.pip_line(version) if bundle.manifest.is_environment else ""
+        pin = plan_pin(ctx, bundle, remote, urls)
+        plan = _plan(bundle, remote, rid, private, variables, secrets, hardware, version)
+        plan.pin = pin
         if dry_run:
             return PushResult(plan, True, urls.web, urls.app_url(remote.info), pip_line)
-        commit, info = apply_push(ctx, bundle, plan, remote, _secret_values(bundle, secrets), step)
+        commit, info = apply_push(
+            ctx, bundle, plan, remote, _secret_values(bundle, secrets), step, urls
+        )
     return PushResult(plan, False, urls.web, urls.app_url(info), pip_line, commit)
 
 
@@ -159,12 +181,6 @@ def _env_dir(path: Path) -> Path:
 def _check_version(version: str) -> None:
     if not _VERSION.match(version) or ".." in version or version.endswith((".", ".lock")):
         raise InvalidVersionError(version)
-
-
-def _repo_id(ctx: HubContext, repo_id: str | None, name: str) -> str:
-    with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="check the token"):
-        user = ctx.api.whoami()
-    return repo_id or f"{user['name']}/{name}"
 
 
 def read_space(ctx: HubContext, repo_id: str, *, with_tags: bool = False) -> RemoteSpace:
@@ -219,6 +235,8 @@ def _plan(
         card_changes=bundle.card_changes,
         wheels=bundle.wheels,
         ignored=bundle.ignored,
+        skipped=bundle.skipped,
+        large=bundle.large,
         variables=merged,
         secrets=provided,
         missing_secrets=missing,

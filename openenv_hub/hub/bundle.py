@@ -1,21 +1,23 @@
 """The Space bundle: a staged copy of an environment folder, exactly as it will be uploaded.
 
 Staging never touches the environment folder. The copy holds the selected files (see
-:mod:`openenv_hub.hub.ignore`), a corrected Space card when the README needed one, and, for a
+:mod:`openenv_hub.hub.ignore`; links are copied as the files they name, and only when those
+are published files of the folder), a corrected Space card when the README needed one, and, for a
 development install of openenv-hub, its wheel in ``.openenv/wheels/`` so the Space builds the
 code the author tested.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from openenv_hub.errors import EnvironmentValidationError
+from openenv_hub.errors import EnvironmentValidationError, PackagingError
 from openenv_hub.hub.card import fix_card
-from openenv_hub.hub.ignore import select_files
+from openenv_hub.hub.ignore import LargeFile, Skipped, select_files
 from openenv_hub.manifest import Manifest, ManifestError, load_manifest
 
 __all__ = ["Bundle", "stage_bundle"]
@@ -29,7 +31,9 @@ class Bundle:
         source: The environment folder.
         root: The staged copy (a temporary folder).
         files: What is uploaded, as sorted relative POSIX paths.
-        ignored: What was left out (folders end with ``/``).
+        ignored: What ignore rules left out (folders end with ``/``).
+        skipped: What the safety rules left out (links, ``.git`` files, secrets), with why.
+        large: Published files above 10 MB (the Hub stores them with Xet / Git LFS).
         card_changes: What was changed in README.md's front matter (empty if nothing).
         wheels: Bundled wheels, relative to ``root``.
         manifest: The environment's manifest.
@@ -40,12 +44,19 @@ class Bundle:
     files: list[str]
     manifest: Manifest
     ignored: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    large: list[LargeFile] = field(default_factory=list)
     card_changes: list[str] = field(default_factory=list)
     wheels: list[str] = field(default_factory=list)
 
 
 def stage_bundle(
-    source: Path, root: Path, *, exclude: Sequence[str] = (), bundle_wheel: bool = True
+    source: Path,
+    root: Path,
+    *,
+    exclude: Sequence[str] = (),
+    include_secrets: Sequence[str] = (),
+    bundle_wheel: bool = True,
 ) -> Bundle:
     """Copy ``source`` into ``root`` as it will be uploaded, then validate the copy.
 
@@ -54,18 +65,34 @@ def stage_bundle(
     """
     manifest = _manifest(source)
     patterns = [*manifest.exclude, *exclude]
-    selection = select_files(source, exclude=patterns)
+    selection = select_files(source, exclude=patterns, include_secrets=include_secrets)
     root.mkdir(parents=True)
     for rel in selection.files:
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source / rel, target)
-    bundle = Bundle(source, root, list(selection.files), manifest, ignored=selection.ignored)
+        shutil.copy2(_inside(source, rel), target)
+    bundle = Bundle(
+        source,
+        root,
+        list(selection.files),
+        manifest,
+        ignored=selection.ignored,
+        skipped=selection.skipped,
+        large=selection.large,
+    )
     _fix_card(bundle)
     if bundle_wheel:
         _add_wheels(bundle)
     _validate(bundle)
     return bundle
+
+
+def _inside(source: Path, rel: str) -> Path:
+    """The file ``rel`` names (a link's target), checked again to lie inside ``source``."""
+    real = Path(os.path.realpath(source / rel))
+    if not real.is_relative_to(source.resolve()):
+        raise PackagingError(f"{rel} changed into a link to outside {source} while staging")
+    return real
 
 
 def _manifest(source: Path) -> Manifest:

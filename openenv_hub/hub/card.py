@@ -3,7 +3,8 @@
 :func:`fix_card` returns the README with ``sdk: docker``, the manifest's ``app_port``,
 ``base_path: /web`` and the ``openenv`` tag, plus the list of what it changed, so push can tell
 the user exactly that. A README that already has them is returned unchanged. An app Space
-(``kind: app``, not an environment) gets ``sdk`` and ``app_port`` only.
+(``kind: app``, not an environment) gets ``sdk`` and ``app_port`` only. Cards are read and
+written by huggingface_hub's ``SpaceCard`` / ``SpaceCardData``, as the Hub reads them.
 
 Example:
     >>> text, changes = fix_card("---\\nsdk: gradio\\n---\\n# Hi\\n", port=8000, title="Hi")
@@ -13,9 +14,10 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    from huggingface_hub import SpaceCard
 
 __all__ = ["SPACE_COLORS", "fix_card"]
 
@@ -30,50 +32,70 @@ def fix_card(
     ``environment=False`` is for an app Space: no ``base_path`` and no ``openenv`` tag.
     """
     if text is None:
-        card = _default_card(title, port, environment)
-        return _render(card, f"\n# {title}\n"), ["README.md: created with a Space card"]
+        return _default_card(title, port, f"\n# {title}\n", environment), [
+            "README.md: created with a Space card"
+        ]
+    if not text.startswith("---"):
+        return _default_card(title, port, "\n" + text, environment), [
+            "front matter: added (the README had none)"
+        ]
     try:
-        split = _split(text)
+        card = _parse(text)
     except ValueError:  # a broken front matter is the author's to fix; validation reports it
         return text, []
-    if split is None:
-        card = _default_card(title, port, environment)
-        return _render(card, "\n" + text), ["front matter: added (the README had none)"]
-    card, body = split
-    changes = _repair(card, port, environment)
+    changes = _repair(card.data, port, environment)
     if not changes:
         return text, []
-    return _render(card, body), changes
+    return str(card), changes
 
 
-def _repair(card: dict[str, Any], port: int, environment: bool) -> list[str]:
+def _parse(text: str) -> SpaceCard:
+    """The card of ``text``.
+
+    Raises:
+        ValueError: The front matter is not closed, not YAML, or not a mapping.
+    """
+    import yaml
+    from huggingface_hub import SpaceCard
+
+    lines = text.splitlines()
+    if not any(line.strip() == "---" for line in lines[1:]):
+        raise ValueError("front matter is not closed")
+    try:
+        return SpaceCard(text, ignore_metadata_errors=False)
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _repair(data: Any, port: int, environment: bool) -> list[str]:
     changes = []
-    if card.get("sdk") != "docker":
-        changes.append(_change("sdk", card.get("sdk"), "docker"))
-        card["sdk"] = "docker"
-    if card.get("app_port") != port:
-        changes.append(_change("app_port", card.get("app_port"), port))
-        card["app_port"] = port
+    if data.sdk != "docker":
+        changes.append(_change("sdk", data.sdk, "docker"))
+        data.sdk = "docker"
+    if data.app_port != port:
+        changes.append(_change("app_port", data.app_port, port))
+        data.app_port = port
     if environment:
-        changes += _environment_fields(card)
+        changes += _environment_fields(data)
     for key, default in (("colorFrom", "blue"), ("colorTo", "indigo")):
-        if key in card and card[key] not in SPACE_COLORS:
-            changes.append(_change(key, card[key], default))
-            card[key] = default
+        value = data.get(key)
+        if value is not None and value not in SPACE_COLORS:
+            changes.append(_change(key, value, default))
+            setattr(data, key, default)
     return changes
 
 
-def _environment_fields(card: dict[str, Any]) -> list[str]:
+def _environment_fields(data: Any) -> list[str]:
     changes = []
-    if "base_path" not in card:
+    if data.get("base_path") is None:
         changes.append("base_path: added (/web)")
-        card["base_path"] = "/web"
-    tags = card.get("tags")
+        data.base_path = "/web"
+    tags = data.tags
     if not isinstance(tags, list):
         tags = [] if tags is None else [tags]
     if "openenv" not in tags:
         changes.append("tags: added 'openenv'")
-        card["tags"] = [*tags, "openenv"]
+        data.tags = [*tags, "openenv"]
     return changes
 
 
@@ -81,44 +103,18 @@ def _change(key: str, old: object, new: object) -> str:
     return f"{key}: added ({new})" if old is None else f"{key}: {old!r} -> {new!r}"
 
 
-def _default_card(title: str, port: int, environment: bool) -> dict[str, Any]:
-    card: dict[str, Any] = {
-        "title": title,
-        "emoji": "🤖",
-        "colorFrom": "blue",
-        "colorTo": "indigo",
-        "sdk": "docker",
-        "app_port": port,
-        "base_path": "/web",
-        "pinned": False,
-        "tags": ["openenv"],
-    }
-    if not environment:
-        del card["base_path"], card["tags"]
-    return card
+def _default_card(title: str, port: int, body: str, environment: bool) -> str:
+    from huggingface_hub import SpaceCard, SpaceCardData
 
-
-def _split(text: str) -> tuple[dict[str, Any], str] | None:
-    """The front matter as a dict and the rest of the text; ``None`` if there is none.
-
-    Raises:
-        ValueError: The front matter is not closed, or is not a YAML mapping.
-    """
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        return None
-    end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
-    if end is None:
-        raise ValueError("front matter is not closed")
-    try:
-        data = yaml.safe_load("".join(lines[1:end]))
-    except yaml.YAMLError as exc:
-        raise ValueError(str(exc)) from None
-    if data is not None and not isinstance(data, dict):
-        raise ValueError("front matter is not a mapping")
-    return dict(data or {}), "".join(lines[end + 1 :])
-
-
-def _render(card: dict[str, Any], body: str) -> str:
-    front = yaml.safe_dump(card, sort_keys=False, allow_unicode=True, default_flow_style=False)
-    return f"---\n{front}---\n{body}"
+    data = SpaceCardData(
+        title=title,
+        emoji="🤖",
+        colorFrom="blue",
+        colorTo="indigo",
+        sdk="docker",
+        app_port=port,
+        base_path="/web" if environment else None,
+        pinned=False,
+        tags=["openenv"] if environment else None,
+    )
+    return str(SpaceCard(f"---\n{data.to_yaml()}\n---\n{body}"))

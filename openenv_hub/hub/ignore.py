@@ -1,25 +1,45 @@
-"""Which files of an environment folder are published: ``.gitignore`` rules plus fixed excludes.
+"""Which files of an environment folder are published, and why each other one is not.
 
-Files that must never reach a Space (``.env``, virtual environments, caches, build outputs,
-``.git``) are excluded whatever the ignore files say. Then the rules of every ``.gitignore`` from
-the enclosing git work tree down to each folder apply, with git's semantics (last match wins,
-``!`` re-includes, ``dir/`` matches folders, a ``/`` anchors), and then the extra patterns.
+Each path meets these rules in turn:
+
+1. **Fixed excludes** (``.env``, virtual environments, caches, build outputs, ``.git/``) are
+   never published, whatever the ignore files say.
+2. **Ignore rules**: every ``.gitignore`` from the enclosing git work tree down to the path's
+   folder, then the extra patterns, matched by ``pathspec``'s ``GitIgnoreSpec`` (git's own
+   semantics: last match wins, ``!`` re-includes, ``dir/`` matches folders, ``/`` anchors).
+3. **Safety rules** leave out, and list, what must not travel to a public Space by accident:
+   a ``.git`` or ``.cache`` file (a submodule or worktree pointer the Hub refuses), a link that
+   leads outside the folder (never followed) or nowhere, a link to something not published,
+   and secret-looking files (:data:`SECRET_PATTERNS`) unless ``include_secrets`` names them.
+
+A link whose target is a published file of the same folder is published as that file. Files
+over :data:`LARGE_FILE_BYTES` are published and listed in ``large``: the Hub stores them with
+Xet (Git LFS).
 
 Example:
-    >>> rule = IgnoreRule.parse("build/")
-    >>> rule.matches("pkg/build", is_dir=True), rule.matches("pkg/build", is_dir=False)
-    (True, False)
+    >>> rules = GitIgnoreSpec.from_lines(["build/", "*.log", "!keep.log"])
+    >>> [rules.match_file(p) for p in ("pkg/build/", "debug.log", "keep.log")]
+    [True, True, False]
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ALWAYS_EXCLUDED", "FileSelection", "IgnoreRule", "select_files"]
+from pathspec import GitIgnoreSpec
+
+__all__ = [
+    "ALWAYS_EXCLUDED",
+    "LARGE_FILE_BYTES",
+    "SECRET_PATTERNS",
+    "FileSelection",
+    "LargeFile",
+    "Skipped",
+    "select_files",
+]
 
 ALWAYS_EXCLUDED_DIRS = frozenset(
     {
@@ -32,83 +52,59 @@ ALWAYS_EXCLUDED_FILES = (".env", ".env.*", "*.pyc", "*.pyo", ".DS_Store", ".cove
 _ENV_EXAMPLES = (".env.example", ".env.sample", ".env.template")
 ALWAYS_EXCLUDED = (*sorted(ALWAYS_EXCLUDED_DIRS), "*.egg-info", *ALWAYS_EXCLUDED_FILES)
 
+SECRET_PATTERNS = (
+    "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+    "credentials*.json", "*.env", ".envrc",
+)  # fmt: skip
+"""File names that look like keys or credentials: left out unless included on purpose."""
+
+LARGE_FILE_BYTES = 10 * 1024 * 1024
+"""Files above this size are stored by the Hub with Xet (Git LFS), not as plain git blobs."""
+
+_HUB_REFUSED_NAMES = frozenset({".git", ".cache"})  # the Hub refuses any path with such a part
+_FIXED_FILES = GitIgnoreSpec.from_lines(ALWAYS_EXCLUDED_FILES)
+_SECRETS = GitIgnoreSpec.from_lines(SECRET_PATTERNS)
+
 
 @dataclass(frozen=True)
-class IgnoreRule:
-    """One line of a ``.gitignore``, compiled."""
+class Skipped:
+    """A file left out by a safety rule, and why (a phrase that completes "left out: ...")."""
 
-    pattern: str
-    regex: re.Pattern[str]
-    negated: bool = False
-    dir_only: bool = False
-
-    @classmethod
-    def parse(cls, line: str) -> IgnoreRule | None:
-        """The rule of a ``.gitignore`` line; ``None`` for blanks and comments."""
-        text = line.rstrip("\n\r")
-        if not text.endswith("\\ "):
-            text = text.rstrip()
-        if not text or text.startswith("#"):
-            return None
-        negated = text.startswith("!")
-        if negated or text.startswith("\\!") or text.startswith("\\#"):
-            text = text[1:]
-        dir_only = text.endswith("/")
-        text = text.rstrip("/")
-        if not text:
-            return None
-        anchored = "/" in text
-        body = _glob_regex(text.lstrip("/"))
-        regex = re.compile(("^" if anchored else "^(?:.*/)?") + body + "$")
-        return cls(line.strip(), regex, negated, dir_only)
-
-    def matches(self, path: str, *, is_dir: bool) -> bool:
-        if self.dir_only and not is_dir:
-            return False
-        return bool(self.regex.match(path))
+    path: str
+    reason: str
 
 
-def _glob_regex(glob: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        char = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = glob.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                inner = glob[i + 1 : end]
-                inner = "^" + inner[1:] if inner.startswith("!") else inner
-                out.append(f"[{inner.replace(chr(92), chr(92) * 2)}]")
-                i = end
-        elif char == "\\" and i + 1 < len(glob):
-            i += 1
-            out.append(re.escape(glob[i]))
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return "".join(out)
+@dataclass(frozen=True)
+class LargeFile:
+    """A published file above :data:`LARGE_FILE_BYTES`."""
+
+    path: str
+    size: int
 
 
 @dataclass
-class _RuleSet:
+class FileSelection:
+    """Files to publish (relative POSIX paths, sorted), and what was left out.
+
+    Attributes:
+        files: What is published.
+        ignored: Left out by fixed excludes and ignore rules (folders end with ``/``).
+        skipped: Left out by a safety rule, each with its reason.
+        large: Published files above :data:`LARGE_FILE_BYTES`.
+    """
+
+    files: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    large: list[LargeFile] = field(default_factory=list)
+
+
+@dataclass
+class _Rules:
     """The rules of one ignore file; ``base`` is its folder, relative to the top."""
 
     base: str
-    rules: list[IgnoreRule]
+    spec: GitIgnoreSpec
 
     def verdict(self, path: str, *, is_dir: bool) -> bool | None:
         """True (ignored), False (re-included) or None (no rule matched)."""
@@ -116,103 +112,145 @@ class _RuleSet:
             if not path.startswith(self.base + "/"):
                 return None
             path = path[len(self.base) + 1 :]
-        result = None
-        for rule in self.rules:
-            if rule.matches(path, is_dir=is_dir):
-                result = not rule.negated
-        return result
+        return self.spec.check_file(path + "/" if is_dir else path).include
 
 
-@dataclass
-class FileSelection:
-    """Files to publish (relative POSIX paths, sorted), and what was left out."""
-
-    files: list[str] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)
-
-
-def select_files(root: Path, *, exclude: Sequence[str] = ()) -> FileSelection:
+def select_files(
+    root: Path, *, exclude: Sequence[str] = (), include_secrets: Sequence[str] = ()
+) -> FileSelection:
     """The files under ``root`` that belong in the Space.
 
     Args:
         root: The environment folder.
         exclude: More patterns, ``.gitignore`` style, relative to ``root``.
+        include_secrets: Patterns (or plain paths) of secret-looking files to publish anyway.
     """
-    root = root.resolve()
-    top = _work_tree(root) or root
-    prefix = root.relative_to(top).as_posix() if top != root else ""
-    sets = [_read_rules(top / d, d) for d in _ancestors(prefix)]
-    extra = _RuleSet(prefix, _parse(exclude))
-    selection = FileSelection()
-    _walk(root, prefix, [s for s in sets if s.rules], extra, selection)
+    walk = _Walk(root.resolve(), exclude, include_secrets)
+    walk.run()
+    selection = walk.selection
     selection.files.sort()
     selection.ignored.sort()
+    selection.skipped.sort(key=lambda item: item.path)
+    selection.large.sort(key=lambda item: item.path)
     return selection
 
 
-def _walk(
-    root: Path, prefix: str, sets: list[_RuleSet], extra: _RuleSet, out: FileSelection
-) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        rel_dir = here.relative_to(root).as_posix()
-        rel_dir = "" if rel_dir == "." else rel_dir
-        if rel_dir:
-            local = _read_rules(here, _join(prefix, rel_dir))
-            sets = [*sets, local] if local.rules else sets
-        kept = []
-        for name in sorted(dirnames):
-            rel = _join(rel_dir, name)
-            if _excluded(name, is_dir=True) or _ignored([*sets, extra], _join(prefix, rel), True):
-                out.ignored.append(rel + "/")
-            elif not (here / name).is_symlink():
-                kept.append(name)
-        dirnames[:] = kept
-        for name in filenames:
-            rel = _join(rel_dir, name)
-            if _excluded(name, is_dir=False) or _ignored([*sets, extra], _join(prefix, rel), False):
-                out.ignored.append(rel)
-            elif (here / name).is_file():
-                out.files.append(rel)
+class _Walk:
+    """One pass over the folder (links are never followed), deciding every path."""
+
+    def __init__(self, root: Path, exclude: Sequence[str], include: Sequence[str]) -> None:
+        self.root = root
+        top = _work_tree(root) or root
+        self.prefix = root.relative_to(top).as_posix() if top != root else ""
+        self.top_rules = [
+            rules for rules in (_read_rules(top / d, d) for d in _ancestors(self.prefix)) if rules
+        ]
+        self.extra = _Rules(self.prefix, GitIgnoreSpec.from_lines(exclude))
+        self.include = GitIgnoreSpec.from_lines(include)
+        self.selection = FileSelection()
+        self.links: list[tuple[str, Path]] = []  # (relative path, the path it leads to)
+
+    def run(self) -> None:
+        rules_by_dir: dict[str, list[_Rules]] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            here = Path(dirpath)
+            rel_dir = _rel(here, self.root)
+            parent = rules_by_dir.get(rel_dir.rpartition("/")[0], self.top_rules)
+            local = _read_rules(here, _join(self.prefix, rel_dir)) if rel_dir else None
+            rules = [*parent, local] if local else parent
+            rules_by_dir[rel_dir] = rules
+            kept = []
+            for name in sorted(dirnames):
+                rel = _join(rel_dir, name)
+                if self._left_out(rules, rel, name, is_dir=True):
+                    self.selection.ignored.append(rel + "/")
+                elif (here / name).is_symlink():
+                    self.links.append((rel, here / name))
+                else:
+                    kept.append(name)
+            dirnames[:] = kept
+            for name in filenames:
+                self._file(rules, here / name, _join(rel_dir, name), name)
+        self._resolve_links()
+
+    def _file(self, rules: list[_Rules], path: Path, rel: str, name: str) -> None:
+        if self._left_out(rules, rel, name, is_dir=False):
+            self.selection.ignored.append(rel)
+        elif name in _HUB_REFUSED_NAMES:
+            self._skip(rel, f"a {name} file (a submodule or worktree pointer; the Hub refuses it)")
+        elif path.is_symlink():
+            self.links.append((rel, path))
+        elif self._secret(rel, name):
+            self._skip(rel, f"looks like a secret (--include-secret {rel} uploads it)")
+        elif path.is_file():
+            self._publish(rel, path)
+
+    def _resolve_links(self) -> None:
+        """Publish a link only as a published file of this folder; list every other one."""
+        published = set(self.selection.files)
+        for rel, path in self.links:
+            target = Path(os.path.realpath(path))
+            if not target.exists():
+                self._skip(rel, "a broken link")
+            elif not target.is_relative_to(self.root):
+                self._skip(rel, "a link to outside the folder (never followed)")
+            elif target.is_dir():
+                self._skip(rel, "a link to a folder (not followed)")
+            elif _rel(target, self.root) not in published:
+                self._skip(rel, f"a link to {_rel(target, self.root)}, which is not published")
+            elif self._secret(rel, path.name):
+                self._skip(rel, f"looks like a secret (--include-secret {rel} uploads it)")
+            else:
+                self._publish(rel, target)
+
+    def _left_out(self, rules: list[_Rules], rel: str, name: str, *, is_dir: bool) -> bool:
+        if _fixed_exclude(name, is_dir=is_dir):
+            return True
+        ignored = False
+        for rule_set in [*rules, self.extra]:
+            verdict = rule_set.verdict(_join(self.prefix, rel), is_dir=is_dir)
+            if verdict is not None:
+                ignored = verdict
+        return ignored
+
+    def _secret(self, rel: str, name: str) -> bool:
+        return _SECRETS.match_file(name) and not self.include.match_file(rel)
+
+    def _publish(self, rel: str, path: Path) -> None:
+        self.selection.files.append(rel)
+        size = path.stat().st_size
+        if size > LARGE_FILE_BYTES:
+            self.selection.large.append(LargeFile(rel, size))
+
+    def _skip(self, rel: str, reason: str) -> None:
+        self.selection.skipped.append(Skipped(rel, reason))
 
 
-def _excluded(name: str, *, is_dir: bool) -> bool:
+def _fixed_exclude(name: str, *, is_dir: bool) -> bool:
     if is_dir:
         return name in ALWAYS_EXCLUDED_DIRS or name.endswith(".egg-info")
-    if name in _ENV_EXAMPLES:
-        return False
-    return any(
-        re.fullmatch(_glob_regex(pattern), name) is not None for pattern in ALWAYS_EXCLUDED_FILES
-    )
+    return name not in _ENV_EXAMPLES and _FIXED_FILES.match_file(name)
 
 
-def _ignored(sets: Iterable[_RuleSet], path: str, is_dir: bool) -> bool:
-    ignored = False
-    for rule_set in sets:
-        verdict = rule_set.verdict(path, is_dir=is_dir)
-        if verdict is not None:
-            ignored = verdict
-    return ignored
-
-
-def _read_rules(folder: Path, base: str) -> _RuleSet:
+def _read_rules(folder: Path, base: str) -> _Rules | None:
     path = folder / ".gitignore"
-    lines = (
-        path.read_text(encoding="utf-8", errors="replace").splitlines() if path.is_file() else []
-    )
-    return _RuleSet(base, _parse(lines))
-
-
-def _parse(lines: Iterable[str]) -> list[IgnoreRule]:
-    return [rule for line in lines if (rule := IgnoreRule.parse(line)) is not None]
+    if not path.is_file():
+        return None
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return _Rules(base, GitIgnoreSpec.from_lines(lines))
 
 
 def _ancestors(prefix: str) -> list[str]:
-    """The folders from the top down to (not including) the environment folder."""
+    """The folders from the top of the work tree down to the environment folder."""
     if not prefix:
         return [""]
     parts = prefix.split("/")
     return ["", *("/".join(parts[:i]) for i in range(1, len(parts))), prefix]
+
+
+def _rel(path: Path, root: Path) -> str:
+    rel = path.relative_to(root).as_posix()
+    return "" if rel == "." else rel
 
 
 def _join(a: str, b: str) -> str:

@@ -38,17 +38,14 @@ class SpaceUrls:
         """What ``git clone`` and ``pip install git+...`` take."""
         return self.web
 
-    def git_with_token(self, token: str | None) -> str:
-        """The git URL with ``user:token@`` for private Spaces; never print it."""
-        if not token:
-            return self.git
-        parts = urlsplit(self.git)
-        netloc = f"user:{quote(token, safe='')}@{parts.netloc}"
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-    def pip_requirement(self, revision: str | None = None, *, token: str | None = None) -> str:
+    def pip_requirement(self, revision: str | None = None) -> str:
+        """``git+URL[@revision]``; a private Space's token travels apart from it."""
         suffix = f"@{revision}" if revision else ""
-        return f"git+{self.git_with_token(token)}{suffix}"
+        return f"git+{self.git}{suffix}"
+
+    def file_url(self, revision: str, path: str) -> str:
+        """Where the Hub serves ``path`` of the Space at ``revision`` (``/resolve/``)."""
+        return f"{self.web}/resolve/{revision}/{path}"
 
     def pip_line(self, revision: str | None = None) -> str:
         """The exact command that installs the environment's client (no credentials in it)."""

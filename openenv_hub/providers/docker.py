@@ -15,13 +15,14 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import threading
 import uuid
 from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from openenv_hub.errors import (
     ConnectError,
@@ -50,23 +51,55 @@ Network = Literal["auto", "host", "bridge"]
 DEFAULT_PORT = 8000
 
 
+_CLIENTS: dict[tuple[int, str], docker.DockerClient] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
 def docker_client() -> docker.DockerClient:
-    """A client of the engine at ``DOCKER_HOST`` (or the default socket) that answers."""
+    """A client of the engine at ``DOCKER_HOST`` (or the default socket) that answers.
+
+    One client per engine and process, shared (its connections are pooled) and closed at exit.
+    """
     try:
         import docker
     except ImportError:
         raise DependencyNotInstalledError(
             "docker", "docker", feature="The Docker runtime"
         ) from None
-    try:
-        return docker.from_env(timeout=120)
-    except docker.errors.DockerException as exc:
-        host = os.environ.get("DOCKER_HOST", "the default socket /var/run/docker.sock")
-        raise DockerError(
-            f"No Docker engine answers at {host}: {str(exc)[:300]}",
-            hint="Start one, or point DOCKER_HOST at a running engine, "
-            "e.g. export DOCKER_HOST=unix:///path/to/docker.sock",
-        ) from None
+    host = os.environ.get("DOCKER_HOST", "")
+    socket_path = host.removeprefix("unix://") if host.startswith("unix://") else None
+    if socket_path is not None and not os.path.exists(socket_path):
+        _raise_no_engine(FileNotFoundError(f"no socket at {socket_path}"))
+    key = (os.getpid(), host)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is not None:
+            return client
+        try:
+            client = docker.from_env(timeout=120)
+        except docker.errors.DockerException as exc:
+            _raise_no_engine(exc)
+        if not _CLIENTS:
+            atexit.register(_close_clients)
+        _CLIENTS[key] = client
+        return client
+
+
+def _close_clients() -> None:
+    with _CLIENTS_LOCK:
+        while _CLIENTS:
+            _, client = _CLIENTS.popitem()
+            with contextlib.suppress(Exception):
+                client.close()
+
+
+def _raise_no_engine(exc: Exception) -> NoReturn:
+    host = os.environ.get("DOCKER_HOST", "the default socket /var/run/docker.sock")
+    raise DockerError(
+        f"No Docker engine answers at {host}: {str(exc)[:300]}",
+        hint="Start one, or point DOCKER_HOST at a running engine, "
+        "e.g. export DOCKER_HOST=unix:///path/to/docker.sock",
+    ) from None
 
 
 def has_bridge_network(client: docker.DockerClient) -> bool:

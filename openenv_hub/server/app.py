@@ -49,6 +49,7 @@ def create_app(
     max_concurrent_envs: int | None = None,
     session_idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
     step_hard_timeout_s: float | None = None,
+    run_on_event_loop: bool | None = None,
     max_message_size_mb: float | None = None,
     web: bool | None = None,
     readme: str | None = None,
@@ -74,6 +75,9 @@ def create_app(
         session_idle_timeout_s: Close sessions idle this long; ``None`` keeps them forever.
         step_hard_timeout_s: A call stuck on a session's thread this long is abandoned and its
             slot freed. Default ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600.
+        run_on_event_loop: Call the environment's synchronous methods on the event loop
+            instead of a thread per session (default: its ``RUNS_ON_EVENT_LOOP``); only for
+            quick calls.
         max_message_size_mb: Largest HTTP body (and, through :func:`run`, WebSocket frame)
             accepted. Default ``$OPENENV_MAX_MESSAGE_SIZE_MB`` or 16.
         web: Mount the Gradio debugging UI at ``/web``. Default: ``$ENABLE_WEB_INTERFACE``.
@@ -94,6 +98,7 @@ def create_app(
         max_sessions=max_concurrent_envs,
         idle_timeout_s=session_idle_timeout_s,
         step_hard_timeout_s=step_hard_timeout_s,
+        run_on_event_loop=run_on_event_loop,
         env_name=env_name,
     )
     message_mb = settings.max_message_size_mb(max_message_size_mb)
@@ -129,11 +134,13 @@ def create_app(
     _add_sockets(app, pool)
     _install_error_handlers(app)
     if web if web is not None else web_enabled_by_env():
-        from openenv_hub.ui import mount_ui
+        from openenv_hub.ui import UI_PATH
+        from openenv_hub.ui.later import mount_ui_when_ready
 
-        mount_ui(
+        mount_ui_when_ready(
             app,
             pool,
+            path=UI_PATH,
             observation_cls=observation_cls,
             readme=readme,
             custom_builder=ui_builder,
@@ -261,4 +268,18 @@ def run(
         max_message_size_mb=max_message_size_mb,
         graceful_shutdown_s=graceful_shutdown_s,
     )
-    uvicorn.run(app, host=host, port=port, reload=reload, log_level=log_level, **options)
+    if reload:  # uvicorn's reloader supervises the server process
+        uvicorn.run(app, host=host, port=port, reload=True, log_level=log_level, **options)
+        return
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, **options)
+    logging.getLogger("uvicorn.error").info(
+        "openenv-hub server: WebSocket implementation %s, frames up to %g MB, graceful "
+        "shutdown %g s",
+        options["ws"],
+        options["ws_max_size"] / (1024 * 1024),
+        graceful_shutdown_s,
+    )
+    server = uvicorn.Server(config)
+    server.run()
+    if not server.started:
+        raise SystemExit(3)  # what uvicorn.run exits with when the app does not start

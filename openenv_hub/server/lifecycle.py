@@ -37,6 +37,7 @@ from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.server import settings
 from openenv_hub.server.observers import SessionObserver, notify
 from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_TIMEOUT_S
+from openenv_hub.server.threads import SessionThreads
 from openenv_hub.server.watchdog import Watchdog
 from openenv_hub.server.worker import Worker
 
@@ -52,7 +53,6 @@ logger = logging.getLogger("openenv_hub.server")
 
 DEFAULT_IDLE_TIMEOUT_S = 300.0
 CLOSE_TIMEOUT_S = 10.0
-_MAX_SPARE_WORKERS = 8  # idle threads kept for stateless HTTP requests
 
 EnvFactory = Callable[[], Environment[Any, Any, Any]]
 CloseCallback = Callable[[str], Awaitable[None]]
@@ -64,7 +64,7 @@ class Session:
 
     id: str
     kind: str
-    worker: Worker
+    worker: Worker | None  # None: its calls run inline, on the event loop
     owns_worker: bool
     reuse_worker: bool = False  # give the thread back to the pool's spares when done
     env: Environment[Any, Any, Any] | None = None
@@ -101,6 +101,8 @@ class SessionLifecycle:
         idle_timeout_s: Close sessions with no activity for this long; ``None`` disables reaping.
         step_hard_timeout_s: Abandon a thread whose call has run this long (default
             ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600; see :mod:`openenv_hub.server.settings`).
+        run_on_event_loop: Run synchronous calls inline on the event loop (default: the
+            environment class's ``RUNS_ON_EVENT_LOOP``; see :mod:`openenv_hub.server.threads`).
         env_name: Name reported by ``metadata()``; defaults to the environment's own.
     """
 
@@ -112,6 +114,7 @@ class SessionLifecycle:
         max_sessions: int | None = None,
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         step_hard_timeout_s: float | None = None,
+        run_on_event_loop: bool | None = None,
         env_name: str | None = None,
     ) -> None:
         if not callable(env_factory) or isinstance(env_factory, Environment):
@@ -132,18 +135,34 @@ class SessionLifecycle:
         self.idle_timeout_s = idle_timeout_s
         self.step_hard_timeout_s = settings.step_hard_timeout_s(step_hard_timeout_s)
         self.env_name = env_name
-        self.abandoned_threads = 0
         self.close_timeout_s = CLOSE_TIMEOUT_S
         self._sessions: dict[str, Session] = {}  # addressable: WebSocket, MCP and UI sessions
         self._ephemeral: set[Session] = set()  # stateless HTTP calls
         self._draining: set[Session] = set()  # closed, their thread still running a call
         self._finishing: set[asyncio.Task[None]] = set()
-        self._shared_worker: Worker | None = None
-        self._spare_workers: list[Worker] = []
+        self.threads = self._threads(run_on_event_loop)
         self.watchdog = Watchdog(self)
         self.observers: list[SessionObserver] = []  # told of every reset, step and close
 
     # -- configuration ---------------------------------------------------------------------
+
+    def _threads(self, run_on_event_loop: bool | None) -> SessionThreads:
+        inline = getattr(self._env_cls, "RUNS_ON_EVENT_LOOP", False)
+        inline = inline if run_on_event_loop is None else run_on_event_loop
+        shared = getattr(self._env_cls, "REQUIRES_SINGLE_THREAD_EXECUTOR", False)
+        if inline and shared:
+            raise ConfigurationError(
+                f"Environment '{self._factory_name}' sets REQUIRES_SINGLE_THREAD_EXECUTOR, so its "
+                "calls cannot run on the event loop: leave run_on_event_loop (and "
+                "RUNS_ON_EVENT_LOOP) off."
+            )
+        name = self.env_name or self._factory_name
+        return SessionThreads(env_name=name, inline=bool(inline), shared=shared)
+
+    @property
+    def abandoned_threads(self) -> int:
+        """Threads given up on after ``step_hard_timeout_s`` (reported by ``/health``)."""
+        return self.threads.abandoned
 
     def _resolve_capacity(self, requested: int | None) -> int:
         concurrent = getattr(self._env_cls, "SUPPORTS_CONCURRENT_SESSIONS", True)
@@ -212,24 +231,17 @@ class SessionLifecycle:
             raise SessionCapacityError(self.active_sessions, self.max_sessions)
 
     def _new_session(self, kind: str, *, reuse_worker: bool = False) -> Session:
-        """A session with its thread: its own, the shared one, or (for short-lived sessions) a
-        spare thread that a finished short-lived session gave back."""
+        """A session with where its calls run: a thread of its own, the shared one, a spare
+        thread (for short-lived sessions), or the event loop."""
         session_id = str(uuid.uuid4())
-        if self._env_cls is not None and self._env_cls.REQUIRES_SINGLE_THREAD_EXECUTOR:
-            if self._shared_worker is None:
-                self._shared_worker = Worker("openenv-env")
-            return Session(id=session_id, kind=kind, worker=self._shared_worker, owns_worker=False)
-        if reuse_worker and self._spare_workers:
-            worker = self._spare_workers.pop()
-        else:
-            worker = Worker(f"openenv-session-{session_id[:8]}")
+        worker, owns = self.threads.assign(session_id, reuse=reuse_worker)
         return Session(
-            id=session_id, kind=kind, worker=worker, owns_worker=True, reuse_worker=reuse_worker
+            id=session_id, kind=kind, worker=worker, owns_worker=owns, reuse_worker=reuse_worker
         )
 
     async def _create_env(self, session: Session) -> None:
         try:
-            env = await self.run_in_thread(session, self._factory)
+            env = await self.run_sync(session, self._factory)
         except (SessionError, asyncio.CancelledError):
             raise
         except Exception as exc:
@@ -270,29 +282,18 @@ class SessionLifecycle:
 
     # -- using -----------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def use(self, session: Session) -> AsyncIterator[Environment[Any, Any, Any]]:
-        """Hold the session's lock and yield its environment (one call at a time)."""
-        if not session.ready:
-            raise _closed(session)
-        session.busy += 1
-        try:
-            async with session.lock:
-                if session.env is None or session.closed:  # closed while we waited
-                    raise _closed(session)
-                session.caller = asyncio.current_task()
-                session.last_active = time.monotonic()
-                try:
-                    yield session.env
-                finally:
-                    session.caller = None
-        finally:
-            session.busy -= 1
-            session.last_active = time.monotonic()
+    def use(self, session: Session) -> _Using:
+        """``async with pool.use(session) as env``: hold the session's lock and get its
+        environment (one call at a time; a session closed meanwhile raises
+        :class:`~openenv_hub.errors.SessionClosedError`)."""
+        return _Using(session)
 
-    async def run_in_thread(self, session: Session, fn: Callable[[], Any]) -> Any:
-        """Run ``fn`` on the session's thread. Cancelling the caller does not stop the thread:
-        the session keeps its slot (if closed meanwhile) until the call returns."""
+    async def run_sync(self, session: Session, fn: Callable[[], Any]) -> Any:
+        """Run a synchronous call of the session's environment: inline when the pool runs on
+        the event loop, else on the session's thread. Cancelling the caller does not stop the
+        thread: the session keeps its slot (if closed meanwhile) until the call returns."""
+        if session.worker is None:
+            return self.threads.run_inline(fn)
         future = session.worker.run(fn)
         session.thread_call_since = time.monotonic()
         future.add_done_callback(lambda f: self._thread_call_returned(session, f))
@@ -356,10 +357,12 @@ class SessionLifecycle:
         task.add_done_callback(self._finishing.discard)
 
     async def _finish(self, session: Session) -> None:
-        """Close the environment (on its thread) and release the thread and the slot."""
+        """Close the environment (where its calls run) and release the thread and the slot."""
         env, session.env = session.env, None
         try:
-            if env is not None:
+            if env is not None and session.worker is None:
+                self.threads.run_inline(env.close)
+            elif env is not None and session.worker is not None:
                 future = session.worker.run(env.close)
                 await asyncio.wait_for(asyncio.shield(future), self.close_timeout_s)
         except (TimeoutError, asyncio.TimeoutError):
@@ -373,20 +376,13 @@ class SessionLifecycle:
 
     def _release(self, session: Session) -> None:
         self._draining.discard(session)
-        if not session.owns_worker:
-            return
-        if session.reuse_worker and len(self._spare_workers) < _MAX_SPARE_WORKERS:
-            self._spare_workers.append(session.worker)
-        else:
-            session.worker.shutdown()
+        if session.owns_worker and session.worker is not None:
+            self.threads.give_back(session.worker, reuse=session.reuse_worker)
 
     def _abandon_thread(self, session: Session) -> None:
-        """Give up on a thread that does not return: it is never reused, and counted."""
-        self.abandoned_threads += 1
-        if session.worker is self._shared_worker:
-            self._shared_worker = None  # new sessions get a thread of their own
-        session.owns_worker = False  # never handed out again; it exits if it ever returns
-        session.worker.shutdown()
+        if session.worker is not None:
+            session.owns_worker = False  # never handed out again
+            self.threads.abandon(session.worker)
 
     async def aclose(self) -> None:
         """Close every session at once and stop the watchdog (the app's shutdown).
@@ -402,11 +398,7 @@ class SessionLifecycle:
         pending = [*closing, *self._finishing]
         if pending:
             await asyncio.wait(pending, timeout=self.close_timeout_s)
-        if self._shared_worker is not None:
-            self._shared_worker.shutdown()
-            self._shared_worker = None
-        while self._spare_workers:
-            self._spare_workers.pop().shutdown()
+        self.threads.shutdown()
 
     def occupied(self) -> list[Session]:
         """Every session holding a slot: open, stateless, and closed but still draining."""
@@ -422,13 +414,48 @@ class SessionLifecycle:
         )
         session.thread_call_since = None  # from now on, its return changes nothing
         env, session.env = session.env, None
-        if env is not None:
+        if env is not None and session.worker is not None:
             session.worker.post(env.close)  # runs if the thread ever returns
         self._abandon_thread(session)
         if session.caller is not None:
             session.caller.cancel()
         self._draining.discard(session)
         await self.close(session, reason="a step exceeded the server's hard time limit")
+
+
+class _Using:
+    """The context of :meth:`SessionLifecycle.use` (a class: it runs on every call)."""
+
+    __slots__ = ("session",)
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    async def __aenter__(self) -> Environment[Any, Any, Any]:
+        session = self.session
+        if not session.ready:
+            raise _closed(session)
+        session.busy += 1
+        try:
+            await session.lock.acquire()
+        except BaseException:
+            session.busy -= 1
+            raise
+        env = session.env
+        if env is None or session.closed:  # closed while we waited
+            session.lock.release()
+            session.busy -= 1
+            raise _closed(session)
+        session.caller = asyncio.current_task()
+        session.last_active = time.monotonic()
+        return env
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        session = self.session
+        session.caller = None
+        session.lock.release()
+        session.busy -= 1
+        session.last_active = time.monotonic()
 
 
 def _closed(session: Session) -> SessionClosedError:

@@ -74,7 +74,7 @@ class SessionPool(SessionLifecycle):
         try:
             if on_loop:
                 return await fn(*args, **(kwargs or {}))
-            return await self.run_in_thread(session, functools.partial(fn, *args, **(kwargs or {})))
+            return await self.run_sync(session, functools.partial(fn, *args, **(kwargs or {})))
         except ServerReplyError:
             raise
         except Exception as exc:
@@ -103,7 +103,7 @@ class SessionPool(SessionLifecycle):
             plan = CallPlan.of(type(env))
             kwargs = plan.reset.keywords(params)
             fn = env.reset_async if plan.reset_async else env.reset
-            started, clock = time.time(), time.perf_counter()
+            started, clock = _clock(self.observers)
             obs = await self._call(session, fn, (), kwargs, on_loop=plan.reset_async)
             session.step_count = 0
             if session.scorer is not None:
@@ -123,7 +123,7 @@ class SessionPool(SessionLifecycle):
             plan = CallPlan.of(type(env))
             kwargs = plan.step.keywords(params or {})
             fn = env.step_async if plan.step_async else env.step
-            started, clock = time.time(), time.perf_counter()
+            started, clock = _clock(self.observers)
             obs = await self._call(session, fn, (action,), kwargs, on_loop=plan.step_async)
             obs = _checked(obs, "step")
             session.step_count += 1
@@ -140,12 +140,14 @@ class SessionPool(SessionLifecycle):
     async def _score(
         self, session: Session, env: Environment[Any, Any, Any], action: Action, obs: Observation
     ) -> Observation:
-        """Apply the environment's rubric to the step that returned ``obs``."""
+        """Apply the environment's rubric to the step that returned ``obs``. Its synchronous
+        scoring functions run where the environment's steps run: on the session's thread, or
+        inline for environments that step on the event loop."""
         assert session.scorer is not None
         state = await self._read_state(session, env)
-        return await session.scorer.score(
-            action, obs, state, run_sync=lambda fn: self.run_in_thread(session, fn)
-        )
+        on_thread = session.worker is not None and not CallPlan.of(type(env)).step_async
+        runner = (lambda fn: self.run_sync(session, fn)) if on_thread else None
+        return await session.scorer.score(action, obs, state, run_sync=runner)
 
     async def _read_state(self, session: Session, env: Environment[Any, Any, Any]) -> Any:
         on_loop = CallPlan.of(type(env)).step_async
@@ -169,7 +171,7 @@ class SessionPool(SessionLifecycle):
             method = getattr(env, name)
             if inspect.iscoroutinefunction(method):
                 return await method(*args)
-            return await self.run_in_thread(session, functools.partial(method, *args))
+            return await self.run_sync(session, functools.partial(method, *args))
 
     async def metadata(self) -> EnvironmentMetadata:
         """The environment's metadata, read once from a temporary instance."""
@@ -202,6 +204,11 @@ class SessionPool(SessionLifecycle):
                 session, call, (name, arguments), on_loop=is_async
             )
             return outcome
+
+
+def _clock(observers: list[Any]) -> tuple[float, float]:
+    """When a call starts (wall clock, performance counter), read only if observers want it."""
+    return (time.time(), time.perf_counter()) if observers else (0.0, 0.0)
 
 
 def _as_mcp(env: Environment[Any, Any, Any]) -> MCPEnvironment:

@@ -25,9 +25,11 @@ class Watchdog:
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Start watching (on the running loop), unless already watching."""
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._watch_forever())
+        """Start watching on the running loop, unless already watching there (a pool used
+        from a helper loop first, as the web UI does to read metadata, moves to the server's)."""
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done() or self._task.get_loop() is not loop:
+            self._task = loop.create_task(self._watch_forever())
 
     async def stop(self) -> None:
         if self._task is not None:

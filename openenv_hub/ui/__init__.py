@@ -17,6 +17,7 @@ import inspect
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.errors import DependencyNotInstalledError
@@ -29,11 +30,15 @@ if TYPE_CHECKING:
     from openenv_hub.server.sessions import SessionPool
     from openenv_hub.ui.tabs import TabSessions
 
-__all__ = ["UI_PATH", "UIContext", "mount_ui"]
+__all__ = ["MAX_UPLOAD_BYTES", "UI_PATH", "PreparedUI", "UIContext", "mount_ui", "prepare_ui"]
 
 logger = logging.getLogger("openenv_hub.ui")
 
 UI_PATH = "/web"
+
+MAX_UPLOAD_BYTES = 1024 * 1024
+"""What ``/web/gradio_api/upload`` accepts in one file (the generated UI has no file inputs;
+a custom tab may take small files). Larger uploads are refused with 413 while being read."""
 
 
 def mount_ui(
@@ -46,7 +51,10 @@ def mount_ui(
     show_default: bool = True,
     path: str = UI_PATH,
 ) -> UIContext:
-    """Mount the web UI on ``app`` at ``path``, on the same server as ``/ws``.
+    """Mount the web UI on ``app`` at ``path`` now, on the same server as ``/ws``.
+
+    (``create_app(..., web=True)`` mounts it once built instead, so that it does not delay
+    the server's start; see :mod:`openenv_hub.ui.later`.)
 
     Args:
         app: The environment's FastAPI app.
@@ -65,6 +73,36 @@ def mount_ui(
         DependencyNotInstalledError: gradio is not installed.
         TypeError: ``custom_builder`` did not return a ``gradio.Blocks``.
     """
+    prepared = prepare_ui(
+        app, pool, observation_cls=observation_cls, readme=readme,
+        custom_builder=custom_builder, show_default=show_default, path=path,
+    )  # fmt: skip
+    prepared.mount()
+    _cleanup_on_shutdown(app, prepared.tabs)
+    return prepared.context
+
+
+@dataclass
+class PreparedUI:
+    """A built UI, ready to mount: :meth:`mount` adds it to the app (on the event loop's
+    thread once the app serves); ``tabs.cleanup()`` deletes the tabs' files at shutdown."""
+
+    context: UIContext
+    tabs: TabSessions
+    mount: Callable[[], None]
+
+
+def prepare_ui(
+    app: FastAPI,
+    pool: SessionPool,
+    *,
+    observation_cls: type[Observation] = Observation,
+    readme: str | None = None,
+    custom_builder: Callable[[UIContext], Any] | None = None,
+    show_default: bool = True,
+    path: str = UI_PATH,
+) -> PreparedUI:
+    """Import gradio and build the UI (the slow part of :func:`mount_ui`), without mounting it."""
     try:
         import gradio as gr
     except ImportError:
@@ -92,9 +130,12 @@ def mount_ui(
         ctx, Actions(tabs), show_default=show_default, custom_builder=custom_builder
     )
     blocks.queue(default_concurrency_limit=None)
-    gr.mount_gradio_app(app, blocks, path=path, **_mount_options(gr.mount_gradio_app))
-    _cleanup_on_shutdown(app, tabs)
-    return ctx
+    options = _mount_options(gr.mount_gradio_app)
+
+    def mount() -> None:
+        gr.mount_gradio_app(app, blocks, path=path, **options)
+
+    return PreparedUI(context=ctx, tabs=tabs, mount=mount)
 
 
 def _cleanup_on_shutdown(app: FastAPI, tabs: TabSessions) -> None:
@@ -114,11 +155,14 @@ def _cleanup_on_shutdown(app: FastAPI, tabs: TabSessions) -> None:
 
 def _mount_options(mount: Callable[..., Any]) -> dict[str, Any]:
     """Look and switches for ``gr.mount_gradio_app``, limited to those it accepts."""
+    from openenv_hub.ui.labels import LABELS_SCRIPT
     from openenv_hub.ui.theme import CSS, theme
 
     options: dict[str, Any] = {
         "theme": theme(),
         "css": CSS,
+        "head": LABELS_SCRIPT,
+        "max_file_size": MAX_UPLOAD_BYTES,
         "ssr_mode": False,
         "pwa": False,
         "mcp_server": False,

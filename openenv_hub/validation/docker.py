@@ -7,6 +7,7 @@ Containers always use the host network (``--network host``) and get their port f
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator, Sequence
@@ -100,21 +101,57 @@ def build_image(
             command += ["--build-arg", arg]
         command += ["--no-cache"] if no_cache else []
         env = {**os.environ, "DOCKER_BUILDKIT": "0"}
-        output = subprocess.PIPE if quiet else None
-        done = subprocess.run(
-            [*command, str(context)],
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT if quiet else None,
-            text=True,
-            check=False,
-        )
-    if done.returncode != 0:
-        tail = (done.stdout or "")[-3000:] if quiet else ""
+        code, tail = _run_build([*command, str(context)], env=env, quiet=quiet)
+    if code != 0:
+        shown = f"\n{tail[-3000:]}" if quiet else ""
         raise DockerError(
-            f"docker build of {env_dir} failed (exit {done.returncode}).{chr(10) + tail if tail else ''}",
-            hint="Read the build output above.",
+            f"docker build of {env_dir} failed (exit {code}).{shown}",
+            hint=_build_hint(tail, base_image),
         )
+
+
+_PULL_FAILURES = (
+    "pull access denied",
+    "manifest unknown",
+    "failed to resolve",
+    "no such host",
+    "temporary failure in name resolution",
+    "dial tcp",
+    "tls handshake timeout",
+    "i/o timeout",
+    "connection refused",
+    "network is unreachable",
+    "error pulling image",
+)
+
+
+def _run_build(command: list[str], *, env: dict[str, str], quiet: bool) -> tuple[int, str]:
+    """Run ``docker build``, showing its output unless ``quiet``; return its code and output
+    tail (kept either way, to tell why it failed)."""
+    tail: list[str] = []
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if not quiet:
+                print(line, end="", flush=True)
+            tail = [*tail[-200:], line]
+    return process.returncode, "".join(tail)
+
+
+def _build_hint(output: str, base_image: str | None) -> str:
+    steps = re.findall(r"^Step \d+/\d+ : (\w+)", output, re.M)
+    at_from = bool(steps) and steps[-1].upper() == "FROM"
+    lowered = output.lower()
+    if at_from and any(sign in lowered for sign in _PULL_FAILURES):
+        base = base_image or "python:3.11-slim"
+        return (
+            f"The engine could not pull the base image {base} (is a registry reachable?). "
+            "Build from an image the engine has ('docker images' lists them): "
+            "--base-image IMAGE, or set OPENENV_BASE_IMAGE."
+        )
+    return "Read the build output above."
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from openenv_hub.validation.failure import describe_import_failure
 from openenv_hub.validation.result import CheckResult, run_checks
 from openenv_hub.validation.sample import sample_from_schema
 from openenv_hub.validation.target import EnvTarget
@@ -74,7 +75,7 @@ def check_app_import(loaded: _Loaded) -> CheckResult:
         return CheckResult(
             "app_import",
             False,
-            f"'{manifest.app_path}' does not import: {type(exc).__name__}: {exc}",
+            f"'{manifest.app_path}' does not import: {describe_import_failure(exc)}",
             "Fix the import, or the 'app' field of openenv.yaml.",
         )
     if not callable(loaded.app):

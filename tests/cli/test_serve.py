@@ -42,6 +42,25 @@ def test_refuses_an_app_that_does_not_import(
     assert "does not import" in result.err and "Traceback" not in result.err
 
 
+def test_a_syntax_error_is_reported_with_file_and_line_as_validate_does(
+    cli: Callable[..., Any], new_env: Callable[[], Path]
+) -> None:
+    root = new_env()
+    broken = root / "my_env" / "server" / "environment.py"
+    lines = broken.read_text().splitlines()
+    lines[5] = "def broken(:"
+    broken.write_text("\n".join(lines) + "\n")
+    where = f"({broken}, line 6)"
+    for name in [m for m in sys.modules if m.split(".")[0] == "my_env"]:
+        del sys.modules[name]  # another test's my_env, imported in this process, would be served
+    served = cli("serve", root, "--port", free_port())
+    assert served.code == 1 and "Unexpected error" not in served.err
+    assert f"does not import: SyntaxError: invalid syntax {where}" in served.err
+    assert "def broken(:" in served.err
+    validated = cli("validate", root, "--level", "import", "--json")
+    assert f"SyntaxError: invalid syntax {where}" in validated.out
+
+
 def test_refuses_a_folder_without_manifest(cli: Callable[..., Any], tmp_path: Path) -> None:
     result = cli("serve", tmp_path)
     assert result.code == 1

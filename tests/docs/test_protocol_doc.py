@@ -49,7 +49,8 @@ def test_the_error_table_is_what_the_classes_declare() -> None:
 
     text = (REPO / "docs" / "protocol.md").read_text(encoding="utf-8")
     table = text.split("<!-- error table: checked by tests/docs/test_protocol_doc.py -->\n")[1]
-    rows = [line for line in table.splitlines()[2:] if line.startswith("|")]
+    lines = table.splitlines()[2:]
+    rows = lines[: next(i for i, line in enumerate(lines) if not line.startswith("|"))]
     documented = {}
     for row in rows:
         name, codes, reason, http, jsonrpc = (

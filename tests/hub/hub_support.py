@@ -208,15 +208,59 @@ def hub_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     return venv
 
 
+@pytest.fixture(scope="session")
+def wheelhouse() -> Path:
+    """The third-party wheels openenv-hub needs (and setuptools, to build a Space's package),
+    downloaded by ``pip download`` once per machine and kept in the openenv-hub cache, so a
+    fresh virtual environment installs from LocalHub and this folder with no index."""
+    import hashlib
+    import zipfile
+
+    from openenv_hub.packaging import _cache_dir, dev_wheel
+
+    wheel = dev_wheel()
+    assert wheel is not None, "the test suite runs openenv-hub from its source tree"
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = archive.read(name).decode()
+    requires = sorted(
+        line.split(": ", 1)[1]
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist: ") and "extra ==" not in line
+    )
+    requires += ["setuptools>=70.1", "wheel"]
+    key = hashlib.sha256(f"{sys.version_info[:2]}{requires}".encode()).hexdigest()[:16]
+    folder = _cache_dir().parent / "wheelhouse" / key
+    if not (folder / ".complete").is_file():
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "-d", str(folder), *requires],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        (folder / ".complete").write_text("\n".join(requires), encoding="utf-8")
+    return folder
+
+
 def run_python(
-    python: Path, code: str, *, env: dict[str, str] | None = None, timeout_s: float = 120
+    python: Path,
+    code: str,
+    *,
+    env: dict[str, str] | None = None,
+    timeout_s: float = 120,
+    cwd: Path | None = None,
 ) -> str:
+    """Run ``python -c code`` in ``cwd`` (default: the interpreter's folder, where no checkout
+    can shadow what is installed)."""
     done = subprocess.run(
         [str(python), "-c", code],
         capture_output=True,
         text=True,
         env=env,
         timeout=timeout_s,
+        cwd=cwd or python.parent,
         check=False,
     )
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"

@@ -9,7 +9,7 @@ import pytest
 from openenv_hub.errors import EnvironmentValidationError
 from openenv_hub.hub.bundle import stage_bundle
 from openenv_hub.hub.card import fix_card
-from openenv_hub.hub.ignore import IgnoreRule, select_files
+from openenv_hub.hub.ignore import select_files
 from openenv_hub.hub.plan import RemoteFile, diff_files, git_blob_id
 
 
@@ -20,8 +20,8 @@ from openenv_hub.hub.plan import RemoteFile, diff_files, git_blob_id
         ("*.log", "deep/in/debug.log", False, True),
         ("/top.txt", "top.txt", False, True),
         ("/top.txt", "sub/top.txt", False, False),
-        ("build/", "pkg/build", True, True),
-        ("build/", "pkg/build", False, False),
+        ("out/", "pkg/out", True, True),
+        ("out/", "pkg/out", False, False),
         ("docs/*.md", "docs/a.md", False, True),
         ("docs/*.md", "docs/sub/a.md", False, False),
         ("**/cache", "a/b/cache", True, True),
@@ -35,15 +35,21 @@ from openenv_hub.hub.plan import RemoteFile, diff_files, git_blob_id
         ("\\#hash", "#hash", False, True),
     ],
 )
-def test_gitignore_patterns(pattern: str, path: str, is_dir: bool, ignored: bool) -> None:
-    rule = IgnoreRule.parse(pattern)
-    assert rule is not None
-    assert rule.matches(path, is_dir=is_dir) is ignored
+def test_gitignore_patterns(
+    tmp_path: Path, pattern: str, path: str, is_dir: bool, ignored: bool
+) -> None:
+    _tree(tmp_path, {".gitignore": pattern + "\n", path + ("/file" if is_dir else ""): ""})
+    selection = select_files(tmp_path)
+    parts = path.split("/")
+    left_out = {"/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1)} | {path}
+    assert bool(left_out & set(selection.ignored)) is ignored
+    assert (path + ("/file" if is_dir else "") in selection.files) is not ignored
 
 
 @pytest.mark.parametrize("line", ["", "   ", "# comment", "/"])
-def test_blank_and_comment_lines_are_no_rules(line: str) -> None:
-    assert IgnoreRule.parse(line) is None
+def test_blank_and_comment_lines_are_no_rules(tmp_path: Path, line: str) -> None:
+    _tree(tmp_path, {".gitignore": line + "\n", "a.py": "", "sub/b.py": ""})
+    assert select_files(tmp_path).files == [".gitignore", "a.py", "sub/b.py"]
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:

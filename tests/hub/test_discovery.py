@@ -39,5 +39,5 @@ def test_unknown_names_get_suggestions(name: str, suggestion: str) -> None:
 
 def test_nothing_close_gets_no_suggestion() -> None:
     with pytest.raises(EnvironmentNotFoundError) as info:
-        get_environment("chess")
+        get_environment("mujoco")
     assert info.value.suggestions == [] and "Did you mean" not in str(info.value)

@@ -33,7 +33,7 @@ def test_the_readme_shows_the_tested_publish_workflow() -> None:
 
 def test_every_code_block_is_run() -> None:
     text = DOC.read_text(encoding="utf-8")
-    assert text.count("```") // 2 == len(blocks()) == 5
+    assert text.count("```") // 2 == len(blocks()) + 1 == 6  # + the pinned requirement
     assert list(blocks()) == [
         "publish workflow",
         "connect",
@@ -87,3 +87,18 @@ def test_the_documented_workflow_runs(hub_env: HubEnv, hub_venv: Venv, tmp_path:
     assert (tmp_path / "my_echo_env" / "openenv.yaml").is_file()
 
     assert "'echo_env'" in run_python(hub_venv.python, code["discovery"], env=hub_venv.env())
+
+
+def test_localhub_serves_no_space_app_as_the_doc_says(hub_env: HubEnv) -> None:
+    """docs/publishing.md, "Testing against LocalHub": what LocalHub runs and what it does not."""
+    import httpx
+
+    text = DOC.read_text(encoding="utf-8").split("## Testing against LocalHub", 1)[1]
+    assert "does not build or run a Space's Docker image" in text
+    assert "LocalHub.set_space_runtime(repo_id, host=url)" in text
+    repo_id = unique_repo(hub_env, "noapp")
+    hub_env.api("alice").create_repo(repo_id, repo_type="space", space_sdk="docker")
+    host = hub_env.api("alice").space_info(repo_id).host
+    answer = httpx.get(f"{host}/health")
+    assert answer.status_code == 503 and "does not run Space apps" in answer.text
+    assert "set_space_runtime" in answer.text

@@ -7,6 +7,9 @@ checkout's wheel. pip runs with PIP_NO_INDEX=1: everything it installs here come
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,6 +37,8 @@ with EchoEnv(base_url={url!r}).sync() as env:
     env.reset()
     print("sync", env.call_tool("echo_with_length", message="Hi"))
 """
+
+PACKAGE_FILE = "import openenv_hub; print(openenv_hub.__file__)"
 
 TYPED_SCRIPT = """
 import asyncio
@@ -92,3 +97,37 @@ def test_init_env_push_install_serve_step(
         out = run_python(hub_venv.python, script, env=hub_venv.env())
     assert "async hello 0.5" in out
     assert "sync 2" in out
+
+
+def test_a_fresh_venv_with_nothing_but_pip_installs_a_pushed_space_and_drives_it(
+    hub_env: HubEnv, cli: Callable[..., CliResult], tmp_path: Path, wheelhouse: Path
+) -> None:
+    """The first thing a new user does: the exact pip line push printed, in a new virtual
+    environment. openenv-hub is on no package index: the Space names its bundled wheel.
+    (Third-party packages come from a local copy of the index: see ``wheelhouse``.)"""
+    repo_id = unique_repo(hub_env, "e2e-bare")
+    pushed = cli("push", ECHO_ENV, "--repo-id", repo_id, "--version", "0.1.0")
+    assert pushed.code == 0, pushed.text
+    (line,) = [row for row in pushed.out.splitlines() if row.startswith("Install: ")]
+    command = line.removeprefix("Install: ").split()
+    assert command[:2] == ["pip", "install"] and command[2].endswith(f"{repo_id}@0.1.0")
+    venv = Venv(tmp_path / "bare")
+    subprocess.run([sys.executable, "-m", "venv", str(venv.root)], check=True)
+    env = venv.env(PIP_FIND_LINKS=str(wheelhouse))
+    del env["PIP_NO_BUILD_ISOLATION"]  # as a user's pip: builds in isolation
+    done = subprocess.run(
+        [str(venv.python), "-m", *command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    hub_requests = [r["path"] for r in hub_env.hub.requests()]
+    assert any("/resolve/" in path and path.endswith(".whl") for path in hub_requests)
+    with serve_app(venv.python, "echo_env.server.app:app") as url:
+        out = run_python(venv.python, ECHO_SCRIPT.format(url=url), env=venv.env())
+    assert "async Hi" in out and "sync {'message': 'Hi', 'length': 2}" in out
+    installed = run_python(venv.python, PACKAGE_FILE).strip()
+    assert installed.startswith(str(venv.root) + os.sep)  # from the Space's wheel, not the checkout

@@ -65,9 +65,30 @@ def test_namespace_the_token_cannot_write_to(
 ) -> None:
     hub_env.login(user, role)  # type: ignore[arg-type]
     repo_id = repo + "-" + hub_env.repo_id("p").split("-")[-1]
+    hub_env.hub.clear_requests()
     result = cli("push", ECHO_ENV, "--repo-id", repo_id)
-    _failed(result, "may not do this", f"write access to '{repo_id.split('/')[0]}'")
+    _failed(
+        result, "cannot write to", "Nothing was sent", f"write access to '{repo_id.split('/')[0]}'"
+    )
     assert not hub_env.api("alice").repo_exists(repo_id, repo_type="space")
+    assert [r for r in hub_env.hub.requests() if r["method"] not in ("GET", "HEAD")] == []
+
+
+def test_write_access_is_checked_before_anything_is_changed(
+    hub_env: HubEnv, echo_copy: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A read-only token used to get as far as the variables (or the tag) of an existing
+    Space, then advise running the same command again."""
+    repo_id = unique_repo(hub_env, "readonly")
+    push(echo_copy, repo_id, bundle_wheel=False)
+    (echo_copy / "NEW.md").write_text("new\n", encoding="utf-8")
+    hub_env.login("alice", "read")
+    hub_env.hub.clear_requests()
+    result = cli("push", echo_copy, "--repo-id", repo_id, "-e", "A=1", "--version", "1.0")
+    _failed(result, "read-only token of alice", "Nothing was sent")
+    assert "run the same command again" not in result.text
+    assert [r for r in hub_env.hub.requests() if r["method"] not in ("GET", "HEAD")] == []
+    assert "NEW.md" not in space_files(hub_env, repo_id)
 
 
 def test_space_that_does_not_exist(
@@ -192,7 +213,10 @@ def test_hub_unreachable(
 ) -> None:
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{free_port()}")
     _failed(cli("versions", "alice/x"), "Could not reach the Hub at http://127.0.0.1:", "network")
-    _failed(cli("push", ECHO_ENV, "--repo-id", "alice/x"), "Could not reach the Hub")
+    for args in (("push", ECHO_ENV, "--repo-id", "alice/x"), ("fork", "alice/x")):
+        result = cli(*args)
+        _failed(result, "Could not reach the Hub", "network connection")
+        assert "token" not in result.err.split("Error:", 1)[1].split("Hint:")[0]  # not its fault
 
 
 def test_network_error_during_install(

@@ -70,7 +70,7 @@ def test_install_at_a_version_into_a_target(
     assert direct["url"] == f"{hub_env.endpoint}/spaces/{repo_id}"
     assert direct["vcs_info"]["commit_id"] == result.commit  # type: ignore[index]
     assert result.command[:4] == [sys.executable, "-m", "pip", "install"]
-    assert result.command[-1] == f"git+{hub_env.endpoint}/spaces/{repo_id}@1.0.0"
+    assert result.command[-1] == f"git+{hub_env.endpoint}/spaces/{repo_id}@{result.commit}"
 
 
 def test_private_space_token_goes_to_pip_but_is_never_printed(

@@ -31,7 +31,7 @@ def test_push_echo_env_uploads_the_files_git_would_commit(
     expected = git_visible_files(ECHO_ENV)
     assert set(remote) - _wheels(remote) - {".gitattributes"} == expected
     assert len(_wheels(remote)) == 1  # a development install bundles its wheel
-    for name in expected:
+    for name in expected - {"pyproject.toml"}:  # pyproject.toml names the wheel: test_wheel_pin
         assert remote[name] == (ECHO_ENV / name).read_bytes(), name
     assert f"Install: pip install git+{hub_env.endpoint}/spaces/{repo_id}" in result.out
     assert f"App:     {hub_env.endpoint}/_localhub/apps/{repo_id}" in result.out

@@ -37,8 +37,12 @@ def test_the_pushed_bundle_builds_with_its_wheel_and_serves(
     wheels = list((space / ".openenv" / "wheels").glob("openenv_hub-*.whl"))
     assert len(wheels) == 1  # the Space installs exactly the code that was tested
 
+    assert "/resolve/" in (space / "pyproject.toml").read_text()  # names the wheel by URL...
+
     tag = f"openenv-test/{repo_id.split('/')[1]}:latest"
+    hub_env.hub.clear_requests()
     build_image(space, tag, build_args={"ENABLE_WEB_INTERFACE": "false"})
+    assert not [r for r in hub_env.hub.requests() if "/resolve/" in r["path"]]  # ...not needed
     port = free_port()
     container = run_container(tag, env={"PORT": str(port)})
     try:

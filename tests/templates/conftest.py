@@ -23,7 +23,7 @@ def run(command: list[str], cwd: Path | None = None, timeout_s: float = 600) -> 
 
 @pytest.fixture(scope="session")
 def fresh_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``python -m venv`` (no system site-packages) + the openenv-hub wheel + cookiecutter + pytest."""
+    """``python -m venv`` (no system site-packages) + the openenv-hub wheel, nothing more."""
     wheel = dev_wheel()
     assert wheel is not None, "openenv-hub should run from its source tree in the test suite"
     venv = tmp_path_factory.mktemp("venv") / "venv"
@@ -38,8 +38,6 @@ def fresh_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-q",
             "--disable-pip-version-check",
             str(wheel),
-            "cookiecutter",
-            "pytest",
         ]
     )
     return venv

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cli_runner import CliResult
 
 from openenv_hub.validation.docker import run_container
 from openenv_hub_cli.init import render_env
@@ -80,3 +81,46 @@ def test_build_without_an_engine_says_how_to_point_at_one(
     assert exit_info.value.code == 1
     assert "DOCKER_HOST" in err or "not installed" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.docker
+def test_an_offline_build_names_the_base_image_option(
+    docker_env: str, cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """A base image the engine cannot pull (offline, or no such image) fails at FROM, and the
+    hint says how to build from an image the engine has."""
+    path = render_env("offline_env", tmp_path, rng=random.Random(0))
+    missing = "openenv-hub-test/no-such-base:missing"
+    result = cli("build", path, "--base-image", missing, "--tag", "openenv-hub-test/never:built")
+    assert result.code == 1
+    assert f"could not pull the base image {missing}" in result.err
+    assert "--base-image IMAGE, or set OPENENV_BASE_IMAGE" in result.err
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_the_space_image_serves_with_the_fast_websocket_protocol(
+    docker_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The image's server is started as `openenv serve` starts it, not by plain uvicorn."""
+    import subprocess
+
+    from openenv_hub.server.app import uvicorn_options
+
+    tag = "openenv-test/echo-env:latest"  # built (and cached) like the image test above
+    code, _ = openenv(
+        capsys, "build", REPO / "envs" / "echo_env", "--base-image", docker_env,
+        "--build-arg", NO_UI, "--tag", tag,
+    )  # fmt: skip
+    assert code == 0
+    with run_container(tag):
+        (container,) = subprocess.run(
+            ["docker", "ps", "-q", "--filter", f"ancestor={tag}"],
+            capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+        logs = subprocess.run(
+            ["docker", "logs", container], capture_output=True, text=True, check=True
+        )
+    said = logs.stdout + logs.stderr
+    assert f"WebSocket implementation {uvicorn_options()['ws']}" in said, said
+    assert uvicorn_options()["ws"] == "websockets-sansio"

@@ -68,8 +68,11 @@ def test_the_dockerfile_follows_the_space_rules(echo_rendering: Path) -> None:
         and "ARG ENABLE_WEB_INTERFACE=true" in text
     )
     assert "urllib.request" in text and "curl" not in text
+    # Exec form (the server is PID 1 and gets docker stop's SIGTERM), with the server's own
+    # settings; the port comes from $PORT.
     assert re.search(
-        r'^CMD \["sh", "-c", "exec uvicorn echo_env\.server\.app:app --host 0\.0\.0\.0 --port \$\{PORT\}"\]$',
+        r'^CMD \["python", "-m", "openenv_hub\.server", "echo_env\.server\.app:app", '
+        r'"--host", "0\.0\.0\.0"\]$',
         text,
         re.M,
     )
@@ -91,14 +94,12 @@ def test_the_wheel_ships_the_template() -> None:
 
 @pytest.mark.slow
 def test_generated_env_tests_pass_in_a_fresh_venv(fresh_venv: Path, tmp_path: Path) -> None:
-    """openenv init my_env --no-input && cd my_env && pip install -e . && pytest, from the wheel."""
+    """openenv init my_env --no-input && cd my_env && pip install -e ".[dev]" && pytest."""
     bin_dir = fresh_venv / "bin"
     run([str(bin_dir / "openenv"), "init", "my_env", "--no-input"], cwd=tmp_path)
     env_dir = tmp_path / "my_env"
-    run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "-e", "."], cwd=env_dir)
-    output = run(
-        [str(bin_dir / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=env_dir
-    )
+    run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "-e", ".[dev]"], cwd=env_dir)
+    output = run([str(bin_dir / "pytest"), "-q", "-p", "no:cacheprovider"], cwd=env_dir)
     assert "4 passed" in output
     check = "from my_env import MyEnv, MyAction; from importlib.metadata import entry_points; " \
         "print(entry_points(group='openenv.environments')['my_env'].load().__name__)"  # fmt: skip

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_runner import CliResult
 from doc_blocks import doc_block
 
 from openenv_hub.providers.local import free_port
@@ -25,12 +27,34 @@ def test_the_workflow_is_init_serve_validate_build() -> None:
     assert verbs == ["init", "serve", "validate", "validate", "build"]
 
 
+def test_init_the_template_and_the_docs_agree_on_how_to_install_for_work(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """The install line that makes the next line, ``pytest``, work: the workflow block, the
+    "Next:" lines of openenv init and the generated README say the same."""
+    install, test = workflow_commands()[2:4]
+    assert (install, test) == ('pip install -e ".[dev]"', "pytest")
+    result = cli("init", "my_env", "--no-input", "--output-dir", tmp_path)
+    assert result.code == 0, result.text
+    next_lines = result.out.split("Next:\n", 1)[1].splitlines()
+    assert next_lines[1:3] == [f"  {install}", f"  {test}"]
+    generated = (tmp_path / "my_env" / "README.md").read_text(encoding="utf-8")
+    assert f"\n{install}\n" in generated
+    pyproject = (tmp_path / "my_env" / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'dev = ["pytest>=8"]' in pyproject
+
+
 @pytest.mark.slow
 @pytest.mark.docker
+@pytest.mark.timeout(900)  # the block installs, serves and builds an image: bound as its subprocess
 def test_the_documented_workflow_runs(fresh_venv: Path, tmp_path: Path) -> None:
     from docker_support.engine import require_docker
 
     docker_host = require_docker()
+    # The block installs what `pytest` needs: start from a venv without pytest.
+    bin_dir = fresh_venv / "bin"
+    subprocess.run([str(bin_dir / "python"), "-m", "pip", "uninstall", "-q", "-y", "pytest"])
+    assert not (bin_dir / "pytest").exists()
     port, image_port = str(free_port()), str(free_port())
     script = "\n".join(line.replace("8000", port) for line in workflow_commands())
     # Then run the image as docs/authoring.md shows, on a port of its own.

@@ -104,6 +104,8 @@ def serve() -> Iterator[Callable[[Any], Served]]:
         server = _Server(app)
         server.start()
         servers.append(server)
+        ready = getattr(app.state, "web_ui_ready", None)  # the UI is built after the start
+        assert ready is None or ready.wait(120), "the web UI was not built in 120 s"
         return Served(app=app, base_url=f"http://127.0.0.1:{server.port}")
 
     yield start

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gradio as gr
+import httpx
 import pytest
 import ui_pages as pages
 from playwright.sync_api import expect
@@ -47,7 +48,7 @@ def test_custom_tab_next_to_the_playground_shares_the_tab_session(serve, new_pag
     page = pages.open_ui(new_page(), served.web_url)
     page.get_by_role("tab", name="Board").click()
     expect(page.locator("#board-title")).to_contain_text("typed_echo board")
-    pages.fill(page, "board-word", "hey")
+    pages.fill(page, "Word", "hey")
     page.click("#board-shout")
     expect(page.locator("#board-out")).to_contain_text('"HEY"')
     assert served.pool.active_sessions == 1  # the Playground's session, reused
@@ -61,7 +62,7 @@ def test_show_default_false_shows_only_the_custom_tab(serve, new_page):
     expect(page.locator("#board-title")).to_be_visible()
     expect(page.locator("#reset-btn")).to_have_count(0)
     assert served.pool.active_sessions == 0  # a session is opened only when the tab uses one
-    pages.fill(page, "board-word", "quiet")
+    pages.fill(page, "Word", "quiet")
     page.click("#board-shout")
     expect(page.locator("#board-out")).to_contain_text('"QUIET"')
     assert served.pool.active_sessions == 1
@@ -69,12 +70,18 @@ def test_show_default_false_shows_only_the_custom_tab(serve, new_page):
     served.wait_sessions(0)
 
 
-def test_a_builder_must_return_blocks():
-    with pytest.raises(TypeError, match=r"ui_builder must return a gradio\.Blocks, got int"):
+def test_a_builder_that_returns_no_blocks_is_reported_at_web(serve):
+    """The UI is built after the server starts: the API keeps serving, /web says what is wrong."""
+    served = serve(
         create_app(TypedEchoEnvironment, TypedEchoAction, web=True, ui_builder=lambda ctx: 42)
+    )
+    page = httpx.get(served.web_url)
+    assert page.status_code == 500
+    assert "ui_builder must return a gradio.Blocks, got int" in page.text
+    assert httpx.get(f"{served.base_url}/health").status_code == 200
 
 
-def test_the_builder_receives_schemas_and_metadata():
+def test_the_builder_receives_schemas_and_metadata(serve):
     seen: list[UIContext] = []
 
     def builder(ctx: UIContext) -> gr.Blocks:
@@ -83,9 +90,12 @@ def test_the_builder_receives_schemas_and_metadata():
             gr.Markdown("custom")
         return blocks
 
-    create_app(
-        TypedEchoEnvironment, TypedEchoAction, TypedEchoObservation, web=True, ui_builder=builder
-    )
+    serve(
+        create_app(
+            TypedEchoEnvironment, TypedEchoAction, TypedEchoObservation, web=True,
+            ui_builder=builder,
+        )
+    )  # fmt: skip
     (ctx,) = seen
     assert ctx.metadata.name == "TypedEchoEnvironment"
     assert ctx.action_schema == TypedEchoAction.model_json_schema()

@@ -57,7 +57,7 @@ def test_typed_env_reset_step_history_and_download(typed, new_page):
 
     pages.reset(page)
     expect(page.locator("#observation")).to_contain_text("Typed Echo environment ready!")
-    pages.fill(page, "field-message", "hello")
+    pages.fill(page, "message", "hello")
     pages.step(page, 1)
 
     expect(page.locator("#observation")).to_contain_text('"hello"')
@@ -82,16 +82,16 @@ def test_every_field_kind_reaches_the_environment_typed(all_fields, new_page):
     pages.reset(page, seed="7")
     expect(page.locator("#state")).to_contain_text('"seed": 7')
 
-    pages.fill(page, "field-text", "hello")
-    pages.fill(page, "field-count", "4")
-    pages.fill(page, "field-ratio", "0.25")
+    pages.fill(page, "text", "hello")
+    pages.fill(page, "count", "4")
+    pages.fill(page, "ratio", "0.25")
     page.check("#field-flag input")
     pages.choose(page, "field-mode", "slow")
     pages.choose(page, "field-color", "blue")
-    pages.fill_json(page, "field-items", "[1, 2, 3]")
-    pages.fill_json(page, "field-weights", '{"a": 0.5, "b": 2}')
-    pages.fill_json(page, "field-point", '{"x": 3, "y": 1.5}')
-    pages.fill(page, "field-limit", "9")
+    pages.fill_json(page, "items", "[1, 2, 3]")
+    pages.fill_json(page, "weights", '{"a": 0.5, "b": 2}')
+    pages.fill_json(page, "point", '{"x": 3, "y": 1.5}')
+    pages.fill(page, "limit", "9")
     pages.step(page, 1)
 
     (action,) = AllFieldsEnvironment.received
@@ -119,7 +119,7 @@ def test_defaults_are_prefilled_and_sent(all_fields, new_page):
     expect(page.locator("#field-ratio")).to_contain_text("0 < x < 1")
     expect(page.locator("#field-text")).to_contain_text("'boom' makes the environment raise")
     pages.reset(page)
-    pages.fill(page, "field-text", "defaults")
+    pages.fill(page, "text", "defaults")
     pages.step(page, 1)
     (action,) = AllFieldsEnvironment.received
     assert action == AllFieldsAction(text="defaults")
@@ -128,7 +128,7 @@ def test_defaults_are_prefilled_and_sent(all_fields, new_page):
 def test_observation_images_and_long_text_are_rendered(all_fields, new_page):
     page = pages.open_ui(new_page(), all_fields.web_url)
     pages.reset(page)
-    pages.fill(page, "field-text", "pictures")
+    pages.fill(page, "text", "pictures")
     pages.step(page, 1)
     gallery = page.locator("#obs-images")
     expect(gallery).to_be_visible()
@@ -142,11 +142,11 @@ def test_observation_images_and_long_text_are_rendered(all_fields, new_page):
 @pytest.mark.parametrize(
     ("widget", "value", "expected"),
     [
-        ("field-count", "99", "count: Input should be less than or equal to 10"),
-        ("field-ratio", "1", "ratio: Input should be less than 1"),
-        ("field-items", "[1, 2", "items: not valid JSON"),
-        ("field-point", '{"y": 2}', "point.x: Field required"),
-        ("field-limit", "many", "limit: 'many' is not a number"),
+        ("count", "99", "count: Input should be less than or equal to 10"),
+        ("ratio", "1", "ratio: Input should be less than 1"),
+        ("items", "[1, 2", "items: not valid JSON"),
+        ("point", '{"y": 2}', "point.x: Field required"),
+        ("limit", "many", "limit: 'many' is not a number"),
     ],
 )
 def test_invalid_values_show_the_field_and_the_page_keeps_working(
@@ -154,8 +154,8 @@ def test_invalid_values_show_the_field_and_the_page_keeps_working(
 ):
     page = pages.open_ui(new_page(), all_fields.web_url)
     pages.reset(page)
-    pages.fill(page, "field-text", "x")
-    if widget in ("field-items", "field-point"):
+    pages.fill(page, "text", "x")
+    if widget in ("items", "point"):
         pages.fill_json(page, widget, value)
     else:
         pages.fill(page, widget, value)
@@ -164,10 +164,10 @@ def test_invalid_values_show_the_field_and_the_page_keeps_working(
     expect(page.locator("#action-status")).to_contain_text(expected)  # also next to Step
     assert AllFieldsEnvironment.received == []
 
-    if widget in ("field-items", "field-point"):
-        pages.fill_json(page, widget, "[]" if widget == "field-items" else '{"x": 1}')
+    if widget in ("items", "point"):
+        pages.fill_json(page, widget, "[]" if widget == "items" else '{"x": 1}')
     else:
-        pages.fill(page, widget, "5" if widget != "field-ratio" else "0.5")
+        pages.fill(page, widget, "5" if widget != "ratio" else "0.5")
     pages.step(page, 1)
     expect(page.locator("#action-status")).to_have_text("")
     assert len(AllFieldsEnvironment.received) == 1
@@ -176,12 +176,12 @@ def test_invalid_values_show_the_field_and_the_page_keeps_working(
 def test_an_exception_in_the_environment_is_shown_not_a_500(all_fields, new_page):
     page = pages.open_ui(new_page(), all_fields.web_url)
     pages.reset(page)
-    pages.fill(page, "field-text", "boom")
+    pages.fill(page, "text", "boom")
     pages.click(page, "step-btn")
     pages.expect_banner(
         page, "The environment raised an error", "RuntimeError: boom went the environment"
     )
-    pages.fill(page, "field-text", "fine")
+    pages.fill(page, "text", "fine")
     pages.step(page, 1)
     assert all_fields.pool.active_sessions == 1
 
@@ -204,7 +204,7 @@ def test_a_freshly_initialised_environment_works_without_code(
     expect(page.locator("#env-header")).to_contain_text("fresh_env")
     pages.reset(page)
     expect(page.locator("#observation")).to_contain_text("Fresh Env environment ready!")
-    pages.fill(page, "field-message", "hello")
+    pages.fill(page, "message", "hello")
     pages.step(page, 1)
     expect(page.locator("#observation")).to_contain_text('"echoed_message": "hello"')
     assert pages.metric(page, "reward") == "0.5"

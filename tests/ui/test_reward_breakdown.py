@@ -24,7 +24,7 @@ def test_history_shows_each_steps_breakdown(echo, new_page):
     page = pages.open_ui(new_page(), echo.web_url)
     pages.reset(page)
     pages.choose(page, "tool-picker", "echo_message")
-    pages.fill(page, "tool-arg-message", "Hello, web!")  # 11 of the 32 characters for full marks
+    pages.fill(page, "message", "Hello, web!")  # 11 of the 32 characters for full marks
     pages.click(page, "call-tool")
     pages.expect_banner(page, "Called tool 'echo_message'.")
 

@@ -29,9 +29,9 @@ def test_two_browsers_get_separate_sessions(serve, new_page):
     pages.reset(first)
     pages.reset(second)
     for number, message in enumerate(["one", "two", "three"], start=1):
-        pages.fill(first, "field-message", message)
+        pages.fill(first, "message", message)
         pages.step(first, number)
-    pages.fill(second, "field-message", "solo")
+    pages.fill(second, "message", "solo")
     pages.step(second, 1)
 
     expect(first.locator("#state")).to_contain_text('"step_count": 3')
@@ -72,7 +72,7 @@ def test_a_session_reaped_for_idleness_is_replaced_on_the_next_action(serve, new
     )
     assert pages.session_id(page) != old
     assert served.pool.active_sessions == 1
-    pages.fill(page, "field-message", "back")
+    pages.fill(page, "message", "back")
     pages.step(page, 1)
 
 

@@ -26,8 +26,13 @@ def text_input(page: Page, elem_id: str) -> Any:
     return page.locator(f"#{elem_id} textarea, #{elem_id} input").first
 
 
-def fill(page: Page, elem_id: str, value: str) -> None:
-    text_input(page, elem_id).fill(value)
+def field(page: Page, label: str) -> Any:
+    """The form field whose accessible name is ``label`` (as a screen reader announces it)."""
+    return page.get_by_label(label, exact=True)
+
+
+def fill(page: Page, label: str, value: str) -> None:
+    field(page, label).fill(value)
 
 
 def choose(page: Page, elem_id: str, option: str) -> None:
@@ -35,8 +40,9 @@ def choose(page: Page, elem_id: str, option: str) -> None:
     page.get_by_role("option", name=option, exact=True).click()
 
 
-def fill_json(page: Page, elem_id: str, value: str) -> None:
-    page.locator(f"#{elem_id} .cm-content").fill(value)
+def fill_json(page: Page, label: str, value: str) -> None:
+    """Type into a JSON editor (CodeMirror), found by its label like any other field."""
+    field(page, label).fill(value)
 
 
 def click(page: Page, elem_id: str) -> None:
@@ -51,7 +57,7 @@ def expect_banner(page: Page, *texts: str) -> None:
 
 def reset(page: Page, seed: str = "") -> None:
     if seed:
-        fill(page, "seed", seed)
+        fill(page, "Seed", seed)
     click(page, "reset-btn")
     expect_banner(page, "Environment reset.")
 

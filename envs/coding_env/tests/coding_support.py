@@ -69,6 +69,8 @@ class _Server:
             assert time.monotonic() < deadline, "the server did not start"
             assert self.thread.is_alive(), "the server thread died"
             time.sleep(0.02)
+        ready = getattr(getattr(self.server.config.app, "state", None), "web_ui_ready", None)
+        assert ready is None or ready.wait(120), "the web UI was not built in 120 s"
         port = self.server.servers[0].sockets[0].getsockname()[1]
         return f"http://127.0.0.1:{port}"
 

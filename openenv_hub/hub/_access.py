@@ -1,0 +1,71 @@
+"""Who the token belongs to, and whether it may write to a namespace, asked before any write.
+
+A push or fork that would be refused half-way (after the Space was created, or after its files
+were uploaded) is refused here instead, from ``whoami``'s answer: a read-only token, a
+namespace that is neither the user's nor one of their organisations, a read-only membership,
+or a fine-grained token without ``repo.write`` there. An answer this module does not
+understand is left for the Hub to judge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openenv_hub.errors import HubPermissionError
+from openenv_hub.hub._client import HubContext
+from openenv_hub.hub._errors import translate
+
+__all__ = ["check_write_access", "whoami"]
+
+_READ_ONLY_ORG_ROLES = {"read"}
+
+
+def whoami(ctx: HubContext) -> dict[str, Any]:
+    """The account of the token (``HfApi.whoami()``)."""
+    with translate(endpoint=ctx.endpoint, action="read your account"):
+        user: dict[str, Any] = ctx.api.whoami()
+    return user
+
+
+def check_write_access(user: dict[str, Any], repo_id: str, *, endpoint: str) -> None:
+    """Raise :class:`HubPermissionError` if ``user``'s token surely cannot write ``repo_id``."""
+    namespace = repo_id.split("/")[0]
+    problem = _write_problem(user, namespace)
+    if problem is None:
+        return
+    raise HubPermissionError(
+        f"The token cannot write to '{namespace}' on {endpoint}: {problem}. Nothing was sent.",
+        repo_id=repo_id,
+        hint=f"Use a token with write access to '{namespace}' "
+        "(https://huggingface.co/settings/tokens), or publish under your own namespace with "
+        f"--repo-id {user.get('name') or 'YOUR_NAME'}/{repo_id.split('/')[-1]}.",
+    )
+
+
+def _write_problem(user: dict[str, Any], namespace: str) -> str | None:
+    name = user.get("name")
+    token = (user.get("auth") or {}).get("accessToken") or {}
+    role = token.get("role")
+    if role == "read":
+        return f"it is a read-only token of {name}"
+    orgs = {org.get("name"): org for org in user.get("orgs") or [] if isinstance(org, dict)}
+    if namespace != name:
+        if namespace not in orgs:
+            return f"it belongs to {name}, who is not a member of the organisation '{namespace}'"
+        if orgs[namespace].get("roleInOrg") in _READ_ONLY_ORG_ROLES:
+            return f"{name} has a read-only role in '{namespace}'"
+    if role == "fineGrained":
+        return _fine_grained_problem(token.get("fineGrained"), namespace)
+    return None
+
+
+def _fine_grained_problem(scopes: Any, namespace: str) -> str | None:
+    if not isinstance(scopes, dict) or not isinstance(scopes.get("scoped"), list):
+        return None
+    for scope in scopes["scoped"]:
+        entity = scope.get("entity") or {}
+        if entity.get("name") == namespace and "repo.write" in (scope.get("permissions") or []):
+            return None
+    if "repo.write" in (scopes.get("global") or []):
+        return None
+    return f"the fine-grained token has no 'repo.write' permission on '{namespace}'"
