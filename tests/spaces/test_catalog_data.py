@@ -9,6 +9,7 @@ other tests publish on the session's LocalHub never show up.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 import uuid
@@ -185,6 +186,61 @@ def test_validations_run_in_the_background_and_never_hold_up_a_page(listed: List
         wait_until(lambda: cache.get(listed.echo).checked_at > record.checked_at, 60, "re-check")
     finally:
         catalog.stop()
+
+
+def test_the_page_timer_sends_only_what_changed(listed: Listed) -> None:
+    """An open page asks every CATALOG_POLL_S seconds for what finished since; what did not
+    change is not sent again (``gr.skip()``), so the page keeps what its user did there (an
+    opened schema, a selected line). What the page shows comes back as a browser sends it:
+    through each component's postprocess, JSON and preprocess."""
+    import gradio as gr
+
+    from openenv_catalog.ui import _View
+
+    gate = threading.Event()
+
+    def held_check(url: str) -> Any:
+        gate.wait(60)
+        return check_app(url, timeout_s=5)
+
+    cache = ValidationCache(held_check, max_age_s=600)
+    catalog = Catalog(listed.settings(), validations=cache)
+    catalog.start()
+    try:
+        # the page's table, summary, report, action and observation schemas, manifest
+        components = [gr.HTML(), gr.HTML(), gr.HTML(), gr.JSON(), gr.JSON(), gr.Code()]
+        view = _View(catalog)
+        rows = view.show("", "", "likes", 1)[4]
+        echo = next(env for env in rows if env.repo_id == listed.echo)
+        page: list[Any] = ["", "", "", None, None, ""]
+
+        def tick() -> list[Any]:
+            table, _rows, _current, *detail = view.tick(rows, echo, *page)
+            for i, value in enumerate([table, *detail]):
+                if value != gr.skip():
+                    page[i] = _through_the_browser(components[i], value)
+            return [table, *detail]
+
+        table, summary, _report, action, _observation, manifest = tick()
+        assert "… checking" in table and listed.echo in summary and "name: echo_env" in manifest
+        assert action == gr.skip()  # no schema yet, and none shown
+        assert tick() == [gr.skip()] * 6  # nothing finished since
+
+        gate.set()
+        wait_until(lambda: cache.wait_idle(0.1) and cache.get(listed.dead), 60, "validations")
+        table, summary, report, action, observation, manifest = tick()
+        assert "✓ valid" in table and "✓ valid" in summary and "websocket" in report
+        assert (action["title"], observation["title"]) == ("CallToolAction", "CallToolObservation")
+        assert manifest == gr.skip()
+        assert tick() == [gr.skip()] * 6
+    finally:
+        catalog.stop()
+
+
+def _through_the_browser(component: Any, value: Any) -> Any:
+    payload = component.postprocess(value)
+    payload = payload.model_dump() if hasattr(payload, "model_dump") else payload
+    return component.preprocess(json.loads(json.dumps(payload)))
 
 
 def test_stale_validations_are_run_again_in_the_background(listed: Listed) -> None:

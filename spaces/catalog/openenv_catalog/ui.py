@@ -212,13 +212,14 @@ class _View:
             report_html(validation, env.running),
             schemas.get("action"),
             schemas.get("observation"),
-            manifest or "# This Space has no openenv.yaml.",
+            # stripped, as gr.Code shows it and sends it back: a tick can tell it is unchanged
+            (manifest or "# This Space has no openenv.yaml.").strip(),
         ]
 
 
 def _same(new: Any, old: Any) -> bool:
-    """Whether ``new`` is what the page shows already (``None`` and empty alike, as the
-    browser sends an empty component back)."""
+    """Whether ``new`` is what the page shows already, as the browser sends it back (an empty
+    component as ``None`` or empty, a JSON value as a plain dict)."""
     return (new or None) == (old or None)
 
 
