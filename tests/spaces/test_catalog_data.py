@@ -237,6 +237,33 @@ def test_the_page_timer_sends_only_what_changed(listed: Listed) -> None:
         catalog.stop()
 
 
+def test_a_tick_overtaken_by_a_users_event_leaves_what_it_replaced(listed: Listed) -> None:
+    """A page's timer reads its rows and chosen Space when it fires; if the user changes page,
+    filter or Space before the tick's answer arrives, that answer must not put the old ones
+    back (Gradio runs a session's events concurrently)."""
+    import gradio as gr
+
+    from openenv_catalog.ui import _View
+
+    view = _View(Catalog(listed.settings()))  # not started: nothing is validated meanwhile
+    request, other_page = gr.Request(session_hash="page"), gr.Request(session_hash="other")
+    everything = view.first_page("", "", "likes", request)[4]
+    echo = next(env for env in everything if env.repo_id == listed.echo)
+    view.choose(listed.echo, everything, request)
+    nothing_shown = ("", "", "", None, None, "")
+
+    games = view.first_page("", "games", "likes", request)[4]  # the user filters...
+    view.choose(listed.games, games, request)  # ...and picks a Space
+    overtaken = view.tick(everything, echo, *nothing_shown, request)  # fired before both
+    assert overtaken == [gr.skip()] * 8
+
+    latest = view.tick(games, games[0], *nothing_shown, request)
+    assert [env.repo_id for env in latest[1]] == [listed.games] and listed.games in latest[0]
+    assert latest[2].repo_id == listed.games and listed.games in latest[3]
+    elsewhere = view.tick(everything, echo, *nothing_shown, other_page)  # another page's own
+    assert [env.repo_id for env in elsewhere[1]] == [env.repo_id for env in everything]
+
+
 def _through_the_browser(component: Any, value: Any) -> Any:
     payload = component.postprocess(value)
     payload = payload.model_dump() if hasattr(payload, "model_dump") else payload

@@ -8,6 +8,8 @@ since (and the details that arrived late) without asking the Hub again. A link
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -108,6 +110,7 @@ class _View:
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
+        self.sent = _Sent()
 
     # -- the table --------------------------------------------------------------------------
 
@@ -117,23 +120,28 @@ class _View:
         search, tag = params.get("search", ""), params.get("tag", "")
         sort = params.get("sort", "likes") if params.get("sort") in SORTS else "likes"
         tags = ["", *self.catalog.hub.known_tags()]
-        listing = self.show(search, tag, sort, 1)
+        listing = self.show(search, tag, sort, 1, request)
         space = params.get("space") or None
-        detail = self.choose(space, listing[4])
+        detail = self.choose(space, listing[4], request)
         listing[5] = gr.Dropdown(choices=_with(listing[5].choices, space), value=space)
         return [search, _dropdown(tags, tag), sort, *listing, *detail]
 
-    def first_page(self, search: str, tag: str, sort: str) -> list[Any]:
-        return self.show(search, tag, sort, 1)
+    def first_page(self, search: str, tag: str, sort: str, request: gr.Request) -> list[Any]:
+        return self.show(search, tag, sort, 1, request)
 
-    def previous(self, search: str, tag: str, sort: str, page: int) -> list[Any]:
-        return self.show(search, tag, sort, max(1, page - 1))
+    def previous(
+        self, search: str, tag: str, sort: str, page: int, request: gr.Request
+    ) -> list[Any]:
+        return self.show(search, tag, sort, max(1, page - 1), request)
 
-    def next(self, search: str, tag: str, sort: str, page: int) -> list[Any]:
-        return self.show(search, tag, sort, page + 1)
+    def next(self, search: str, tag: str, sort: str, page: int, request: gr.Request) -> list[Any]:
+        return self.show(search, tag, sort, page + 1, request)
 
-    def show(self, search: str, tag: str, sort: str, page: int) -> list[Any]:
+    def show(
+        self, search: str, tag: str, sort: str, page: int, request: gr.Request | None = None
+    ) -> list[Any]:
         """Table, page label, buttons, rows, the choices of the detail view, and the page."""
+        self.sent.changing(request, "rows")
         try:
             query = CatalogQuery(search or "", tag or "", sort or "likes", page)
         except ConfigurationError as exc:
@@ -141,6 +149,7 @@ class _View:
         else:
             result = self.catalog.page(query)
         envs = list(result.environments)
+        self.sent.record(request, "rows", _ids(envs))
         shown = f"Page {page}" + (f" · {len(envs)} environments" if envs else "")
         return [
             table_html(result, envs, self.catalog.badge),
@@ -158,8 +167,16 @@ class _View:
 
     # -- one environment --------------------------------------------------------------------
 
-    def choose(self, repo_id: str | None, envs: Sequence[Environment]) -> list[Any]:
+    def choose(
+        self, repo_id: str | None, envs: Sequence[Environment], request: gr.Request | None = None
+    ) -> list[Any]:
         """The detail view of ``repo_id`` (from the page, else from the Hub)."""
+        self.sent.changing(request, "space")
+        detail = self._choose(repo_id, envs)
+        self.sent.record(request, "space", detail[0].repo_id if detail[0] else None)
+        return detail
+
+    def _choose(self, repo_id: str | None, envs: Sequence[Environment]) -> list[Any]:
         if not repo_id:
             return self._detail(None)
         env = next((env for env in envs if env.repo_id == repo_id), None)
@@ -178,22 +195,41 @@ class _View:
             self.catalog.recheck([env])
         return self._detail(env)
 
-    def tick(self, envs: Sequence[Environment], env: Environment | None, *shown: Any) -> list[Any]:
+    def tick(
+        self,
+        envs: Sequence[Environment],
+        env: Environment | None,
+        table: str | None,
+        summary: str | None,
+        report: str | None,
+        action: Any,
+        observation: Any,
+        manifest: str | None,
+        request: gr.Request | None = None,
+    ) -> list[Any]:
         """What finished since: validations, and details that arrived after the page.
 
-        ``shown`` is what the table and the detail view show now; what did not change is
-        left alone, so a selection, a scroll position or an opened schema stays as it is.
+        ``table`` to ``manifest`` are what the page shows now; what did not change is left
+        alone, so a selection, a scroll position or an opened schema stays as it is. A tick
+        that a user's event overtook (another page, another Space) leaves alone what that
+        event replaced.
         """
+        shown = [table, summary, report, action, observation, manifest]
         updated = self.catalog.hub.with_cached_details(envs)
         self.catalog.watch(updated)
         if env is not None:
             env = next((row for row in updated if row.repo_id == env.repo_id), env)
         current, *detail = self._detail(env)
         fresh = [self._table(updated), *detail]
-        table, *changed = [
+        sent, *changed = [
             gr.skip() if _same(new, old) else new for new, old in zip(fresh, shown, strict=True)
         ]
-        return [table, updated, current, *changed]
+        listing: list[Any] = [sent, updated]
+        if not self.sent.is_latest(request, "rows", _ids(envs)):
+            listing = [gr.skip(), gr.skip()]
+        if not self.sent.is_latest(request, "space", env.repo_id if env else None):
+            current, changed = gr.skip(), [gr.skip()] * len(changed)
+        return [*listing, current, *changed]
 
     # -- rendering --------------------------------------------------------------------------
 
@@ -215,6 +251,49 @@ class _View:
             # stripped, as gr.Code shows it and sends it back: a tick can tell it is unchanged
             (manifest or "# This Space has no openenv.yaml.").strip(),
         ]
+
+
+_CHANGING = object()
+
+
+class _Sent:
+    """What each open page (a Gradio session) was sent last by a user's event: its rows and
+    its chosen Space, or that an event is changing them.
+
+    The page's timer reads the rows and the Space from the page when it fires; if a user's
+    event replaces them meanwhile, the tick's answer would put the old ones back (events of a
+    session run concurrently). :meth:`is_latest` tells the tick so. The newest
+    :attr:`LIMIT` sessions are kept; a page not among them is answered as if it were.
+    """
+
+    LIMIT = 1024
+
+    def __init__(self) -> None:
+        self._pages: OrderedDict[str, dict[str, object]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def changing(self, request: gr.Request | None, key: str) -> None:
+        self.record(request, key, _CHANGING)
+
+    def record(self, request: gr.Request | None, key: str, value: object) -> None:
+        session = getattr(request, "session_hash", None)
+        if session is None:
+            return
+        with self._lock:
+            self._pages.setdefault(session, {})[key] = value
+            self._pages.move_to_end(session)
+            while len(self._pages) > self.LIMIT:
+                self._pages.popitem(last=False)
+
+    def is_latest(self, request: gr.Request | None, key: str, value: object) -> bool:
+        session = getattr(request, "session_hash", None)
+        with self._lock:
+            sent = self._pages.get(session, {}) if session is not None else {}
+            return key not in sent or sent[key] == value
+
+
+def _ids(envs: Sequence[Environment]) -> tuple[str, ...]:
+    return tuple(env.repo_id for env in envs)
 
 
 def _same(new: Any, old: Any) -> bool:
