@@ -58,7 +58,11 @@ HEALTH_ONLY_SERVER = '''\
 """Answers /health and nothing else: it runs, but it is no OpenEnv server."""
 import json
 import os
+import signal
+import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # as PID 1, stop when the Space stops
 
 
 class Handler(BaseHTTPRequestHandler):
