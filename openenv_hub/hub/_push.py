@@ -47,7 +47,7 @@ class PushResult:
         dry_run: True when nothing was changed.
         url: The Space's page.
         app_url: Where the Space serves the environment.
-        pip_install: The command that installs the environment's client.
+        pip_install: The command that installs the environment's client ("" for an app Space).
         commit: The commit the Space is at after the push (``None`` for a dry run).
     """
 
@@ -84,7 +84,8 @@ def push(
     """Publish the environment at ``path`` as the Docker Space ``repo_id``.
 
     Args:
-        path: The environment folder (with ``openenv.yaml``).
+        path: The environment folder (with ``openenv.yaml``), or an app Space's folder (its
+            manifest says ``kind: app``: checked and carded as an app, not an environment).
         repo_id: ``namespace/name``; default ``<your user name>/<manifest name>``.
         private: Create the Space private (or make an existing public one private).
         token: Hub token; default ``HF_TOKEN`` or the saved login.
@@ -132,17 +133,16 @@ def push(
         if version is not None and version in remote.tags and not force:
             raise VersionExistsError(rid, version)
         urls = SpaceUrls(ctx.endpoint, rid)
+        pip_line = urls.pip_line(version) if bundle.manifest.is_environment else ""
         pin = plan_pin(ctx, bundle, remote, urls)
         plan = _plan(bundle, remote, rid, private, variables, secrets, hardware, version)
         plan.pin = pin
         if dry_run:
-            return PushResult(
-                plan, True, urls.web, urls.app_url(remote.info), urls.pip_line(version)
-            )
+            return PushResult(plan, True, urls.web, urls.app_url(remote.info), pip_line)
         commit, info = apply_push(
             ctx, bundle, plan, remote, _secret_values(bundle, secrets), step, urls
         )
-    return PushResult(plan, False, urls.web, urls.app_url(info), urls.pip_line(version), commit)
+    return PushResult(plan, False, urls.web, urls.app_url(info), pip_line, commit)
 
 
 def _env_dir(path: Path) -> Path:

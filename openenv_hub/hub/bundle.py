@@ -110,7 +110,8 @@ def _fix_card(bundle: Bundle) -> None:
     readme = bundle.root / "README.md"
     text = readme.read_text(encoding="utf-8") if readme.is_file() else None
     title = " ".join(part.capitalize() for part in bundle.manifest.name.split("_") if part)
-    fixed, changes = fix_card(text, port=bundle.manifest.port, title=title)
+    environment = bundle.manifest.is_environment
+    fixed, changes = fix_card(text, port=bundle.manifest.port, title=title, environment=environment)
     if changes:
         readme.write_text(fixed, encoding="utf-8")
         bundle.card_changes = changes
