@@ -23,13 +23,13 @@ from typing import Any
 
 from openenv_hub.errors import InvalidVersionError, VersionExistsError
 from openenv_hub.hub._access import check_write_access, whoami
+from openenv_hub.hub._bundle import Bundle, stage_bundle
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._errors import translate
+from openenv_hub.hub._plan import PushPlan, RemoteSpace, diff_files
 from openenv_hub.hub._publish import apply_push
-from openenv_hub.hub.bundle import Bundle, stage_bundle
-from openenv_hub.hub.plan import PushPlan, RemoteSpace, diff_files
-from openenv_hub.hub.urls import SpaceUrls
-from openenv_hub.hub.wheel_pin import plan_pin
+from openenv_hub.hub._urls import SpaceUrls
+from openenv_hub.hub._wheel_pin import plan_pin
 from openenv_hub.manifest import MANIFEST_FILE, ManifestError
 
 __all__ = ["PushResult", "push"]

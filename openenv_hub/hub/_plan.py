@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openenv_hub.hub.ignore import LargeFile, Skipped
+from openenv_hub.hub._ignore import LargeFile, Skipped
 
 if TYPE_CHECKING:
-    from openenv_hub.hub.wheel_pin import WheelPin  # which reads plans: imported for types only
+    from openenv_hub.hub._wheel_pin import WheelPin  # which reads plans: imported for types only
 
 __all__ = [
     "KEPT_REMOTE_FILES",
