@@ -1,12 +1,15 @@
 """Side by side: openenv-hub, the `openenv` package, and a bare FastAPI WebSocket floor.
 
-    python benchmarks/core.py            # full run (a few minutes)
-    python benchmarks/core.py --quick    # fewer steps, for a smoke test
+    python benchmarks/core.py                    # three paired rounds (about ten minutes)
+    python benchmarks/core.py --quick            # fewer steps, one round, for a smoke test
+    python benchmarks/core.py --before ../old    # also an older checkout of this project
 
 Every server runs in its own process on 127.0.0.1; the `openenv` servers run in the peer
 virtual environment (tests/peer_venv.py creates it once). All servers are driven by the same
-client (openenv-hub's GenericEnvClient), so differences come from the servers. Prints each
-figure with its ratio to the peer and to the floor.
+client (openenv-hub's GenericEnvClient), so differences come from the servers. A round measures
+every server once, one after the other, so that a change of load on the machine touches all of
+them alike; each round's headline figures are printed as it ends, and the tables hold the median
+of the rounds, with each figure's ratio to the peer and to the floor.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,6 +44,7 @@ TYPED_ACTION = {"message": "hello"}
 class Server:
     name: str
     command: list[str]
+    extra_env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     port: int = field(default_factory=free_port)
     log: Any = None
@@ -51,7 +56,7 @@ class Server:
     def start(self) -> float:
         """Start the server; returns seconds from spawn to the first healthy /health."""
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
-        env = {**os.environ, "MAX_CONCURRENT_ENVS": "64"}
+        env = {**os.environ, "MAX_CONCURRENT_ENVS": "64", **self.extra_env}
         started = time.perf_counter()
         self.process = subprocess.Popen(
             [*self.command, "--port", str(self.port)], stdout=self.log, stderr=self.log, env=env
@@ -206,37 +211,74 @@ def measure(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, help="paired rounds (default 3; 1 with --quick)")
     parser.add_argument("--peer-python", help="python of a venv with the openenv package")
+    parser.add_argument("--before", type=Path, help="an older checkout of this project to compare")
     args = parser.parse_args()
     args.steps, args.concurrent_steps, args.http_seconds = (
         (500, 50, 2.0) if args.quick else (3000, 200, 5.0)
     )
-    ours_python = sys.executable
-    peer_python = args.peer_python or str(ensure_peer_python())
-    bench = ROOT / "benchmarks" / "servers"
-
-    results: dict[str, dict[str, Any]] = {}
-    plan = [
-        ("floor", [ours_python, str(bench / "floor.py")], TYPED_ACTION),
-        ("typed: ours", [ours_python, str(bench / "typed.py")], TYPED_ACTION),
-        ("typed: openenv", [peer_python, str(PEER_DIR / "typed_server.py")], TYPED_ACTION),
-        ("echo: ours", [ours_python, "-m", "echo_env.server.app"], ECHO_ACTION),
-        ("echo: openenv", [peer_python, str(PEER_DIR / "echo_server.py")], ECHO_ACTION),
-    ]
-    for name, command, action in plan:
-        print(f"measuring {name} ...", file=sys.stderr, flush=True)
-        results[name] = measure(Server(name, command), action, args)
-
+    rounds = args.rounds or (1 if args.quick else 3)
+    plan = servers(sys.executable, args.peer_python or str(ensure_peer_python()), args.before)
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, *_ in plan}
+    for number in range(1, rounds + 1):
+        for name, command, action, extra_env in plan:
+            print(f"round {number}: measuring {name} ...", file=sys.stderr, flush=True)
+            runs[name].append(measure(Server(name, command, extra_env), action, args))
+        print_round(number, {name: results[-1] for name, results in runs.items()})
     imports = {
         "ours": import_seconds(
-            ours_python,
+            sys.executable,
             "import openenv_hub; from openenv_hub import EnvClient, GenericEnvClient, MCPToolClient",
         ),
         "openenv": import_seconds(
-            peer_python, "from openenv.core import EnvClient, GenericEnvClient, MCPToolClient"
+            args.peer_python or str(ensure_peer_python()),
+            "from openenv.core import EnvClient, GenericEnvClient, MCPToolClient",
         ),
     }
-    report(results, imports)
+    report({name: median(results) for name, results in runs.items()}, imports, rounds)
+
+
+Plan = list[tuple[str, list[str], dict[str, Any], dict[str, str]]]
+
+
+def servers(ours: str, peer: str, before: Path | None) -> Plan:
+    """Every server of a round: (name, command, action, extra environment)."""
+    bench = ROOT / "benchmarks" / "servers"
+    typed = [ours, str(bench / "typed.py")]
+    plan: Plan = [
+        ("floor", [ours, str(bench / "floor.py")], TYPED_ACTION, {}),
+        ("typed: ours", typed, TYPED_ACTION, {}),
+        ("typed: ours inline", [*typed, "--inline"], TYPED_ACTION, {}),
+        ("typed: openenv", [peer, str(PEER_DIR / "typed_server.py")], TYPED_ACTION, {}),
+        ("echo: ours", [ours, "-m", "echo_env.server.app"], ECHO_ACTION, {}),
+        ("echo: openenv", [peer, str(PEER_DIR / "echo_server.py")], ECHO_ACTION, {}),
+    ]
+    if before is not None:
+        old = before.resolve()
+        path = {"PYTHONPATH": os.pathsep.join([str(old), str(old / "envs" / "echo_env")])}
+        plan.insert(2, ("typed: before", typed, TYPED_ACTION, path))
+        plan.append(("echo: before", [ours, "-m", "echo_env.server.app"], ECHO_ACTION, path))
+    return plan
+
+
+def median(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over the rounds (nested dicts figure by figure)."""
+    first = results[0]
+    if isinstance(first, dict):
+        return {key: median([r[key] for r in results]) for key in first}
+    return statistics.median(results)
+
+
+def print_round(number: int, results: dict[str, dict[str, Any]]) -> None:
+    floor = results["floor"]
+    print(f"\nround {number}: sequential async WS steps/s, 32 sessions steps/s (ratio to floor)")
+    for name, result in results.items():
+        seq, c32 = _get(result, "seq async.steps/s"), _get(result, "c32.steps/s")
+        seq_ratio = seq / _get(floor, "seq async.steps/s")
+        c32_ratio = c32 / _get(floor, "c32.steps/s")
+        print(f"  {name:20} {seq:9,.0f} ({seq_ratio:.2f}x)  {c32:9,.0f} ({c32_ratio:.2f}x)")
+    sys.stdout.flush()
 
 
 def _get(result: dict[str, Any], key: str) -> float:
@@ -263,11 +305,20 @@ ROWS = [
 ]
 
 
-def report(results: dict[str, dict[str, Any]], imports: dict[str, float]) -> None:
+def report(results: dict[str, dict[str, Any]], imports: dict[str, float], rounds: int) -> None:
     floor = results["floor"]
-    for kind in ("typed", "echo"):
-        ours, peer = results[f"{kind}: ours"], results[f"{kind}: openenv"]
-        print(f"\n## {kind} environment\n")
+    columns = [
+        ("typed", "typed: ours"),
+        ("typed, inline", "typed: ours inline"),
+        ("typed, before", "typed: before"),
+        ("echo", "echo: ours"),
+        ("echo, before", "echo: before"),
+    ]
+    for title, name in columns:
+        if name not in results:
+            continue
+        ours, peer = results[name], results[f"{name.split(':')[0]}: openenv"]
+        print(f"\n## {title} environment (median of {rounds} rounds)\n")
         print("| figure | openenv-hub | openenv | floor | ours/openenv | ours/floor |")
         print("|---|---:|---:|---:|---:|---:|")
         for key, label in ROWS:
@@ -288,7 +339,7 @@ def report(results: dict[str, dict[str, Any]], imports: dict[str, float]) -> Non
         f"| import the client, s | {imports['ours']:.3f} | {imports['openenv']:.3f} | {imports['ours'] / imports['openenv']:.2f}x |"
     )
     print(
-        f"\nOne run on {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}; client and servers share the machine."
+        f"\n{rounds} rounds on {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}; client and servers share the machine."
     )
 
 

@@ -21,7 +21,7 @@ import json
 import keyword
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -70,6 +70,12 @@ class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", title="openenv.yaml")
 
     spec_version: int = Field(1, ge=1, description="Version of this manifest format.")
+    kind: Literal["environment", "app"] = Field(
+        "environment",
+        description="'environment' (the default), or 'app': a Space that is not an environment "
+        "(a catalog, a dashboard), which openenv push publishes without the environment checks "
+        "and without the 'openenv' tag.",
+    )
     name: str = Field(
         ..., description="Python package name of the environment (snake_case identifier)."
     )
@@ -147,6 +153,11 @@ class Manifest(BaseModel):
     def app_path(self) -> str:
         """The ASGI app to serve, as an import string."""
         return self.app or f"{self.name}.server.app:app"
+
+    @property
+    def is_environment(self) -> bool:
+        """False for an ``app`` Space, which serves no environment."""
+        return self.kind == "environment"
 
     @property
     def package(self) -> str:

@@ -1,11 +1,15 @@
 """A minimal typed (non-MCP) environment on openenv-hub, the twin of tests/peer/typed_server.py.
 
-python typed.py --port 8201
+python typed.py --port 8201             # calls on a thread per session (the default)
+python typed.py --port 8201 --inline    # calls on the event loop (run_on_event_loop=True)
+python typed.py --port 8201 --profile stats.prof   # cProfile of the event loop's thread
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import signal
 import uuid
 from typing import Any
 
@@ -50,7 +54,41 @@ class TypedEcho(Environment[MessageAction, EchoedObservation, State]):
 
 app = create_app(TypedEcho, MessageAction, EchoedObservation, env_name="typed_echo")
 
-if __name__ == "__main__":
+
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=8201)
-    run(app, port=parser.parse_args().port, log_level="warning")
+    parser.add_argument("--inline", action="store_true", help="run calls on the event loop")
+    parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the loop thread")
+    args = parser.parse_args()
+    served = app
+    if args.inline:
+        served = create_app(
+            TypedEcho,
+            MessageAction,
+            EchoedObservation,
+            env_name="typed_echo",
+            run_on_event_loop=True,
+        )
+    if args.profile:
+        profile_on_signals(args.profile)
+    run(served, port=args.port, log_level="warning")
+
+
+def profile_on_signals(path: str) -> None:
+    """Profile the main (event loop) thread from SIGUSR1 until SIGUSR2, then write the stats."""
+    profiler = cProfile.Profile()
+
+    def start(*_: Any) -> None:
+        profiler.enable()
+
+    def stop(*_: Any) -> None:
+        profiler.disable()
+        profiler.dump_stats(path)
+
+    signal.signal(signal.SIGUSR1, start)
+    signal.signal(signal.SIGUSR2, stop)
+
+
+if __name__ == "__main__":
+    main()

@@ -142,7 +142,8 @@ def _report(result: PushResult) -> None:
     tag = f" as version {plan.version}" if plan.version else ""
     console.print(f"[green]Pushed[/] {plan.repo_id}{tag}: {result.url}", markup=True)
     console.print(f"App:     {result.app_url}")
-    console.print(f"Install: {result.pip_install}")
+    if result.pip_install:  # an app Space (kind: app) installs nothing
+        console.print(f"Install: {result.pip_install}")
 
 
 def _print_files(result: PushResult) -> None:

@@ -6,6 +6,8 @@ Each function builds ``HfApi(endpoint=...)`` with the endpoint read when it is c
 Errors of the Hub client come back as :class:`~openenv_hub.errors.HubError` subclasses with a
 ``hint``.
 
+Every module here is private (``_push``, ``_urls``, ...): what callers use is exported below.
+
 Example::
 
     from openenv_hub.hub import install, push, versions
@@ -20,11 +22,11 @@ from __future__ import annotations
 
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
+from openenv_hub.hub._plan import FileChanges, PushPlan
 from openenv_hub.hub._pull import pull
-from openenv_hub.hub._push import PushPlan, PushResult, push
+from openenv_hub.hub._push import PushResult, push
+from openenv_hub.hub._urls import SpaceUrls
 from openenv_hub.hub._versions import Version, versions
-from openenv_hub.hub.plan import FileChanges
-from openenv_hub.hub.urls import SpaceUrls
 
 __all__ = [
     "TRUST_ENV",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from openenv_hub.errors import ConfigurationError, RevisionNotServedError, SpaceNotRunningError
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._errors import translate
-from openenv_hub.hub.urls import SpaceUrls
+from openenv_hub.hub._urls import SpaceUrls
 
 if TYPE_CHECKING:
     from openenv_hub.providers import Provider

@@ -24,7 +24,7 @@ from openenv_hub.errors import (
     SpaceNotFoundError,
 )
 from openenv_hub.hub._client import LOGIN_HINT
-from openenv_hub.hub.urls import redact
+from openenv_hub.hub._urls import redact
 
 __all__ = ["hub_error", "is_network_error", "scrubbed", "translate"]
 

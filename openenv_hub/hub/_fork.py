@@ -10,7 +10,7 @@ from openenv_hub.errors import HubError
 from openenv_hub.hub._access import check_write_access, whoami
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._errors import scrubbed, translate
-from openenv_hub.hub.urls import SpaceUrls
+from openenv_hub.hub._urls import SpaceUrls
 
 __all__ = ["ForkResult", "fork"]
 

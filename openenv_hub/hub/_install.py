@@ -8,7 +8,7 @@ cannot bring in code nobody agreed to.
 
 A private Space's token reaches git and pip through their environment
 (:mod:`~openenv_hub.hub._credentials`), never through a URL or an argument that ``ps`` shows;
-every line of pip's output also passes through :func:`~openenv_hub.hub.urls.redact`.
+every line of pip's output also passes through :func:`~openenv_hub.hub._urls.redact`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from openenv_hub.errors import InstallError, RemoteCodeNotTrustedError
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._credentials import credentials_env
 from openenv_hub.hub._errors import translate
-from openenv_hub.hub.urls import SpaceUrls, redact, strip_credentials
+from openenv_hub.hub._urls import SpaceUrls, redact, strip_credentials
 
 __all__ = ["TRUST_ENV", "InstallResult", "ensure_trusted", "install", "parse_spec"]
 

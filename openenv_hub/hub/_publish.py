@@ -2,7 +2,7 @@
 
 Every upload operation is built (and so checked by the Hub client) before the Space is created.
 A bundled wheel that the Space does not hold yet goes first, in a commit of its own, so the
-uploaded ``pyproject.toml`` can name it at that commit (:mod:`~openenv_hub.hub.wheel_pin`).
+uploaded ``pyproject.toml`` can name it at that commit (:mod:`~openenv_hub.hub._wheel_pin`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import scrubbed, translate
 
 if TYPE_CHECKING:
-    from openenv_hub.hub._push import PushPlan
-    from openenv_hub.hub.bundle import Bundle
-    from openenv_hub.hub.plan import RemoteSpace
-    from openenv_hub.hub.urls import SpaceUrls
+    from openenv_hub.hub._bundle import Bundle
+    from openenv_hub.hub._plan import PushPlan, RemoteSpace
+    from openenv_hub.hub._urls import SpaceUrls
 
 __all__ = ["apply_push"]
 
@@ -112,7 +111,7 @@ def _upload(
     urls: SpaceUrls,
 ) -> str | None:
     """The wheel first when the pin waits for its commit, then everything else."""
-    from openenv_hub.hub.wheel_pin import write_pin
+    from openenv_hub.hub._wheel_pin import write_pin
 
     parent = None if plan.create else remote.sha
     pin = plan.pin

@@ -17,48 +17,25 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import InvalidVersionError, VersionExistsError
 from openenv_hub.hub._access import check_write_access, whoami
+from openenv_hub.hub._bundle import Bundle, stage_bundle
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._errors import translate
+from openenv_hub.hub._plan import PushPlan, RemoteSpace, diff_files
 from openenv_hub.hub._publish import apply_push
-from openenv_hub.hub.bundle import Bundle, stage_bundle
-from openenv_hub.hub.ignore import LargeFile, Skipped
-from openenv_hub.hub.plan import FileChanges, RemoteSpace, diff_files
-from openenv_hub.hub.urls import SpaceUrls
-from openenv_hub.hub.wheel_pin import WheelPin, plan_pin
+from openenv_hub.hub._urls import SpaceUrls
+from openenv_hub.hub._wheel_pin import plan_pin
 from openenv_hub.manifest import MANIFEST_FILE, ManifestError
 
-__all__ = ["PushPlan", "PushResult", "push"]
+__all__ = ["PushResult", "push"]
 
 StepCallback = Callable[[str], None]
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._+-]{0,127}$")
-
-
-@dataclass
-class PushPlan:
-    """What a push does (or, with ``dry_run``, would do). Secret values are never kept here."""
-
-    repo_id: str
-    create: bool
-    private: bool
-    files: FileChanges
-    card_changes: list[str] = field(default_factory=list)
-    wheels: list[str] = field(default_factory=list)
-    pin: WheelPin | None = None
-    ignored: list[str] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    large: list[LargeFile] = field(default_factory=list)
-    variables: dict[str, str] = field(default_factory=dict)
-    secrets: list[str] = field(default_factory=list)
-    missing_secrets: list[str] = field(default_factory=list)
-    hardware: str | None = None
-    version: str | None = None
-    move_tag: bool = False
 
 
 @dataclass
@@ -70,7 +47,7 @@ class PushResult:
         dry_run: True when nothing was changed.
         url: The Space's page.
         app_url: Where the Space serves the environment.
-        pip_install: The command that installs the environment's client.
+        pip_install: The command that installs the environment's client ("" for an app Space).
         commit: The commit the Space is at after the push (``None`` for a dry run).
     """
 
@@ -107,7 +84,8 @@ def push(
     """Publish the environment at ``path`` as the Docker Space ``repo_id``.
 
     Args:
-        path: The environment folder (with ``openenv.yaml``).
+        path: The environment folder (with ``openenv.yaml``), or an app Space's folder (its
+            manifest says ``kind: app``: checked and carded as an app, not an environment).
         repo_id: ``namespace/name``; default ``<your user name>/<manifest name>``.
         private: Create the Space private (or make an existing public one private).
         token: Hub token; default ``HF_TOKEN`` or the saved login.
@@ -155,17 +133,16 @@ def push(
         if version is not None and version in remote.tags and not force:
             raise VersionExistsError(rid, version)
         urls = SpaceUrls(ctx.endpoint, rid)
+        pip_line = urls.pip_line(version) if bundle.manifest.is_environment else ""
         pin = plan_pin(ctx, bundle, remote, urls)
         plan = _plan(bundle, remote, rid, private, variables, secrets, hardware, version)
         plan.pin = pin
         if dry_run:
-            return PushResult(
-                plan, True, urls.web, urls.app_url(remote.info), urls.pip_line(version)
-            )
+            return PushResult(plan, True, urls.web, urls.app_url(remote.info), pip_line)
         commit, info = apply_push(
             ctx, bundle, plan, remote, _secret_values(bundle, secrets), step, urls
         )
-    return PushResult(plan, False, urls.web, urls.app_url(info), urls.pip_line(version), commit)
+    return PushResult(plan, False, urls.web, urls.app_url(info), pip_line, commit)
 
 
 def _env_dir(path: Path) -> Path:

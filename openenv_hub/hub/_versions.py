@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._errors import translate
-from openenv_hub.hub.urls import SpaceUrls
+from openenv_hub.hub._urls import SpaceUrls
 
 __all__ = ["Version", "version_key", "versions"]
 

@@ -47,7 +47,7 @@ def start_from_hub(
     from openenv_hub.hub import install
     from openenv_hub.hub._client import HubContext
     from openenv_hub.hub._errors import translate
-    from openenv_hub.hub.urls import SpaceUrls
+    from openenv_hub.hub._urls import SpaceUrls
 
     executable = str(python or sys.executable)
     ctx = HubContext.create(endpoint=endpoint, token=token)
@@ -78,7 +78,7 @@ def find_installed(
     git_url: str, commit: str | None, *, python: str | Path | None = None
 ) -> EnvironmentInfo | None:
     """The environment installed in ``python`` from ``git_url`` at ``commit``, if any."""
-    from openenv_hub.hub.urls import strip_credentials
+    from openenv_hub.hub._urls import strip_credentials
 
     wanted = strip_credentials(git_url)
     for env in list_environments(python=python):

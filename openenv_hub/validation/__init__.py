@@ -48,15 +48,20 @@ def validate_path(
 ) -> list[CheckResult]:
     """Checks of an environment folder up to ``level``; stops at the first level that fails.
 
-    ``security_opts`` are ``docker run --security-opt`` values for ``level="docker"``.
+    ``security_opts`` are ``docker run --security-opt`` values for ``level="docker"``. An app
+    Space (``kind: app``) has static checks only.
     """
-    from openenv_hub.validation.static import STATIC_CHECKS
+    from openenv_hub.validation.static import static_checks
     from openenv_hub.validation.target import EnvTarget
 
     target = EnvTarget.load(path)
-    results = run_checks(STATIC_CHECKS, target, level="static")
+    results = run_checks(static_checks(target), target, level="static")
     wanted = LEVELS[: LEVELS.index(level) + 1]
     for next_level in wanted[1:]:
+        if target.manifest is not None and not target.manifest.is_environment:
+            reason = "an app Space (kind: app) serves no environment; run it and open it"
+            results.append(CheckResult.skip(f"{next_level}_checks", reason, level=next_level))
+            break
         if not passed(results):
             results.append(
                 CheckResult.skip(f"{next_level}_checks", "earlier checks failed", level=next_level)

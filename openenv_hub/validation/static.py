@@ -1,4 +1,9 @@
-"""Checks that read the files of an environment folder without running anything."""
+"""Checks that read the files of an environment folder without running anything.
+
+A folder whose manifest says ``kind: app`` is a Space that is not an environment: it gets
+:data:`APP_STATIC_CHECKS` (manifest, README card, Dockerfile), and its card must *not* carry the
+``openenv`` tag, which catalogs read as "this is an environment".
+"""
 
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["STATIC_CHECKS", "read_front_matter"]
+__all__ = ["APP_STATIC_CHECKS", "STATIC_CHECKS", "read_front_matter", "static_checks"]
 
 SPACE_COLORS = {"red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"}
 _HUB_DEPS = {"openenv-hub", "openenv-core"}
@@ -30,6 +35,8 @@ def check_manifest(target: EnvTarget) -> CheckResult:
         error = target.manifest_error
         return CheckResult("manifest", False, str(error), getattr(error, "hint", ""))
     m = target.manifest
+    if not m.is_environment:
+        return CheckResult("manifest", True, f"{m.name} {m.version}, an app Space on port {m.port}")
     return CheckResult("manifest", True, f"{m.name} {m.version}, app {m.app_path}, port {m.port}")
 
 
@@ -60,18 +67,24 @@ def check_space_card(target: EnvTarget) -> CheckResult:
         card = read_front_matter(readme.read_text(encoding="utf-8"))
     except ValueError as exc:
         return CheckResult("space_card", False, f"README.md: {exc}", _CARD_HINT)
-    problems = _card_problems(card, target.manifest.port if target.manifest else None)
+    environment = target.manifest is None or target.manifest.is_environment
+    port = target.manifest.port if target.manifest else None
+    problems = _card_problems(card, port, environment=environment)
     if problems:
+        hint = _CARD_HINT if environment else _APP_CARD_HINT
         return CheckResult(
-            "space_card", False, "README.md front matter: " + "; ".join(problems), _CARD_HINT
+            "space_card", False, "README.md front matter: " + "; ".join(problems), hint
         )
-    return CheckResult(
-        "space_card", True, f"sdk docker, app_port {card['app_port']}, tagged openenv"
-    )
+    tagged = "tagged openenv" if environment else "not tagged openenv (an app)"
+    return CheckResult("space_card", True, f"sdk docker, app_port {card['app_port']}, {tagged}")
 
 
 _CARD_HINT = (
     "Start README.md with '---', 'sdk: docker', 'app_port: 8000', 'tags: [openenv]', '---'."
+)
+_APP_CARD_HINT = (
+    "Start README.md with '---', 'sdk: docker', 'app_port: <the manifest's port>', '---', and "
+    "leave out the 'openenv' tag: catalogs list Spaces tagged openenv as environments."
 )
 
 
@@ -93,7 +106,7 @@ def read_front_matter(text: str) -> dict[str, Any]:
     return data
 
 
-def _card_problems(card: dict[str, Any], port: int | None) -> list[str]:
+def _card_problems(card: dict[str, Any], port: int | None, *, environment: bool) -> list[str]:
     problems = []
     if card.get("sdk") != "docker":
         problems.append(f"sdk is {card.get('sdk')!r}, expected 'docker'")
@@ -101,13 +114,35 @@ def _card_problems(card: dict[str, Any], port: int | None) -> list[str]:
         problems.append(
             f"app_port is {card.get('app_port')!r}, expected {port} (the manifest's port)"
         )
-    tags = card.get("tags") or []
-    if not isinstance(tags, list) or "openenv" not in tags:
-        problems.append("tags do not include 'openenv'")
+    problems += _tag_problems(card, environment=environment)
     for key in ("colorFrom", "colorTo"):
         if key in card and card[key] not in SPACE_COLORS:
             problems.append(f"{key} {card[key]!r} is not one of {', '.join(sorted(SPACE_COLORS))}")
     return problems
+
+
+def _tag_problems(card: dict[str, Any], *, environment: bool) -> list[str]:
+    tags = card.get("tags") or []
+    tagged = isinstance(tags, list) and "openenv" in tags
+    if environment and not tagged:
+        return ["tags do not include 'openenv'"]
+    if not environment and tagged:
+        return ["tags include 'openenv', but this Space is an app (kind: app), not an environment"]
+    return []
+
+
+def check_app_files(target: EnvTarget) -> CheckResult:
+    missing = [name for name in ("README.md",) if not (target.path / name).is_file()]
+    if not _dockerfile(target):
+        missing.append("Dockerfile")
+    if missing:
+        return CheckResult(
+            "app_files",
+            False,
+            f"missing {', '.join(missing)}",
+            "An app Space needs a README.md with a Space card and a Dockerfile.",
+        )
+    return CheckResult("app_files", True, "README.md and Dockerfile")
 
 
 def check_pyproject(target: EnvTarget) -> CheckResult:
@@ -242,3 +277,17 @@ STATIC_CHECKS: list[Check[EnvTarget]] = [
     check_pyproject,
     check_dockerfile,
 ]
+
+APP_STATIC_CHECKS: list[Check[EnvTarget]] = [
+    check_manifest,
+    check_app_files,
+    check_space_card,
+    check_dockerfile,
+]
+
+
+def static_checks(target: EnvTarget) -> list[Check[EnvTarget]]:
+    """The static checks of ``target``: an environment's, or an app Space's."""
+    if target.manifest is not None and not target.manifest.is_environment:
+        return APP_STATIC_CHECKS
+    return STATIC_CHECKS

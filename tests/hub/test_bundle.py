@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from openenv_hub.errors import EnvironmentValidationError
-from openenv_hub.hub.bundle import stage_bundle
-from openenv_hub.hub.card import fix_card
-from openenv_hub.hub.ignore import select_files
-from openenv_hub.hub.plan import RemoteFile, diff_files, git_blob_id
+from openenv_hub.hub._bundle import stage_bundle
+from openenv_hub.hub._card import fix_card
+from openenv_hub.hub._ignore import select_files
+from openenv_hub.hub._plan import RemoteFile, diff_files, git_blob_id
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from doc_blocks import doc_block
 from hub_support import space_files, unique_repo
 
 from openenv_hub.hub import push
-from openenv_hub.hub.wheel_pin import find_pinned_commit, pin_requirements
+from openenv_hub.hub._wheel_pin import find_pinned_commit, pin_requirements
 from openenv_hub.testing.pytest_plugin import HubEnv
 
 URL = "http://hub/spaces/a/b/resolve/c0ffee/.openenv/wheels/openenv_hub-0.1.0-py3-none-any.whl"

@@ -306,7 +306,9 @@ import glob, os
 found = []
 for depth in range(4):
     found += glob.glob("/" + "*/" * depth + "{token}.txt")
-found, os.listdir("/workspace"), os.listdir("/tmp")
+def files(folder):  # an interpreter installed under /tmp is bound there: a folder, read-only
+    return [n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n))]
+found, files("/workspace"), files("/tmp")
 """
     with target.client().sync() as owner, target.client().sync() as other:
         owner.reset()

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import httpx
@@ -53,3 +56,12 @@ def test_settings_from_the_environment() -> None:
         SandboxSettings.from_env({"CODING_ENV_MEMORY_MB": "lots"})
     with pytest.raises(ConfigurationError, match="memory_mb must be positive"):
         SandboxSettings(memory_mb=0)
+
+
+def test_an_interpreter_installed_under_tmp_runs_sandboxed() -> None:
+    """The sandbox's /tmp is empty and its own: an interpreter from /tmp is bound over it."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:
+        venv = Path(folder) / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        settings = SandboxSettings(**LIMITS, python=str(venv / "bin" / "python"))  # type: ignore[arg-type]
+        assert detect(settings).mechanism is not Mechanism.NONE

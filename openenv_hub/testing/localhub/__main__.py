@@ -32,7 +32,31 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=os.environ.get("OPENENV_BASE_IMAGE"),
         help="BASE_IMAGE build argument of Space images (default: $OPENENV_BASE_IMAGE)",
     )
+    parser.add_argument(
+        "--space-build-arg",
+        action="append",
+        metavar="KEY=VALUE",
+        default=None,
+        help="another build argument of Space images, repeatable "
+        "(default: $OPENENV_BUILD_ARGS, space-separated)",
+    )
     return parser.parse_args(argv)
+
+
+def build_args(args: argparse.Namespace) -> dict[str, str]:
+    """``BASE_IMAGE`` and the other build arguments of Space images."""
+    pairs = args.space_build_arg
+    if pairs is None:
+        pairs = os.environ.get("OPENENV_BUILD_ARGS", "").split()
+    found: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--space-build-arg {pair!r}: use KEY=VALUE")
+        found[key] = value
+    if args.space_base_image:
+        found["BASE_IMAGE"] = args.space_base_image
+    return found
 
 
 def banner(hub: LocalHub) -> str:
@@ -60,13 +84,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    build_args = {"BASE_IMAGE": args.space_base_image} if args.space_base_image else {}
     with LocalHub(
         data_dir=args.data,
         host=args.host,
         port=args.port,
         run_spaces=not args.no_spaces,
-        space_build_args=build_args,
+        space_build_args=build_args(args),
     ) as hub:
         print(banner(hub), flush=True)
         try:

@@ -24,7 +24,7 @@ from .git_http import GitHttpApp, match_git_path
 from .proxy import PREFIX as APPS_PREFIX
 from .proxy import SpaceAppProxy
 from .requestlog import RequestLog, RequestRecord
-from .routes import account, control, files, refs, repos, spaces, upload
+from .routes import account, control, files, listing, refs, repos, spaces, upload
 from .routes.deps import HubContext
 from .space_runtime import SpaceRuntime
 from .storage import RepoStore
@@ -55,7 +55,7 @@ def build_api(context: HubContext) -> FastAPI:
     api.state.localhub = context
     api.add_exception_handler(HubError, _hub_error_handler)
     api.add_exception_handler(Exception, _unexpected_error_handler)
-    for module in (control, account, repos, refs, upload, spaces, files):
+    for module in (control, account, listing, repos, refs, upload, spaces, files):
         api.include_router(module.router)
     return api
 

@@ -1,7 +1,8 @@
 """A Space's app URL on LocalHub, ``/_localhub/apps/NS/NAME/...``, proxied to its container.
 
 HTTP requests are forwarded with their method, query, headers and body, and the answer is
-streamed back; WebSocket connections are relayed frame by frame both ways, close codes
+streamed back; ``Forwarded: host=...;proto=...`` (RFC 7239) and ``X-Forwarded-Prefix`` tell the
+app the address the client used, for an app that builds its own URLs (a Gradio page); WebSocket connections are relayed frame by frame both ways, close codes
 included. A Space with no running app answers 503 (HTTP) or closes with 1013 (WebSocket),
 saying why: the runtime is off, or the Space is not running.
 """
@@ -106,6 +107,7 @@ class SpaceAppProxy:
             for k, v in scope["headers"]
             if k.decode("latin-1").lower() not in _HOP_BY_HOP
         ]
+        headers += _forwarded(scope)
         request = self._client.build_request(
             scope["method"],
             upstream + rest + (f"?{query}" if query else ""),
@@ -137,6 +139,18 @@ class SpaceAppProxy:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()
+
+
+def _forwarded(scope: Scope) -> list[tuple[str, str]]:
+    """Where the client sent the request: its host and scheme, and the path of the app's root."""
+    matched = match_app_path(scope["path"])
+    if matched is None:
+        return []
+    forwarded = [("x-forwarded-prefix", f"{PREFIX}{matched[0].repo_id}")]
+    host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "")
+    if host:
+        forwarded.append(("forwarded", f'host="{host}";proto={scope.get("scheme", "http")}'))
+    return forwarded
 
 
 async def _relay_websocket(

@@ -16,7 +16,7 @@ import uvicorn
 
 from .app import LocalHubApp, create_app
 from .auth import DEFAULT_TOKENS, Role, TokenRegistry, User
-from .routes.control import RuntimeUpdate, update_runtime
+from .routes.control import RuntimeUpdate, set_likes, update_runtime
 from .routes.deps import HubContext
 from .storage import RepoKey
 
@@ -234,6 +234,13 @@ class LocalHub:
             stage=stage, then=then, hardware=hardware, host=host, errorMessage=error_message
         )
         return update_runtime(self._context().store, RepoKey.parse("space", repo_id), update)
+
+    def set_likes(self, repo_id: str, likes: int, repo_type: str = "space") -> int:
+        """Make ``likes`` users like a repo (listings report it and sort on it).
+
+        The Hub lets no script like a repo, so this exists only here.
+        """
+        return set_likes(self._context().store, RepoKey.parse(repo_type, repo_id), likes)
 
     def _context(self) -> HubContext:
         if self._app is None:

@@ -116,6 +116,7 @@ class RepoMeta:
         secrets: Space secrets (values are never returned by the API).
         variables: Space variables.
         duplicated_from: ``ns/name`` of the source repo for duplicates.
+        likes: How many users like the repo (set through the control routes).
     """
 
     private: bool = False
@@ -130,6 +131,7 @@ class RepoMeta:
     secrets: dict[str, KeyValue] = field(default_factory=dict)
     variables: dict[str, KeyValue] = field(default_factory=dict)
     duplicated_from: str | None = None
+    likes: int = 0
 
     def to_json(self) -> str:
         """Serialise for ``localhub.json``."""

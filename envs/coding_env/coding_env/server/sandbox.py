@@ -109,7 +109,8 @@ def _python_roots(python: str) -> list[str]:
     """Host folders holding the interpreter and its libraries (outside the system dirs)."""
     candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     if python != os.path.abspath(sys.executable):
-        candidates = {str(Path(python).resolve().parent.parent)}
+        # A virtual environment's folder, and the interpreter its python links to.
+        candidates = {str(Path(python).parent.parent), str(Path(python).resolve().parent.parent)}
     roots = sorted({os.path.realpath(p) for p in candidates})
     return [r for r in roots if not any(_under(r, d) for d in _SYSTEM_DIRS)]
 
@@ -160,6 +161,11 @@ def bwrap_command(settings: SandboxSettings, launcher: Launcher) -> list[str]:
             args += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             args += ["--ro-bind", folder, folder]
+    # /dev and /tmp first, so that an interpreter installed under /tmp (a virtual environment in
+    # a temporary checkout) is bound over the empty /tmp, not hidden by it.
+    args += ["--dev", "/dev", "--perms", "1777", "--size", str(16 << 20), "--tmpfs", "/dev/shm"]
+    args += ["--perms", "1777", "--size", str(settings.tmp_size_mb << 20), "--tmpfs", "/tmp"]
+    made.update({"/dev", "/tmp"})
     binds = [*_ETC_FILES, *_python_roots(python), *settings.extra_ro_paths]
     for path in binds:
         if not os.path.exists(path):
@@ -172,9 +178,7 @@ def bwrap_command(settings: SandboxSettings, launcher: Launcher) -> list[str]:
     for parent in _parents(WORKER_IN_SANDBOX):
         args += ["--perms", "0755", "--dir", parent]
     args += ["--ro-bind", str(WORKER), WORKER_IN_SANDBOX]
-    args += ["--dev", "/dev", "--perms", "1777", "--size", str(16 << 20), "--tmpfs", "/dev/shm"]
     args += ["--remount-ro", "/dev"]
-    args += ["--perms", "1777", "--size", str(settings.tmp_size_mb << 20), "--tmpfs", "/tmp"]
     args += ["--perms", "1777", "--size", str(settings.workdir_size_mb << 20), "--tmpfs", WORKDIR]
     args += ["--remount-ro", "/", "--chdir", WORKDIR]
     return [*args, python, "-I", "-B", WORKER_IN_SANDBOX]

@@ -25,6 +25,7 @@ import resource
 import select
 import signal
 import sys
+import threading
 import time
 import traceback
 from typing import Any
@@ -304,7 +305,7 @@ def _wait_as_init(child: int, channel: Channel) -> None:
     everything left in the namespace.
     """
     os.close(channel.write_fd)
-    channel.close()
+    threading.Thread(target=_end_with_the_server, args=(channel.read_fd,), daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
@@ -314,6 +315,23 @@ def _wait_as_init(child: int, channel: Channel) -> None:
         if pid == child:
             code = os.waitstatus_to_exitcode(status)
             os._exit(128 - code if code < 0 else code)
+
+
+def _end_with_the_server(read_fd: int) -> None:
+    """End the sandbox once the server's end of the request pipe is closed, as when it dies.
+
+    bwrap's ``--die-with-parent`` cannot reach this process once it has changed user (the
+    kernel drops a parent-death signal that bwrap, without ``CAP_KILL``, may not send), so an
+    interpreter stuck in a loop would outlive a killed server. Polling for nothing but a hang-up
+    wakes this thread only then; killing the process group (and, as PID 1, exiting) ends all.
+    """
+    poller = select.poll()
+    poller.register(read_fd, 0)  # POLLHUP and POLLERR are reported whatever was asked for
+    while not poller.poll():
+        pass
+    with contextlib.suppress(OSError):
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os._exit(1)
 
 
 def main() -> None:

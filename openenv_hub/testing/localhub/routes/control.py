@@ -1,4 +1,4 @@
-"""Test-only routes under ``/_localhub``: health, request log, Space runtime control.
+"""Test-only routes under ``/_localhub``: health, request log, Space runtime control, likes.
 
 A Space's app URL, ``/_localhub/apps/NS/NAME``, is served by ``proxy.py``.
 
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import HubError
 from ..payloads import runtime_json
 from ..storage import RepoKey, RepoStore
-from .deps import Context
+from .deps import Context, repo_key
 
 router = APIRouter(prefix="/_localhub")
 
@@ -95,3 +95,30 @@ def set_space_runtime(
 ) -> dict[str, Any]:
     """Script a Space's runtime (stage, later stages, host...)."""
     return update_runtime(context.store, RepoKey("space", namespace, name), update)
+
+
+class LikesUpdate(BaseModel):
+    """How many users like a repo (the Hub lets no script like one)."""
+
+    likes: int = Field(ge=0)
+
+
+def set_likes(store: RepoStore, key: RepoKey, likes: int) -> int:
+    """Set the like count of ``key``.
+
+    Raises:
+        HubError: 404 ``RepoNotFound`` if the repo does not exist.
+    """
+    if not store.exists(key):
+        raise HubError.repo_not_found(key.repo_id)
+    with store.edit_meta(key) as meta:
+        meta.likes = likes
+    return meta.likes
+
+
+@router.post("/{plural}/{namespace}/{name}/likes")
+def update_likes(
+    plural: str, namespace: str, name: str, update: LikesUpdate, context: Context
+) -> dict[str, Any]:
+    """Set a repo's like count, which listings report and sort on."""
+    return {"likes": set_likes(context.store, repo_key(plural, namespace, name), update.likes)}

@@ -14,12 +14,10 @@ from ..storage import KeyValue, RepoKey, RepoMeta
 from .deps import (
     Context,
     CurrentUser,
-    OptionalUser,
     ReadableRepo,
     WritableRepo,
     base_url,
     open_repo,
-    repo_type_of,
 )
 
 router = APIRouter()
@@ -211,30 +209,6 @@ def update_settings(body: SettingsBody, repo: WritableRepo, context: Context) ->
     with context.store.edit_meta(repo.key) as meta:
         meta.private = body.private_or(meta.private)
     return {}
-
-
-@router.get("/api/{plural}")
-def list_repos(
-    plural: str,
-    request: Request,
-    context: Context,
-    user: OptionalUser,
-    author: str | None = None,
-    search: str | None = None,
-    limit: int | None = None,
-) -> list[dict[str, Any]]:
-    """List visible repos of one type, filtered by ``author`` and ``search`` (one page)."""
-    found = []
-    for key in context.store.keys(repo_type_of(plural)):
-        if (author and key.namespace != author) or (search and search not in key.repo_id):
-            continue
-        try:
-            repo = open_repo(context, key, user, write=False)
-        except HubError:
-            continue
-        commit = repo.git.branch_head("main")
-        found.append(repo_info_json(key, repo.meta, repo.git, commit, base_url=base_url(request)))
-    return found[:limit] if limit else found
 
 
 @router.get("/api/{plural}/{namespace}/{name}")

@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openenv_hub.hub.plan import diff_files
+from openenv_hub.hub._plan import diff_files
 
 if TYPE_CHECKING:
+    from openenv_hub.hub._bundle import Bundle
     from openenv_hub.hub._client import HubContext
-    from openenv_hub.hub.bundle import Bundle
-    from openenv_hub.hub.plan import RemoteSpace
-    from openenv_hub.hub.urls import SpaceUrls
+    from openenv_hub.hub._plan import RemoteSpace
+    from openenv_hub.hub._urls import SpaceUrls
 
 __all__ = [
     "PENDING_COMMIT",

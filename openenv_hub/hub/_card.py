@@ -2,7 +2,8 @@
 
 :func:`fix_card` returns the README with ``sdk: docker``, the manifest's ``app_port``,
 ``base_path: /web`` and the ``openenv`` tag, plus the list of what it changed, so push can tell
-the user exactly that. A README that already has them is returned unchanged. Cards are read and
+the user exactly that. A README that already has them is returned unchanged. An app Space
+(``kind: app``, not an environment) gets ``sdk`` and ``app_port`` only. Cards are read and
 written by huggingface_hub's ``SpaceCard`` / ``SpaceCardData``, as the Hub reads them.
 
 Example:
@@ -23,21 +24,26 @@ __all__ = ["SPACE_COLORS", "fix_card"]
 SPACE_COLORS = ("red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray")
 
 
-def fix_card(text: str | None, *, port: int, title: str) -> tuple[str, list[str]]:
-    """``text`` with a correct front matter, and a description of each change."""
+def fix_card(
+    text: str | None, *, port: int, title: str, environment: bool = True
+) -> tuple[str, list[str]]:
+    """``text`` with a correct front matter, and a description of each change.
+
+    ``environment=False`` is for an app Space: no ``base_path`` and no ``openenv`` tag.
+    """
     if text is None:
-        return _default_card(title, port, f"\n# {title}\n"), [
+        return _default_card(title, port, f"\n# {title}\n", environment), [
             "README.md: created with a Space card"
         ]
     if not text.startswith("---"):
-        return _default_card(title, port, "\n" + text), [
+        return _default_card(title, port, "\n" + text, environment), [
             "front matter: added (the README had none)"
         ]
     try:
         card = _parse(text)
     except ValueError:  # a broken front matter is the author's to fix; validation reports it
         return text, []
-    changes = _repair(card.data, port)
+    changes = _repair(card.data, port, environment)
     if not changes:
         return text, []
     return str(card), changes
@@ -61,7 +67,7 @@ def _parse(text: str) -> SpaceCard:
         raise ValueError(str(exc)) from None
 
 
-def _repair(data: Any, port: int) -> list[str]:
+def _repair(data: Any, port: int, environment: bool) -> list[str]:
     changes = []
     if data.sdk != "docker":
         changes.append(_change("sdk", data.sdk, "docker"))
@@ -69,6 +75,18 @@ def _repair(data: Any, port: int) -> list[str]:
     if data.app_port != port:
         changes.append(_change("app_port", data.app_port, port))
         data.app_port = port
+    if environment:
+        changes += _environment_fields(data)
+    for key, default in (("colorFrom", "blue"), ("colorTo", "indigo")):
+        value = data.get(key)
+        if value is not None and value not in SPACE_COLORS:
+            changes.append(_change(key, value, default))
+            setattr(data, key, default)
+    return changes
+
+
+def _environment_fields(data: Any) -> list[str]:
+    changes = []
     if data.get("base_path") is None:
         changes.append("base_path: added (/web)")
         data.base_path = "/web"
@@ -78,11 +96,6 @@ def _repair(data: Any, port: int) -> list[str]:
     if "openenv" not in tags:
         changes.append("tags: added 'openenv'")
         data.tags = [*tags, "openenv"]
-    for key, default in (("colorFrom", "blue"), ("colorTo", "indigo")):
-        value = data.get(key)
-        if value is not None and value not in SPACE_COLORS:
-            changes.append(_change(key, value, default))
-            setattr(data, key, default)
     return changes
 
 
@@ -90,7 +103,7 @@ def _change(key: str, old: object, new: object) -> str:
     return f"{key}: added ({new})" if old is None else f"{key}: {old!r} -> {new!r}"
 
 
-def _default_card(title: str, port: int, body: str) -> str:
+def _default_card(title: str, port: int, body: str, environment: bool) -> str:
     from huggingface_hub import SpaceCard, SpaceCardData
 
     data = SpaceCardData(
@@ -100,8 +113,8 @@ def _default_card(title: str, port: int, body: str) -> str:
         colorTo="indigo",
         sdk="docker",
         app_port=port,
-        base_path="/web",
+        base_path="/web" if environment else None,
         pinned=False,
-        tags=["openenv"],
+        tags=["openenv"] if environment else None,
     )
     return str(SpaceCard(f"---\n{data.to_yaml()}\n---\n{body}"))

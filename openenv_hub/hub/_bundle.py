@@ -1,7 +1,7 @@
 """The Space bundle: a staged copy of an environment folder, exactly as it will be uploaded.
 
 Staging never touches the environment folder. The copy holds the selected files (see
-:mod:`openenv_hub.hub.ignore`; links are copied as the files they name, and only when those
+:mod:`openenv_hub.hub._ignore`; links are copied as the files they name, and only when those
 are published files of the folder), a corrected Space card when the README needed one, and, for a
 development install of openenv-hub, its wheel in ``.openenv/wheels/`` so the Space builds the
 code the author tested.
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openenv_hub.errors import EnvironmentValidationError, PackagingError
-from openenv_hub.hub.card import fix_card
-from openenv_hub.hub.ignore import LargeFile, Skipped, select_files
+from openenv_hub.hub._card import fix_card
+from openenv_hub.hub._ignore import LargeFile, Skipped, select_files
 from openenv_hub.manifest import Manifest, ManifestError, load_manifest
 
 __all__ = ["Bundle", "stage_bundle"]
@@ -110,7 +110,8 @@ def _fix_card(bundle: Bundle) -> None:
     readme = bundle.root / "README.md"
     text = readme.read_text(encoding="utf-8") if readme.is_file() else None
     title = " ".join(part.capitalize() for part in bundle.manifest.name.split("_") if part)
-    fixed, changes = fix_card(text, port=bundle.manifest.port, title=title)
+    environment = bundle.manifest.is_environment
+    fixed, changes = fix_card(text, port=bundle.manifest.port, title=title, environment=environment)
     if changes:
         readme.write_text(fixed, encoding="utf-8")
         bundle.card_changes = changes

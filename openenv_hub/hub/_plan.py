@@ -1,4 +1,5 @@
-"""What a push would change: the Space as it is now, and the difference to the local bundle."""
+"""What a push would change: the Space as it is now, the difference to the local bundle, and
+the whole plan (:class:`PushPlan`) that a dry run reports and a real push carries out."""
 
 from __future__ import annotations
 
@@ -6,9 +7,21 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["KEPT_REMOTE_FILES", "FileChanges", "RemoteFile", "RemoteSpace", "diff_files"]
+from openenv_hub.hub._ignore import LargeFile, Skipped
+
+if TYPE_CHECKING:
+    from openenv_hub.hub._wheel_pin import WheelPin  # which reads plans: imported for types only
+
+__all__ = [
+    "KEPT_REMOTE_FILES",
+    "FileChanges",
+    "PushPlan",
+    "RemoteFile",
+    "RemoteSpace",
+    "diff_files",
+]
 
 KEPT_REMOTE_FILES = frozenset({".gitattributes"})
 """Files the Hub manages in every repo; push never deletes them."""
@@ -93,3 +106,25 @@ def _same(path: Path, remote: RemoteFile) -> bool:
 def git_blob_id(data: bytes) -> str:
     """The id git gives a file with this content (``git hash-object``)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+@dataclass
+class PushPlan:
+    """What a push does (or, with ``dry_run``, would do). Secret values are never kept here."""
+
+    repo_id: str
+    create: bool
+    private: bool
+    files: FileChanges
+    card_changes: list[str] = field(default_factory=list)
+    wheels: list[str] = field(default_factory=list)
+    pin: WheelPin | None = None
+    ignored: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    large: list[LargeFile] = field(default_factory=list)
+    variables: dict[str, str] = field(default_factory=dict)
+    secrets: list[str] = field(default_factory=list)
+    missing_secrets: list[str] = field(default_factory=list)
+    hardware: str | None = None
+    version: str | None = None
+    move_tag: bool = False
