@@ -5,6 +5,7 @@ container and never a log, and a broken Dockerfile ends in BUILD_ERROR with its 
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,6 +39,7 @@ def space_hub() -> Iterator[LocalHub]:
         yield hub
     finally:
         hub.stop()
+    gc.collect()  # a connection the proxy left open would be reported (as an error) here
     from docker_support.engine import docker
 
     left = docker("ps", "-aq", "--filter", "label=openenv-hub.runtime=localhub-space").stdout

@@ -78,6 +78,9 @@ class LocalHubApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Dispatch, record, and turn any escaping exception into a JSON 500."""
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
         if scope["type"] == "websocket" and scope["path"].startswith(APPS_PREFIX):
             await self.apps(scope, receive, send)
             return
@@ -104,6 +107,17 @@ class LocalHubApp:
                 await _internal_error(exc)(scope, receive, recording_send)
         finally:
             self._record(scope, response, time.perf_counter() - started)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """At shutdown, close the proxy's connections to Space apps before the loop ends."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.apps.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
 
     def _record(self, scope: Scope, response: Mapping[str, Any], elapsed_s: float) -> None:
         headers = {key.decode("latin-1"): value for key, value in scope["headers"]}

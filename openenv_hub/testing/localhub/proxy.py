@@ -139,6 +139,7 @@ class SpaceAppProxy:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()
+            self._client = None
 
 
 def _forwarded(scope: Scope) -> list[tuple[str, str]]:

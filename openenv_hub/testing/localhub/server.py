@@ -96,7 +96,7 @@ class LocalHub:
         config = uvicorn.Config(
             self._app,
             log_level="warning",
-            lifespan="off",
+            lifespan="on",  # the app closes its proxy's connections at shutdown
             timeout_keep_alive=30,
             timeout_graceful_shutdown=2,
         )
