@@ -68,4 +68,5 @@ def test_web_says_it_is_loading_then_serves_the_ui(new_page) -> None:
         page.goto(f"{url}/web/")
         expect(page.get_by_role("button", name="Reset")).to_be_visible(timeout=120_000)
         assert httpx.get(f"{url}/web/").status_code == 200
+        expect(page.locator("#session-info")).to_contain_text("Session ", timeout=60_000)
         pages.session_id(page)  # the UI opened its tab's session
