@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,29 +30,36 @@ class PeerServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "MAX_CONCURRENT_ENVS": "64"}
+        # A file, not a pipe: nobody reads the log while the server runs, and a full pipe would
+        # block it.
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
         self.process = subprocess.Popen(
             [str(python), str(PEER_DIR / script), "--port", str(self.port)],
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+            stderr=self.log,
         )
         deadline = time.monotonic() + 120
         while True:
             if self.process.poll() is not None:
-                raise RuntimeError(f"peer {script} exited: {self.process.stderr.read()}")  # type: ignore[union-attr]
+                self.log.seek(0)
+                log = self.log.read().decode(errors="replace")
+                self.log.close()
+                raise RuntimeError(f"peer {script} exited: {log}")
             try:
                 if httpx.get(self.url + "/health", timeout=1).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
+                self.stop()
                 raise RuntimeError(f"peer {script} did not become healthy")
             time.sleep(0.1)
 
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(10)
+        self.log.close()
 
 
 @pytest.fixture(scope="session")
