@@ -16,9 +16,11 @@ removes it, also after the process that started it crashed.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
-__all__ = ["Provider"]
+__all__ = ["Provider", "StopsOnExit"]
+
+_Started = TypeVar("_Started", bound="StopsOnExit")
 
 
 @runtime_checkable
@@ -46,3 +48,16 @@ class Provider(Protocol):
     def stop(self) -> None:
         """Stop and remove what was started. Safe to call more than once."""
         ...
+
+
+class StopsOnExit:
+    """Base of the providers: ``with provider:`` stops it when the block ends, however it ends."""
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _Started) -> _Started:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()

@@ -21,7 +21,6 @@ import os
 import threading
 import uuid
 from collections.abc import Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from openenv_hub.errors import (
@@ -31,7 +30,7 @@ from openenv_hub.errors import (
     ImageNotFoundError,
     ServerStartError,
 )
-from openenv_hub.providers import _cleanup, _reaper, labels
+from openenv_hub.providers import StopsOnExit, _cleanup, _reaper, labels
 from openenv_hub.providers.local import free_port, wait_for_health
 
 if TYPE_CHECKING:
@@ -132,7 +131,7 @@ def run_command(
     return " ".join(parts)
 
 
-class DockerProvider:
+class DockerProvider(StopsOnExit):
     """An environment server running in a container this process started."""
 
     runtime = "docker"
@@ -279,17 +278,6 @@ class DockerProvider:
             self.container.stop(timeout=timeout_s)
         with contextlib.suppress(*_docker_errors_tuple()):
             self.container.remove(force=True)
-
-    def __enter__(self) -> DockerProvider:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         return f"DockerProvider({self.name}, {self._base_url})"

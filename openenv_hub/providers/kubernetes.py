@@ -23,11 +23,10 @@ import contextlib
 import os
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from openenv_hub.errors import ClusterError, DependencyNotInstalledError, ServerStartError
-from openenv_hub.providers import _cleanup
+from openenv_hub.providers import StopsOnExit, _cleanup
 
 __all__ = ["KubernetesProvider", "api_client", "kubeconfig_path", "kubernetes_module"]
 
@@ -99,7 +98,7 @@ def api_client(kubeconfig: str | Path | None = None) -> Any:
     return k8s.client.ApiClient(configuration)
 
 
-class KubernetesProvider:
+class KubernetesProvider(StopsOnExit):
     """A Deployment (and its Service, HPA, Secret) applied to a cluster; see the module."""
 
     runtime = "kubernetes"
@@ -232,17 +231,6 @@ class KubernetesProvider:
             with contextlib.suppress(Exception):
                 self._call(body["kind"], "delete", body["metadata"]["name"], self.namespace)
         self._urls = []
-
-    def __enter__(self) -> KubernetesProvider:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _ready(pod: Any) -> bool:

@@ -15,13 +15,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import IO
 
 import httpx
 
 from openenv_hub.errors import ConnectError, ServerStartError
-from openenv_hub.providers import _cleanup
+from openenv_hub.providers import StopsOnExit, _cleanup
 
 __all__ = ["LocalProcessProvider", "free_port", "port_in_use", "wait_for_health"]
 
@@ -59,7 +58,7 @@ def wait_for_health(base_url: str, *, timeout_s: float, alive: object = None) ->
     raise ConnectError(f"{base_url}/health did not answer within {timeout_s:g} s", url=base_url)
 
 
-class LocalProcessProvider:
+class LocalProcessProvider(StopsOnExit):
     """An environment server running as a child process of this one."""
 
     runtime = "local"
@@ -155,14 +154,3 @@ class LocalProcessProvider:
                 self.process.kill()
                 self.process.wait()
         self._log.close()
-
-    def __enter__(self) -> LocalProcessProvider:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

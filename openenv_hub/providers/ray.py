@@ -29,11 +29,10 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from openenv_hub.errors import ClusterError, DependencyNotInstalledError, ServerStartError
-from openenv_hub.providers import _cleanup
+from openenv_hub.providers import StopsOnExit, _cleanup
 from openenv_hub.providers._ray_replica import ReplicaServer, ReplicaSpec
 from openenv_hub.providers.local import wait_for_health
 
@@ -109,7 +108,7 @@ class ReplicaStatus:
     restarts: int
 
 
-class RayProvider:
+class RayProvider(StopsOnExit):
     """Replicas of an environment server as Ray actors; see the module's docstring."""
 
     runtime = "ray"
@@ -341,17 +340,6 @@ class RayProvider:
             for handle in self._handles:
                 with contextlib.suppress(Exception):
                     ray.kill(handle, no_restart=True)
-
-    def __enter__(self) -> RayProvider:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def replica_names() -> list[str]:

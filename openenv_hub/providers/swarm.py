@@ -21,11 +21,10 @@ import contextlib
 import time
 import uuid
 from collections.abc import Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.errors import DockerError, ServerStartError
-from openenv_hub.providers import _cleanup, _reaper, labels
+from openenv_hub.providers import StopsOnExit, _cleanup, _reaper, labels
 from openenv_hub.providers.docker import (
     Network,
     docker_client,
@@ -45,7 +44,7 @@ _RUNNING = "running"
 _FAILED = {"failed", "rejected", "orphaned"}
 
 
-class DockerSwarmProvider:
+class DockerSwarmProvider(StopsOnExit):
     """A Swarm service of an environment image, its replicas reachable one by one."""
 
     runtime = "swarm"
@@ -202,17 +201,6 @@ class DockerSwarmProvider:
                     break
             time.sleep(0.2)
         self._urls = []
-
-    def __enter__(self) -> DockerSwarmProvider:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _quick_healthcheck(config: Mapping[str, Any]) -> Any:
