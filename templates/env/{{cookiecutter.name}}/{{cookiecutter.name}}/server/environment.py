@@ -15,6 +15,10 @@ class {{ cookiecutter.class_prefix }}Environment(Environment[{{ cookiecutter.cla
     """Echoes the message of each action; the reward is ``len(message) * 0.1``."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
+    # Each call takes microseconds and uses no thread-bound library, so the server runs it on
+    # its event loop instead of a thread per session. Set False once a call can take more than
+    # about a millisecond: meanwhile every other session would wait (the server logs it once).
+    RUNS_ON_EVENT_LOOP = True
 
     def __init__(self) -> None:
         self._state = State(episode_id=str(uuid4()), step_count=0)
