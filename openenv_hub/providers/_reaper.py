@@ -11,7 +11,6 @@ already stopped at ``atexit`` and the reaper finds nothing.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
 
@@ -20,22 +19,41 @@ from openenv_hub.providers import labels
 __all__ = ["ensure_reaper", "reap"]
 
 _lock = threading.Lock()
-_started: dict[int, subprocess.Popen[bytes]] = {}
+_started: dict[int, tuple[int, int]] = {}  # this pid -> (the reaper's pid, our end of its pipe)
 
 
 def ensure_reaper() -> None:
-    """Start this process's reaper, once (again after a fork)."""
+    """Start this process's reaper, once (again after a fork, or if it died).
+
+    It is spawned without a ``subprocess.Popen`` object, which would warn at exit that a child
+    is still running: outliving this process is the reaper's job.
+    """
     pid = os.getpid()
     with _lock:
-        if pid in _started and _started[pid].poll() is None:
-            return
-        _started[pid] = subprocess.Popen(
-            [sys.executable, "-m", "openenv_hub.providers._reaper", labels.owner_id()],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # a Ctrl-C for the process group leaves it watching
-        )
+        if pid in _started:
+            reaper, write_end = _started[pid]
+            if os.waitpid(reaper, os.WNOHANG) == (0, 0):
+                return  # still watching
+            os.close(write_end)
+        read_end, write_end = os.pipe()  # both ends are closed in children started later
+        try:
+            reaper = _spawn(read_end)
+        finally:
+            os.close(read_end)
+        _started[pid] = (reaper, write_end)
+
+
+def _spawn(read_end: int) -> int:
+    argv = [sys.executable, "-m", "openenv_hub.providers._reaper", labels.owner_id()]
+    actions = [
+        (os.POSIX_SPAWN_DUP2, read_end, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+    try:  # a session of its own: a Ctrl-C for this process group leaves it watching
+        return os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+    except NotImplementedError:  # no POSIX_SPAWN_SETSID: a process group of its own will do
+        return os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setpgroup=0)
 
 
 def reap(owner: str) -> int:
