@@ -188,7 +188,7 @@ def _server_mode(mode: str | None) -> ServerMode:
 
 
 def _install_error_handlers(app: FastAPI) -> None:
-    """Every server error answers with the status its class declares (errors.py); request
+    """Every server error answers with the status its class declares (openenv_hub.errors); request
     validation errors are rendered as JSON whatever input they quote."""
 
     async def server_error(request: Request, exc: Exception) -> JSONResponse:
