@@ -140,6 +140,18 @@ def check_actions(actions: Sequence[Any], size: int) -> None:
         )
 
 
+def check_index(index: int, size: int) -> int:
+    if not 0 <= index < size:
+        raise ConfigurationError(
+            f"Slot {index} is not in this pool: its slots are 0 to {size - 1}."
+        )
+    return index
+
+
+def reset_kwargs(kwargs: dict[str, Any], seed: int | None) -> dict[str, Any]:
+    return {**kwargs, "seed": seed} if seed is not None else dict(kwargs)
+
+
 def per_slot_kwargs(
     size: int, kwargs: dict[str, Any], seeds: Sequence[int | None] | None
 ) -> list[dict[str, Any]]:
@@ -148,7 +160,7 @@ def per_slot_kwargs(
         return [dict(kwargs) for _ in range(size)]
     if len(seeds) != size:
         raise ConfigurationError(f"reset_all got {len(seeds)} seeds for a pool of {size} slots.")
-    return [{**kwargs, **({"seed": seed} if seed is not None else {})} for seed in seeds]
+    return [reset_kwargs(kwargs, seed) for seed in seeds]
 
 
 def no_replica(urls: Sequence[str], errors: Sequence[BaseException]) -> OpenEnvError:

@@ -8,6 +8,9 @@ slot order::
         results = await pool.reset_all(seeds=range(64))
         results = await pool.step_all([policy(r) for r in results])
 
+Loops that act on each environment as soon as its own result is in (asynchronous rollouts, where
+a slow episode holds up nobody) use ``reset(i)`` and ``step(i, action)`` on one slot instead.
+
 A slot whose session fails (its replica died, the connection dropped) does not stop the others:
 ``results[i]`` is a :class:`~openenv_hub.errors.SlotError` carrying the client's typed error,
 and the slot answers with that error until the next ``reset_all()``, which opens a new session
@@ -153,6 +156,31 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
             *(self._step(slot, action) for slot, action in zip(self.slots, actions, strict=True))
         )
         return core.finish_round(results, self.on_error, self.replacements)
+
+    # -- one slot ------------------------------------------------------------------------
+
+    async def reset(
+        self, index: int, *, seed: int | None = None, **kwargs: Any
+    ) -> StepResult[ObsT] | SlotError:
+        """Start a new episode in slot ``index`` alone (a new session first if it lost its own).
+
+        Errors follow the pool's policy, as in :meth:`reset_all`. One call at a time per slot.
+        """
+        slot = self.slots[core.check_index(index, self.size)]
+        urls = await self._urls()
+        if slot.needs_session or slot.url not in urls:
+            await self._open_slot(slot, urls)
+        result = await self._reset(slot, core.reset_kwargs(kwargs, seed), urls, set())
+        return core.finish_round([result], self.on_error, self.replacements)[0]  # type: ignore[no-any-return]
+
+    async def step(self, index: int, action: ActT) -> StepResult[ObsT] | SlotError:
+        """Step slot ``index`` alone, without waiting for the other slots.
+
+        Errors follow the pool's policy, as in :meth:`step_all`. One call at a time per slot.
+        """
+        slot = self.slots[core.check_index(index, self.size)]
+        result = await self._step(slot, action)
+        return core.finish_round([result], self.on_error, self.replacements)[0]  # type: ignore[no-any-return]
 
     async def _reset(
         self,

@@ -151,6 +151,25 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         results = self._each(self._step, self.slots, actions)
         return core.finish_round(results, self.on_error, self.replacements)
 
+    # -- one slot ------------------------------------------------------------------------
+
+    def reset(
+        self, index: int, *, seed: int | None = None, **kwargs: Any
+    ) -> StepResult[ObsT] | SlotError:
+        """Start a new episode in slot ``index`` alone (see :meth:`EnvPool.reset`)."""
+        slot = self.slots[core.check_index(index, self.size)]
+        urls = self.placement.urls()
+        if slot.needs_session or slot.url not in urls:
+            self._open_slot(slot, urls)
+        result = self._reset(slot, core.reset_kwargs(kwargs, seed), urls, set())
+        return core.finish_round([result], self.on_error, self.replacements)[0]  # type: ignore[no-any-return]
+
+    def step(self, index: int, action: ActT) -> StepResult[ObsT] | SlotError:
+        """Step slot ``index`` alone (see :meth:`EnvPool.step`)."""
+        slot = self.slots[core.check_index(index, self.size)]
+        result = self._step(slot, action)
+        return core.finish_round([result], self.on_error, self.replacements)[0]  # type: ignore[no-any-return]
+
     def _reset(
         self,
         slot: Slot[SyncEnvClient[ActT, ObsT, StateT]],

@@ -3,6 +3,8 @@ failure kept to that slot, replacement on the next reset, the error policies, th
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -208,6 +210,32 @@ async def test_one_action_per_slot(serve: Any) -> None:
             await pool.reset_all(seeds=[1])
 
 
+async def test_one_slot_steps_without_waiting_for_the_others(two_servers: list[Any]) -> None:
+    first, second = two_servers
+    async with EnvPool([first.url, second.url], size=4, client=TypedEnv) as pool:
+        assert isinstance(await pool.reset(0, seed=1), StepResult)
+        for i in range(1, 4):
+            assert isinstance(await pool.reset(i), StepResult)
+        slow = asyncio.ensure_future(pool.step(0, Message(message="slow", delay_s=2.0)))
+        started = time.monotonic()
+        for _ in range(3):  # slot 1 takes three steps while slot 0's first one runs
+            result = await pool.step(1, Message(message="quick"))
+            assert isinstance(result, StepResult) and result.observation.echoed_message == "quick"
+        assert time.monotonic() - started < 1.5 and not slow.done()
+        assert (await slow).observation.echoed_message == "slow"  # type: ignore[union-attr]
+
+        on_second = next(slot.index for slot in pool.slots if slot.url == second.url)
+        second.stop()
+        failed = await pool.step(on_second, Message(message="lost"))
+        assert isinstance(failed, SlotError) and failed.slot == on_second and failed.session_lost
+        on_first = next(slot.index for slot in pool.slots if slot.url == first.url)
+        assert isinstance(await pool.step(on_first, Message(message="kept")), StepResult)
+        assert isinstance(await pool.reset(on_second), StepResult)  # a new session, on first
+        assert pool.slots[on_second].url == first.url
+        with pytest.raises(ConfigurationError, match="slots are 0 to 3"):
+            await pool.step(4, Message(message="nowhere"))
+
+
 def test_the_sync_twin_reads_like_the_async_pool(two_servers: list[Any]) -> None:
     first, second = two_servers
     with EnvPool([first.url, second.url], size=6, client=TypedEnv).sync() as pool:
@@ -221,4 +249,6 @@ def test_the_sync_twin_reads_like_the_async_pool(two_servers: list[Any]) -> None
         assert [i for i, r in enumerate(results) if isinstance(r, SlotError)] == on_second
         assert all(isinstance(r, StepResult) for r in pool.reset_all())
         assert pool.sessions_per_url() == {first.url: 6}
+        assert pool.reset(2, seed=7).observation.echoed_message == "ready"  # type: ignore[union-attr]
+        assert pool.step(2, Message(message="one")).observation.echoed_message == "one"  # type: ignore[union-attr]
     assert _holds(first, 0)

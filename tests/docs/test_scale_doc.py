@@ -50,6 +50,12 @@ def test_sync_pool(echo_server: Any) -> None:
     assert _run("python", code).strip() == "['hi', 'hi', 'hi', 'hi']"
 
 
+def test_one_slot_at_a_time(echo_server: Any) -> None:
+    code = doc_block(DOC, "one slot at a time").code.replace("8000", str(echo_server.port))
+    expected = [f"slot {slot}, turn 2" for slot in range(4)]
+    assert _run("python", code).strip() == str(expected)
+
+
 @pytest.mark.slow
 def test_ray_pool(ray_cluster: Any) -> None:
     code = doc_block(DOC, "ray pool").code.replace("127.0.0.2:6379", ray_cluster.address)
