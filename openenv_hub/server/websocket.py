@@ -4,19 +4,27 @@ Each text frame is one request and gets exactly one reply (a ``close`` message a
 notification get none), in the order the requests arrived. All environment work goes through
 :class:`~openenv_hub.server.sessions.SessionPool`.
 
-Two tasks serve a connection: one reads frames, one answers them. The reader keeps watching the
-socket while a step runs, so a client that vanishes mid-step is noticed at once: the step is
-cancelled (an ``async`` one stops; one on the session's thread runs on, holding the session's
-slot until it returns or the server's hard time limit passes) and the session is closed.
+One task reads a connection's frames and answers each one itself when the answer is ready at
+once: an environment that runs on the event loop, for one, takes no other task and no queue. A
+request that has to wait (for the session's thread, an ``async`` step, a busy socket) is
+finished by a second task, which then answers the requests that arrived meanwhile, while the
+reader goes on watching the socket. So a client that vanishes mid-step is noticed at once: the
+step is cancelled (an ``async`` one stops; one on the session's thread runs on, holding the
+session's slot until it returns or the server's hard time limit passes) and the session is
+closed. A client may have up to :data:`MAX_PIPELINED` requests waiting behind the one in
+progress; one more and the connection is closed with 1008.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Final
+import types
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import Any, Final
 
 import pydantic_core
 from pydantic import ValidationError
@@ -45,7 +53,7 @@ logger = logging.getLogger("openenv_hub.server")
 CLOSE_GOING_AWAY = 1001
 #: Close code sent to a client that sends frames it may not (binary) or too many at once.
 CLOSE_POLICY_VIOLATION = 1008
-#: Requests a client may send before the replies to earlier ones (pipelining).
+#: Requests a client may send while an earlier one is still being answered (pipelining).
 MAX_PIPELINED = 32
 
 CLOSE: Final = b"close"  # what a handler returns for a close message (no reply)
@@ -83,29 +91,109 @@ async def _serve(
                 await websocket.close(code=code, reason=reason[:120])
 
     session.on_close.append(close_socket)
-    inbox: asyncio.Queue[str | bytes] = asyncio.Queue()
-    reading = asyncio.ensure_future(_read(websocket, inbox))
-    answering = asyncio.ensure_future(_answer(websocket, pool, session, handle, inbox))
+    connection = _Connection(websocket, pool, session, handle)
+    reading = asyncio.ensure_future(connection.read())
     try:
-        await asyncio.wait({reading, answering}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({reading, connection.ended}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         # Shielded: if this task is cancelled (a shutdown, a test client), cleanup still runs.
-        await asyncio.shield(
-            _end(session, pool, (reading, answering), close_socket, detach=bool(attach_to))
-        )
+        await asyncio.shield(_end(connection, reading, close_socket, detach=bool(attach_to)))
+
+
+class _Connection:
+    """The requests of one connection, answered in order (see the module's docstring)."""
+
+    def __init__(
+        self, websocket: WebSocket, pool: SessionPool, session: Session, handle: Handler
+    ) -> None:
+        self.websocket, self.pool, self.session, self.handle = websocket, pool, session, handle
+        self.waiting: deque[str | bytes] = deque()  # requests behind the one being finished
+        self.finishing: asyncio.Task[bool] | None = None  # finishes a request that had to wait
+        self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def read(self) -> str | None:
+        """Read frames until the client disconnects (``None``), a request ends the connection
+        (``None``), or the client must be refused (why)."""
+        while True:
+            message = await self.websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return None
+            text: str | None = message.get("text")
+            request: str | bytes = _BINARY if text is None else text
+            if self.finishing is not None:
+                if len(self.waiting) >= MAX_PIPELINED:
+                    return f"more than {MAX_PIPELINED} requests sent without waiting for replies"
+                self.waiting.append(request)
+                continue
+            answer = self._answer(request)
+            try:
+                waits_on = answer.send(None)
+            except StopIteration as done:  # answered at once
+                if not done.value:
+                    return None
+                continue
+            self.finishing = asyncio.ensure_future(self._finish(_resume(answer, waits_on)))
+            self.finishing.add_done_callback(functools.partial(self._finished, answer))
+
+    async def _answer(self, request: str | bytes) -> bool:
+        """Answer one request; False when the connection ends with it."""
+        if request is _BINARY:
+            error = SessionError(
+                "Binary frames are not supported: send each message as a JSON text frame"
+            )
+            await self.websocket.send_text(error_frame_for(error).decode())
+            return False
+        assert isinstance(request, str)
+        reply = await self.handle(self.pool, self.session, request)
+        if reply is CLOSE:
+            return False
+        if reply is not None:
+            await self.websocket.send_text(reply.decode())
+        return True
+
+    async def _finish(self, answering: Awaitable[bool]) -> bool:
+        """Finish the request that had to wait, then those that arrived meanwhile."""
+        if not await answering:
+            return False
+        while self.waiting:
+            if not await self._answer(self.waiting.popleft()):
+                return False
+        self.finishing = None  # the reader answers the next request itself
+        return True
+
+    def _finished(self, answer: Coroutine[Any, Any, bool], task: asyncio.Task[bool]) -> None:
+        answer.close()  # ended already, unless its task was cancelled before it could resume it
+        going_on = not task.cancelled() and task.exception() is None and task.result()
+        if not going_on and not self.ended.done():  # a close message, a binary frame, a
+            self.ended.set_result(None)  # failure, a cancellation (the hard time limit)
+
+
+@types.coroutine
+def _resume(answer: Coroutine[Any, Any, bool], waits_on: Any) -> Generator[Any, Any, bool]:
+    """The rest of ``answer``, a coroutine that ran until its first wait (on ``waits_on``), to
+    be awaited in a task: the wait is handed to that task as it was, a cancellation passed on."""
+    try:
+        yield waits_on
+    except BaseException as exc:  # passed on to the coroutine, which decides
+        try:
+            waits_on = answer.throw(exc)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        return (yield from _resume(answer, waits_on))
+    return (yield from answer)
 
 
 async def _end(
-    session: Session,
-    pool: SessionPool,
-    tasks: tuple[asyncio.Task[str | None], asyncio.Task[None]],
+    connection: _Connection,
+    reading: asyncio.Task[str | None],
     close_socket: Callable[..., Awaitable[None]],
     *,
     detach: bool,
 ) -> None:
-    """Stop both tasks, release the session and close the socket (with 1008 and the reason when
-    the reader refused the client, else 1000)."""
-    reading = tasks[0]
+    """Stop reading and answering, release the session and close the socket (with 1008 and the
+    reason when the reader refused the client, else 1000)."""
+    session, pool = connection.session, connection.pool
+    tasks = [task for task in (reading, connection.finishing) if task is not None]
     for task in tasks:
         task.cancel()
     await asyncio.wait(tasks)
@@ -125,48 +213,7 @@ async def _end(
         await close_socket("session closed", code=1000)
 
 
-async def _read(websocket: WebSocket, inbox: asyncio.Queue[str | bytes]) -> str | None:
-    """Queue each text frame; return when the client disconnects (``None``), or why the
-    connection must end (binary frames, too many requests in flight)."""
-    while True:
-        message = await websocket.receive()
-        if message["type"] == "websocket.disconnect":
-            return None
-        text: str | None = message.get("text")
-        if inbox.qsize() >= MAX_PIPELINED:
-            return f"more than {MAX_PIPELINED} requests sent without waiting for replies"
-        if text is not None:
-            inbox.put_nowait(text)
-            continue
-        inbox.put_nowait(_BINARY)
-        await asyncio.Event().wait()  # the answering task replies, then ends the connection
-
-
 _BINARY: Final = b"binary"
-
-
-async def _answer(
-    websocket: WebSocket,
-    pool: SessionPool,
-    session: Session,
-    handle: Handler,
-    inbox: asyncio.Queue[str | bytes],
-) -> None:
-    """Answer queued requests in order until a close message, a binary frame, or a failure."""
-    while True:
-        text = await inbox.get()
-        if text is _BINARY:
-            error = SessionError(
-                "Binary frames are not supported: send each message as a JSON text frame"
-            )
-            await websocket.send_text(error_frame_for(error).decode())
-            return
-        assert isinstance(text, str)
-        reply = await handle(pool, session, text)
-        if reply is CLOSE:
-            return
-        if reply is not None:
-            await websocket.send_text(reply.decode())
 
 
 def _refusal(reading: asyncio.Task[str | None]) -> str | None:

@@ -274,3 +274,64 @@ def test_a_socket_can_join_a_session_created_over_http(echo_server: Any) -> None
                 "reason": "session_not_found",  # so the client raises SessionNotFoundError
                 "session_id": "nope",
             }
+
+
+def _step(message: str, delay_s: float = 0.0) -> str:
+    return json.dumps({"type": "step", "data": {"message": message, "delay_s": delay_s}})
+
+
+def _echoed(socket: Any) -> str:
+    return str(json.loads(socket.recv(timeout=10))["data"]["observation"]["echoed_message"])
+
+
+def test_requests_sent_during_a_step_are_answered_in_order_up_to_the_limit(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed))
+    with ws(server) as s:
+        s.send(_step("slow", delay_s=0.5))
+        for i in range(32):
+            s.send(_step(f"m{i}"))
+        assert [_echoed(s) for _ in range(33)] == ["slow"] + [f"m{i}" for i in range(32)]
+        s.send(_step("after"))
+        assert _echoed(s) == "after"
+    with ws(server) as s:
+        s.send(_step("slow", delay_s=1.0))
+        for i in range(33):
+            s.send(_step(f"m{i}"))
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                s.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+        assert "more than 32 requests" in closed.value.rcvd.reason
+
+
+def test_a_burst_answered_as_it_comes_is_not_refused(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed, run_on_event_loop=True))
+    with ws(server) as s:
+        for i in range(200):
+            s.send(_step(f"m{i}"))
+        assert [_echoed(s) for _ in range(200)] == [f"m{i}" for i in range(200)]
+
+
+def test_a_binary_frame_behind_a_step_is_refused_after_the_step_is_answered(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed))
+    with ws(server) as s:
+        s.send(_step("slow", delay_s=0.3))
+        s.send(b"binary")
+        assert _echoed(s) == "slow"
+        assert json.loads(s.recv(timeout=10))["data"]["code"] == "SESSION_ERROR"
+        with pytest.raises(ConnectionClosed):
+            s.recv(timeout=10)
+    server.wait_for(lambda: server.pool.active_sessions == 0)
+
+
+def test_a_close_message_behind_a_step_ends_the_session_after_it(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed))
+    with ws(server) as s:
+        s.send(_step("slow", delay_s=0.3))
+        s.send(json.dumps({"type": "close"}))
+        s.send(_step("never"))
+        assert _echoed(s) == "slow"
+        with pytest.raises(ConnectionClosed) as closed:
+            s.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1000
+    server.wait_for(lambda: server.pool.active_sessions == 0)
