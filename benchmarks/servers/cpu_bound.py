@@ -1,6 +1,7 @@
 """An environment whose step is pure-Python work (about 5 ms on an idle core), for scaling runs.
 
-The app is ``cpu_bound:app`` (with this folder on ``sys.path``). ``WORK_ITERATIONS`` (default
+The app is ``cpu_bound:app`` (with this folder on ``sys.path``), its calls on a thread per
+session; ``cpu_bound:inline_app`` runs them on the event loop. ``WORK_ITERATIONS`` (default
 40000 loop turns) sets the work; ``step`` reports the time it took in ``work_ms``.
 """
 
@@ -55,3 +56,7 @@ class CpuBound(Environment[Work, Worked, State]):
 
 
 app = create_app(CpuBound, Work, Worked, env_name="cpu_bound", max_concurrent_envs=64)
+# Pure-Python work holds the GIL: a thread per session adds no throughput, only hand-offs.
+inline_app = create_app(
+    CpuBound, Work, Worked, env_name="cpu_bound", max_concurrent_envs=64, run_on_event_loop=True
+)
