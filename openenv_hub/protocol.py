@@ -136,10 +136,21 @@ def _finite(value: Any) -> bool:
     return True
 
 
-#: Text that may hold a number JSON cannot carry (``NaN``, ``Infinity``, or one that overflows).
-#: Frames without it take the one-pass path; the rare ones with it (in a string, say) are parsed
-#: strictly and checked number by number.
-_MAYBE_NOT_FINITE = re.compile(r"NaN|Infinity|[0-9][eE]\+?[0-9]{3}|[0-9]{309}")
+#: A number with an exponent of three digits or more, or of 309 digits: it may overflow.
+_BIG_EXPONENT = re.compile(r"[0-9][eE]\+?[0-9]{3}")
+_LONG_NUMBER = re.compile(r"[0-9]{309}")
+
+
+def _maybe_not_finite(text: str) -> bool:
+    """Whether ``text`` may hold a number JSON cannot carry (``NaN``, ``Infinity``, or one that
+    overflows). Frames without one take the one-pass path; the rare ones with it (in a string,
+    say) are parsed strictly and checked number by number."""
+    return (
+        "NaN" in text
+        or "Infinity" in text
+        or _BIG_EXPONENT.search(text) is not None
+        or (len(text) >= 309 and _LONG_NUMBER.search(text) is not None)
+    )
 
 
 def decode_message(
@@ -147,7 +158,7 @@ def decode_message(
 ) -> ResetMessage | StepMessage | StateMessage | CloseMessage | McpMessage:
     """Parse and validate one text frame, or raise :class:`DecodeError` carrying the reply."""
     text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
-    if _MAYBE_NOT_FINITE.search(text) is None:
+    if not _maybe_not_finite(text):
         try:
             return _INCOMING.validate_json(raw)  # type: ignore[no-any-return]
         except ValidationError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
@@ -280,6 +281,7 @@ def run(
         graceful_shutdown_s,
     )
     server = uvicorn.Server(config)
+    gc.freeze()  # what import made lives as long as the server: no collection need scan it
     server.run()
     if not server.started:
         raise SystemExit(3)  # what uvicorn.run exits with when the app does not start

@@ -121,7 +121,7 @@ class SessionPool(SessionLifecycle):
     ) -> dict[str, Any]:
         async with self.use(session) as env:
             plan = CallPlan.of(type(env))
-            kwargs = plan.step.keywords(params or {})
+            kwargs = plan.step.keywords(params) if params else {}
             fn = env.step_async if plan.step_async else env.step
             started, clock = _clock(self.observers)
             obs = await self._call(session, fn, (action,), kwargs, on_loop=plan.step_async)
@@ -185,7 +185,7 @@ class SessionPool(SessionLifecycle):
 
     # -- MCP tools -------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def supports_tools(self) -> bool:
         return self.env_cls is not None and issubclass(self.env_cls, MCPEnvironment)
 
