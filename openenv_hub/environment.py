@@ -60,7 +60,9 @@ class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
     #: and need no thread of their own: the server then calls them on its event loop, without a
     #: thread hop, which makes each call cheaper. Leave it False when a call can take longer
     #: (it would hold up every other session meanwhile; the server logs it once) or when the
-    #: environment uses a library with thread affinity.
+    #: environment uses a library with thread affinity. Pure-Python CPU work, which holds the
+    #: GIL on any thread, is the exception worth measuring: see "CPU-bound environments" in
+    #: docs/scale.md.
     RUNS_ON_EVENT_LOOP: ClassVar[bool] = False
     #: The rubric that scores every step (see :mod:`openenv_hub.rubrics`). The server sets each
     #: step's ``reward`` to its value and reports the breakdown in the observation's metadata
