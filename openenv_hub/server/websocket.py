@@ -93,8 +93,9 @@ async def _serve(
     session.on_close.append(close_socket)
     connection = _Connection(websocket, pool, session, handle)
     reading = asyncio.ensure_future(connection.read())
+    either: list[asyncio.Future[Any]] = [reading, connection.ended]
     try:
-        await asyncio.wait({reading, connection.ended}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
     finally:
         # Shielded: if this task is cancelled (a shutdown, a test client), cleanup still runs.
         await asyncio.shield(_end(connection, reading, close_socket, detach=bool(attach_to)))
@@ -180,7 +181,8 @@ def _resume(answer: Coroutine[Any, Any, bool], waits_on: Any) -> Generator[Any, 
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
         return (yield from _resume(answer, waits_on))
-    return (yield from answer)
+    answered: bool = yield from answer
+    return answered
 
 
 async def _end(
