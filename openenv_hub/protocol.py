@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+)
 
 from openenv_hub.errors import ActionValidationError, ServerReplyError
 from openenv_hub.types import Observation
@@ -35,6 +44,7 @@ __all__ = [
     "observation_payload",
     "parse_json",
     "state_frame",
+    "step_frame_reader",
     "validation_error",
 ]
 
@@ -75,6 +85,17 @@ class StepMessage(BaseModel):
     model_config = _MESSAGE
     type: Literal["step"]
     data: dict[str, Any]
+
+
+_ActionT = TypeVar("_ActionT", bound=BaseModel)
+
+
+class _StepFrame(BaseModel, Generic[_ActionT]):
+    """A step message whose data is already the action (see :func:`step_frame_reader`)."""
+
+    model_config = _MESSAGE
+    type: Literal["step"]
+    data: _ActionT
 
 
 class StateMessage(BaseModel):
@@ -175,6 +196,23 @@ def decode_message(
         return _INCOMING.validate_python(value)  # type: ignore[no-any-return]
     except ValidationError as exc:
         raise DecodeError(_decode_error_frame(exc, value)) from None
+
+
+def step_frame_reader(action_cls: type[BaseModel]) -> Callable[[str], Any]:
+    """A reader of ``step`` frames for ``action_cls`` that validates the frame and its action in
+    one pass. It returns the action, or ``None`` for any other text, and for a step frame it
+    cannot take: the caller then decodes the text as usual, which also words any error."""
+    frame: TypeAdapter[_StepFrame[Any]] = TypeAdapter(_StepFrame[action_cls])  # type: ignore[valid-type]
+
+    def read(text: str) -> Any:
+        if '"step"' not in text or _maybe_not_finite(text):
+            return None
+        try:
+            return frame.validate_json(text).data
+        except ValidationError:
+            return None
+
+    return read
 
 
 def _decode_error_frame(exc: ValidationError, value: Any) -> bytes:

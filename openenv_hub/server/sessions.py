@@ -19,7 +19,7 @@ from typing import Any
 
 from openenv_hub.environment import Environment
 from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
-from openenv_hub.protocol import observation_payload
+from openenv_hub.protocol import observation_payload, step_frame_reader
 from openenv_hub.server.calls import CallPlan
 from openenv_hub.server.lifecycle import (
     DEFAULT_IDLE_TIMEOUT_S,
@@ -82,6 +82,14 @@ class SessionPool(SessionLifecycle):
                 "Session %s: environment raised in %s", session.id, getattr(fn, "__name__", fn)
             )
             raise EnvironmentExecutionError(f"{type(exc).__name__}: {exc}") from exc
+
+    @functools.cached_property
+    def read_step_frame(self) -> Callable[[str], Action | None]:
+        """Read a WebSocket ``step`` frame and its action in one validation, or give ``None``
+        (for environments whose steps may also be MCP tool calls: always)."""
+        if self.supports_tools or self.action_cls in (Action, CallToolAction, ListToolsAction):
+            return lambda text: None
+        return step_frame_reader(self.action_cls)
 
     def parse_action(self, data: dict[str, Any]) -> Action:
         """Validate a step payload against the action class (raises pydantic ValidationError).

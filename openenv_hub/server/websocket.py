@@ -233,6 +233,9 @@ def _log_failure(session: Session, outcome: BaseException | None) -> None:
 
 
 async def _handle_ws_frame(pool: SessionPool, session: Session, text: str) -> bytes | None:
+    action = pool.read_step_frame(text)  # a well-formed step frame, read in one pass
+    if action is not None:
+        return await _answer_step(pool, session, action)
     try:
         message = decode_message(text)
     except DecodeError as exc:
@@ -243,7 +246,7 @@ async def _handle_ws_frame(pool: SessionPool, session: Session, text: str) -> by
                 action = pool.parse_action(message.data)
             except ValidationError as exc:
                 raise validation_error(exc, f"action for {pool.action_cls.__name__}") from None
-            return observation_frame(await pool.step(session, action))
+            return await _answer_step(pool, session, action)
         if message.type == "reset":
             try:
                 params = ResetRequest.model_validate(message.data).model_dump(exclude_unset=True)
@@ -260,6 +263,16 @@ async def _handle_ws_frame(pool: SessionPool, session: Session, text: str) -> by
         return error_frame_for(exc)
     except Exception as exc:  # a defect of the server: answer, log, and keep the socket
         logger.exception("Session %s: unexpected failure answering %s", session.id, message.type)
+        return error_frame_for(EnvironmentExecutionError(f"Internal server error: {exc!r}"))
+
+
+async def _answer_step(pool: SessionPool, session: Session, action: Any) -> bytes:
+    try:
+        return observation_frame(await pool.step(session, action))
+    except ServerReplyError as exc:
+        return error_frame_for(exc)
+    except Exception as exc:  # a defect of the server: answer, log, and keep the socket
+        logger.exception("Session %s: unexpected failure answering step", session.id)
         return error_frame_for(EnvironmentExecutionError(f"Internal server error: {exc!r}"))
 
 

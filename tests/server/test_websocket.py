@@ -335,3 +335,21 @@ def test_a_close_message_behind_a_step_ends_the_session_after_it(serve: Any) -> 
             s.recv(timeout=10)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1000
     server.wait_for(lambda: server.pool.active_sessions == 0)
+
+
+def test_a_typed_step_frame_read_in_one_pass_answers_errors_as_before(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed, run_on_event_loop=True))
+    with ws(server) as s:
+        ask(s, {"type": "reset"})
+        s.send(_step("fast"))
+        assert _echoed(s) == "fast"
+        error = ask(s, {"type": "step", "data": {"message": 5}})["data"]
+        assert error["code"] == "VALIDATION_ERROR"
+        assert error["errors"][0]["loc"] == ["message"]
+        error = ask(s, {"type": "step", "data": {"message": "x"}, "more": 1})["data"]
+        assert error["code"] == "VALIDATION_ERROR" and "more" in error["message"]
+        assert (
+            ask(s, {"type": "step", "data": {"message": 1e400}})["data"]["code"] == "INVALID_JSON"
+        )
+        s.send(_step("still here"))
+        assert _echoed(s) == "still here"
