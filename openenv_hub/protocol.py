@@ -13,15 +13,7 @@ from enum import Enum
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import pydantic_core
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    TypeAdapter,
-    ValidationError,
-)
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 
 from openenv_hub.errors import ActionValidationError, ServerReplyError
 from openenv_hub.types import Observation

@@ -88,8 +88,12 @@ class SessionPool(SessionLifecycle):
         """Read a WebSocket ``step`` frame and its action in one validation, or give ``None``
         (for environments whose steps may also be MCP tool calls: always)."""
         if self.supports_tools or self.action_cls in (Action, CallToolAction, ListToolsAction):
-            return lambda text: None
-        return step_frame_reader(self.action_cls)
+            return _no_step_frame
+        try:
+            return step_frame_reader(self.action_cls)
+        except Exception:  # an action class pydantic cannot nest: the general path still works
+            logger.debug("No one-pass step frames for %s", self.action_cls, exc_info=True)
+            return _no_step_frame
 
     def parse_action(self, data: dict[str, Any]) -> Action:
         """Validate a step payload against the action class (raises pydantic ValidationError).
@@ -212,6 +216,10 @@ class SessionPool(SessionLifecycle):
                 session, call, (name, arguments), on_loop=is_async
             )
             return outcome
+
+
+def _no_step_frame(text: str) -> None:
+    return None
 
 
 def _clock(observers: list[Any]) -> tuple[float, float]:
