@@ -50,6 +50,10 @@ class Slot(Generic[ClientT]):
         """No session, or one that is gone: the next reset opens a new one."""
         return self.client is None or (self.failure is not None and self.failure.session_lost)
 
+    def needs_session_on(self, urls: Sequence[str]) -> bool:
+        """As :attr:`needs_session`, or its replica is no longer among ``urls``."""
+        return self.needs_session or self.url not in urls
+
 
 @dataclass
 class Placement:
@@ -121,6 +125,11 @@ def finish_round(
     if on_error == "raise" and any(isinstance(r, SlotError) for r in out):
         raise PoolError(out)
     return out
+
+
+def finish_slot(result: Any, on_error: OnError, replacements: list[SlotError]) -> Any:
+    """:func:`finish_round` for a call on one slot: its result, or :class:`PoolError`."""
+    return finish_round([result], on_error, replacements)[0]
 
 
 def check_options(size: int, on_error: str) -> None:

@@ -139,7 +139,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         """
         slot_kwargs = core.per_slot_kwargs(self.size, kwargs, seeds)
         urls = await self._urls()
-        lost = [slot for slot in self.slots if slot.needs_session or slot.url not in urls]
+        lost = [slot for slot in self.slots if slot.needs_session_on(urls)]
         await asyncio.gather(*(self._open_slot(slot, urls) for slot in lost))
         avoid: set[str] = set()  # replicas that were full or gone, this round
         results = await asyncio.gather(
@@ -168,10 +168,10 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         """
         slot = self.slots[core.check_index(index, self.size)]
         urls = await self._urls()
-        if slot.needs_session or slot.url not in urls:
+        if slot.needs_session_on(urls):
             await self._open_slot(slot, urls)
         result = await self._reset(slot, core.reset_kwargs(kwargs, seed), urls, set())
-        return core.finish_round([result], self.on_error, self.replacements)[0]  # type: ignore[no-any-return]
+        return core.finish_slot(result, self.on_error, self.replacements)  # type: ignore[no-any-return]
 
     async def step(self, index: int, action: ActT) -> StepResult[ObsT] | SlotError:
         """Step slot ``index`` alone, without waiting for the other slots.
@@ -180,7 +180,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         """
         slot = self.slots[core.check_index(index, self.size)]
         result = await self._step(slot, action)
-        return core.finish_round([result], self.on_error, self.replacements)[0]  # type: ignore[no-any-return]
+        return core.finish_slot(result, self.on_error, self.replacements)  # type: ignore[no-any-return]
 
     async def _reset(
         self,

@@ -135,7 +135,7 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         """Start a new episode in every slot; slots whose session is gone get a new one first."""
         slot_kwargs = core.per_slot_kwargs(self.size, kwargs, seeds)
         urls = self.placement.urls()
-        lost = [slot for slot in self.slots if slot.needs_session or slot.url not in urls]
+        lost = [slot for slot in self.slots if slot.needs_session_on(urls)]
         for slot in lost:
             self._place(slot, urls)
         self._each(self._connect_slot, lost, [urls] * len(lost))
@@ -159,16 +159,16 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         """Start a new episode in slot ``index`` alone (see :meth:`EnvPool.reset`)."""
         slot = self.slots[core.check_index(index, self.size)]
         urls = self.placement.urls()
-        if slot.needs_session or slot.url not in urls:
+        if slot.needs_session_on(urls):
             self._open_slot(slot, urls)
         result = self._reset(slot, core.reset_kwargs(kwargs, seed), urls, set())
-        return core.finish_round([result], self.on_error, self.replacements)[0]  # type: ignore[no-any-return]
+        return core.finish_slot(result, self.on_error, self.replacements)  # type: ignore[no-any-return]
 
     def step(self, index: int, action: ActT) -> StepResult[ObsT] | SlotError:
         """Step slot ``index`` alone (see :meth:`EnvPool.step`)."""
         slot = self.slots[core.check_index(index, self.size)]
         result = self._step(slot, action)
-        return core.finish_round([result], self.on_error, self.replacements)[0]  # type: ignore[no-any-return]
+        return core.finish_slot(result, self.on_error, self.replacements)  # type: ignore[no-any-return]
 
     def _reset(
         self,
