@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -59,11 +60,20 @@ def ray_module() -> Any:
 
 def connect(address: str | None = None) -> str:
     """Join the Ray cluster at ``address`` (default ``$RAY_ADDRESS``) unless this process has;
-    return the cluster's address.
+    return the cluster's address. Safe to call from several threads at once: one joins, the
+    others wait for it.
 
     Raises:
         ClusterError: No address was given, or nothing answers there.
     """
+    with _JOINING:
+        return _connect(address)
+
+
+_JOINING = threading.Lock()
+
+
+def _connect(address: str | None) -> str:
     ray = ray_module()
     if ray.is_initialized():
         return str(ray.get_runtime_context().gcs_address)

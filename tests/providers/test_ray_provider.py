@@ -121,6 +121,23 @@ def test_a_replica_that_cannot_start_reports_its_error(ray_cluster: Any) -> None
     assert replica_names() == []
 
 
+def test_providers_started_from_two_threads_at_once_join_the_cluster_once(
+    ray_cluster: Any,
+) -> None:
+    code = (
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from openenv_hub.providers.ray import connect\n"
+        "with ThreadPoolExecutor(2) as threads:\n"
+        f"    joined = list(threads.map(connect, [{ray_cluster.address!r}] * 2))\n"
+        "print(len(set(joined)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "1"
+
+
 def test_no_cluster_at_the_address_is_a_clear_error() -> None:
     require_extra("ray")
     code = (
