@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from openenv_hub.errors import ClusterError, DependencyNotInstalledError, ServerStartError
 from openenv_hub.providers import StopsOnExit, _cleanup
@@ -40,6 +40,7 @@ from openenv_hub.providers.local import wait_for_health
 __all__ = ["NAMESPACE", "RayProvider", "ReplicaStatus", "connect", "ray_module"]
 
 NAMESPACE = "openenv-hub"
+K = TypeVar("K")
 logger = logging.getLogger("openenv_hub.providers.ray")
 
 _CLUSTER_HINT = (
@@ -103,6 +104,19 @@ def actor_record(actor_id: str) -> dict[str, Any]:
         if isinstance(record, dict):
             return record
     return {}
+
+
+def replica_infos(handles: Mapping[K, Any], timeout_s: float) -> dict[K, dict[str, Any]]:
+    """What each replica says of itself (its ``info()``), for those that answer within
+    ``timeout_s``, by the key each handle has in ``handles``."""
+    ray = ray_module()
+    pending = {handle.info.remote(): key for key, handle in handles.items()}
+    ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=timeout_s)
+    infos: dict[K, dict[str, Any]] = {}
+    for ref in ready:
+        with contextlib.suppress(Exception):
+            infos[pending[ref]] = ray.get(ref, timeout=0)
+    return infos
 
 
 @dataclass(frozen=True)
@@ -257,15 +271,9 @@ class RayProvider(StopsOnExit):
 
     def replicas(self, *, timeout_s: float = 5.0) -> list[ReplicaStatus]:
         """Each replica's state, URL and restarts; notes restarts in ``events``."""
-        ray = ray_module()
         records = [actor_record(h._actor_id.hex()) for h in self._handles]
         alive = [i for i, r in enumerate(records) if r.get("State", "ALIVE") == "ALIVE"]
-        pending = {self._handles[i].info.remote(): i for i in alive}
-        ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=timeout_s)
-        infos: dict[int, dict[str, Any]] = {}
-        for ref in ready:
-            with contextlib.suppress(Exception):
-                infos[pending[ref]] = ray.get(ref, timeout=0)
+        infos = replica_infos({i: self._handles[i] for i in alive}, timeout_s)
         statuses = []
         for index, record in enumerate(records):
             info = infos.get(index, {})

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable
-from typing import Any
 
 from openenv_hub.providers import labels
-from openenv_hub.providers.ray import NAMESPACE, actor_record, connect, ray_module, replica_names
+from openenv_hub.providers.ray import (
+    NAMESPACE,
+    actor_record,
+    connect,
+    ray_module,
+    replica_infos,
+    replica_names,
+)
 
 __all__ = ["list_replicas", "remove_replicas"]
 
@@ -20,12 +26,7 @@ def list_replicas(
     connect(address)
     ray = ray_module()
     handles = {name: ray.get_actor(name, namespace=NAMESPACE) for name in replica_names()}
-    pending = {handle.info.remote(): name for name, handle in handles.items()}
-    ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=timeout_s)
-    infos: dict[str, dict[str, Any]] = {}
-    for ref in ready:
-        with contextlib.suppress(Exception):
-            infos[pending[ref]] = ray.get(ref, timeout=0)
+    infos = replica_infos(handles, timeout_s)
     rows = []
     for name, handle in handles.items():
         actor_id = handle._actor_id.hex()
