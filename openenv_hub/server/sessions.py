@@ -84,10 +84,15 @@ class SessionPool(SessionLifecycle):
             raise EnvironmentExecutionError(f"{type(exc).__name__}: {exc}") from exc
 
     @functools.cached_property
+    def takes_tool_calls(self) -> bool:
+        """Whether a step may also be an MCP tool call (``list_tools``, ``call_tool``)."""
+        return self.supports_tools or self.action_cls in (Action, CallToolAction, ListToolsAction)
+
+    @functools.cached_property
     def read_step_frame(self) -> Callable[[str], Action | None]:
         """Read a WebSocket ``step`` frame and its action in one validation, or give ``None``
         (for environments whose steps may also be MCP tool calls: always)."""
-        if self.supports_tools or self.action_cls in (Action, CallToolAction, ListToolsAction):
+        if self.takes_tool_calls:
             return _no_step_frame
         try:
             return step_frame_reader(self.action_cls)
@@ -103,7 +108,7 @@ class SessionPool(SessionLifecycle):
         ``{"type": "call_tool", ...}``.
         """
         kind = data.get("type")
-        if self.supports_tools or self.action_cls in (Action, CallToolAction, ListToolsAction):
+        if self.takes_tool_calls:
             if kind == "list_tools":
                 return ListToolsAction.model_validate(data)
             if kind == "call_tool":
