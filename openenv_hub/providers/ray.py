@@ -40,8 +40,10 @@ from openenv_hub.providers.local import wait_for_health
 __all__ = ["NAMESPACE", "RayProvider", "ReplicaStatus", "connect", "ray_module"]
 
 NAMESPACE = "openenv-hub"
-K = TypeVar("K")
+_Key = TypeVar("_Key")
 logger = logging.getLogger("openenv_hub.providers.ray")
+
+_JOINING = threading.Lock()  # held while this process joins a cluster (see connect)
 
 _CLUSTER_HINT = (
     "Start one on this machine, on loopback: 'RAY_USAGE_STATS_ENABLED=0 ray start --head "
@@ -69,9 +71,6 @@ def connect(address: str | None = None) -> str:
     """
     with _JOINING:
         return _connect(address)
-
-
-_JOINING = threading.Lock()
 
 
 def _connect(address: str | None) -> str:
@@ -106,13 +105,13 @@ def actor_record(actor_id: str) -> dict[str, Any]:
     return {}
 
 
-def replica_infos(handles: Mapping[K, Any], timeout_s: float) -> dict[K, dict[str, Any]]:
+def replica_infos(handles: Mapping[_Key, Any], timeout_s: float) -> dict[_Key, dict[str, Any]]:
     """What each replica says of itself (its ``info()``), for those that answer within
     ``timeout_s``, by the key each handle has in ``handles``."""
     ray = ray_module()
     pending = {handle.info.remote(): key for key, handle in handles.items()}
     ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=timeout_s)
-    infos: dict[K, dict[str, Any]] = {}
+    infos: dict[_Key, dict[str, Any]] = {}
     for ref in ready:
         with contextlib.suppress(Exception):
             infos[pending[ref]] = ray.get(ref, timeout=0)
