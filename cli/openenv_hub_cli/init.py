@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import keyword
 import os
 import random
@@ -53,19 +54,30 @@ def class_prefix(name: str) -> str:
 def render_env(
     name: str, output_dir: Path, *, description: str | None = None, rng: random.Random | None = None
 ) -> Path:
-    """Render the template to ``output_dir/name``; nothing is left behind if it fails."""
+    """Render the template to ``output_dir/name``; nothing is left behind if it fails.
+
+    Nothing is written anywhere else either: cookiecutter's replay file goes to the temporary
+    folder, and its hooks (which would leave a rendered script in the system's temporary folder
+    on every run) are not run, since ``name_problem`` makes the same check first.
+    """
     from cookiecutter.main import cookiecutter
 
+    problem = name_problem(name)
+    if problem:
+        raise ValueError(f"'{name}' {problem}")
     rng = rng or random.Random()
     target = output_dir / name
     output_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=output_dir, prefix=f".{name}-init-") as tmp:
+        config = Path(tmp) / ".cookiecutter.json"  # JSON is YAML, which cookiecutter reads
+        config.write_text(json.dumps({"replay_dir": f"{tmp}/.replay", "cookiecutters_dir": tmp}))
         cookiecutter(
             str(template_dir()),
             no_input=True,
             output_dir=tmp,
             extra_context=_context(name, description, rng),
-            default_config=True,
+            config_file=str(config),
+            accept_hooks=False,
         )
         for cache in Path(tmp).rglob("__pycache__"):
             shutil.rmtree(cache)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -84,13 +85,37 @@ def test_leaves_nothing_behind_when_rendering_fails(
     assert list(out.iterdir()) == []
 
 
-def test_pre_generation_hook_rejects_bad_names(tmp_path: Path) -> None:
+@pytest.fixture
+def elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The system's temporary folder and cookiecutter's replay folder, moved under ``tmp_path``."""
+    from cookiecutter import config
+
+    system_tmp, replay = tmp_path / "system-tmp", tmp_path / "replay"
+    system_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
+    monkeypatch.setitem(config.DEFAULT_CONFIG, "replay_dir", str(replay))
+    return [system_tmp, replay]
+
+
+def test_writes_nothing_outside_the_new_folder(
+    cli: Callable[..., Any], tmp_path: Path, elsewhere: list[Path]
+) -> None:
+    out = tmp_path / "out"
+    assert cli("init", "my_env", "-o", out, "--no-input").code == 0
+    assert [p.name for p in out.iterdir()] == ["my_env"]
+    assert [sorted(p.rglob("*")) if p.exists() else [] for p in elsewhere] == [[], []]
+
+
+def test_pre_generation_hook_rejects_bad_names(tmp_path: Path, elsewhere: list[Path]) -> None:
     from cookiecutter.exceptions import FailedHookException
     from cookiecutter.main import cookiecutter
 
+    out = tmp_path / "out"
     with pytest.raises(FailedHookException):
         cookiecutter(
-            str(init_module.template_dir()), no_input=True, output_dir=str(tmp_path),
+            str(init_module.template_dir()), no_input=True, output_dir=str(out),
             extra_context={"name": "my-env"}, default_config=True,
         )  # fmt: skip
-    assert list(tmp_path.iterdir()) == []
+    assert not out.exists() or list(out.iterdir()) == []
+    for leftover in elsewhere[0].iterdir():  # cookiecutter leaves the rendered hook behind
+        leftover.unlink()
