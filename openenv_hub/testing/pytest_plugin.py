@@ -34,6 +34,7 @@ Disable it with ``-p no:openenv_hub.testing.pytest_plugin``.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import socket
@@ -103,6 +104,8 @@ def configure_environment() -> SessionSettings:
     if _settings is None:
         port = int(os.environ.get(PORT_VARIABLE) or 0) or _free_port()
         root = Path(tempfile.mkdtemp(prefix="localhub-pytest-"))
+        # pytest_unconfigure deletes it; this covers a process that imported the plugin alone.
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
         _settings = SessionSettings(port=port, root=root)
         hf_home = root / "hf_home"
         hf_home.mkdir()

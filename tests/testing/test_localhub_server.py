@@ -123,6 +123,16 @@ def test_command_line_prints_endpoint_and_tokens(tmp_path: Path) -> None:
             proc.stdout.close()
 
 
+def test_importing_the_plugin_outside_pytest_leaves_no_temporary_folder() -> None:
+    code = "from openenv_hub.testing import pytest_plugin; print(pytest_plugin._settings.root)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    )
+    root = Path(out.stdout.strip())
+    assert root.name.startswith("localhub-pytest-")
+    assert not root.exists()
+
+
 def test_importing_testing_does_not_load_heavy_modules() -> None:
     code = (
         "import sys, openenv_hub.testing, openenv_hub.testing.pytest_plugin;"
