@@ -25,16 +25,24 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import json
-import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_type_hints
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import ValidationError
 
 from openenv_hub.environment import Environment
+from openenv_hub.tool_specs import (
+    RESERVED_TOOL_NAMES,
+    TOOL_MARK,
+    ToolCallOutcome,
+    ToolSpec,
+    as_call_tool_result,
+    build_spec,
+    execution_error,
+    server_tools,
+    tool,
+)
 from openenv_hub.types import (
     Action,
     CallToolAction,
@@ -49,139 +57,6 @@ from openenv_hub.types import (
 )
 
 __all__ = ["RESERVED_TOOL_NAMES", "MCPEnvironment", "ToolCallOutcome", "tool"]
-
-RESERVED_TOOL_NAMES = frozenset({"reset", "step", "state", "close"})
-_MARK = "__openenv_tool__"
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(frozen=True)
-class _ToolSpec:
-    name: str
-    description: str
-    function: Callable[..., Any]
-    arguments_model: type[BaseModel]
-    input_schema: dict[str, Any]
-    is_async: bool
-    method: bool = True  # called with the environment first (a @tool method)
-
-    def invoke(self, env: Any, kwargs: dict[str, Any]) -> Any:
-        return self.function(env, **kwargs) if self.method else self.function(**kwargs)
-
-
-@dataclass(frozen=True)
-class ToolCallOutcome:
-    """A finished tool call: exactly one of ``result`` (an MCP ``CallToolResult``) or ``error``."""
-
-    result: dict[str, Any] | None = None
-    error: ToolError | None = None
-
-
-def tool(fn: F | None = None, *, name: str | None = None, description: str | None = None) -> Any:
-    """Mark a method of an :class:`MCPEnvironment` as a tool (usable bare or with arguments)."""
-
-    def mark(f: F) -> F:
-        setattr(f, _MARK, {"name": name or f.__name__, "description": description})
-        return f
-
-    return mark(fn) if fn is not None else mark
-
-
-def _strip_titles(schema: Any) -> Any:
-    """Drop pydantic's generated ``title`` keys, keeping properties that are named "title"."""
-    if isinstance(schema, list):
-        return [_strip_titles(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key in ("properties", "$defs") and isinstance(value, dict):
-            out[key] = {prop: _strip_titles(sub) for prop, sub in value.items()}
-        else:
-            out[key] = _strip_titles(value)
-    return out
-
-
-def _build_spec(
-    function: Callable[..., Any],
-    name: str,
-    description: str | None,
-    *,
-    method: bool = True,
-    input_schema: dict[str, Any] | None = None,
-) -> _ToolSpec:
-    if name in RESERVED_TOOL_NAMES:
-        raise ValueError(
-            f"Tool name '{name}' is reserved (reserved names: {sorted(RESERVED_TOOL_NAMES)}); "
-            "rename the tool or pass @tool(name=...)."
-        )
-    hints = get_type_hints(function)
-    fields: dict[str, Any] = {}
-    for param in list(inspect.signature(function).parameters.values())[1 if method else 0 :]:
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        default = ... if param.default is param.empty else param.default
-        fields[param.name] = (hints.get(param.name, Any), default)
-    model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-    return _ToolSpec(
-        name=name,
-        description=description or inspect.getdoc(function) or "",
-        function=function,
-        arguments_model=model,
-        input_schema=input_schema or _strip_titles(model.model_json_schema()),
-        is_async=inspect.iscoroutinefunction(function),
-        method=method,
-    )
-
-
-def server_tools(mcp: Any) -> dict[str, _ToolSpec]:
-    """The tools of a FastMCP server (2.x ``get_tools()`` or later ``list_tools()``)."""
-    lister = getattr(mcp, "get_tools", None) or getattr(mcp, "list_tools", None)
-    if lister is None:
-        raise TypeError(
-            f"MCPEnvironment(mcp) takes a FastMCP server, not {type(mcp).__name__}; "
-            "or mark methods with @tool and call super().__init__()."
-        )
-    found = _run_coroutine(lister())
-    tools = list(found.values()) if isinstance(found, dict) else list(found)
-    specs: dict[str, _ToolSpec] = {}
-    for item in tools:
-        function = getattr(item, "fn", None)
-        if function is None:
-            raise TypeError(f"FastMCP tool '{item.name}' has no Python function to call")
-        schema = getattr(item, "parameters", None)
-        specs[item.name] = _build_spec(
-            function,
-            item.name,
-            getattr(item, "description", None),
-            method=False,
-            input_schema=dict(schema) if isinstance(schema, dict) else None,
-        )
-    return specs
-
-
-def _run_coroutine(coroutine: Any) -> Any:
-    """Run ``coroutine`` to its end from sync code, on a helper thread if a loop runs here."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = asyncio.run(coroutine)
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, name="openenv-fastmcp-tools")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 class _ClassOrInstance:
@@ -226,21 +101,6 @@ def _counts_once(function: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _as_call_tool_result(value: Any) -> dict[str, Any]:
-    """Shape a tool's return value like an MCP ``CallToolResult`` (as OpenEnv sends it)."""
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    structured = value if isinstance(value, dict) else {"result": value}
-    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
-    return {
-        "content": [{"type": "text", "text": text, "annotations": None, "meta": None}],
-        "structured_content": structured,
-        "meta": None,
-        "data": value,
-        "is_error": False,
-    }
-
-
 class MCPEnvironment(Environment[Action, Observation, State]):
     """An environment whose actions are MCP tool calls (plus any actions of its own).
 
@@ -249,19 +109,19 @@ class MCPEnvironment(Environment[Action, Observation, State]):
     without a thread hop.
     """
 
-    _tools: ClassVar[dict[str, _ToolSpec]] = {}
+    _tools: ClassVar[dict[str, ToolSpec]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for name in ("step", "step_async"):
             if name in vars(cls) and not hasattr(vars(cls)[name], "__wrapped__"):
                 setattr(cls, name, _counts_once(vars(cls)[name]))
-        tools: dict[str, _ToolSpec] = {}
+        tools: dict[str, ToolSpec] = {}
         for klass in reversed(cls.__mro__):
             for attr in vars(klass).values():
-                mark = getattr(attr, _MARK, None)
+                mark = getattr(attr, TOOL_MARK, None)
                 if mark is not None:
-                    spec = _build_spec(attr, mark["name"], mark["description"])
+                    spec = build_spec(attr, mark["name"], mark["description"])
                     tools[spec.name] = spec
         cls._tools = tools
         # Steps run on the event loop only when every tool is async; a step_async written by
@@ -280,7 +140,7 @@ class MCPEnvironment(Environment[Action, Observation, State]):
         besides its ``@tool`` methods."""
         self._state = State(episode_id=str(uuid.uuid4()))
         self.mcp_server = mcp
-        self._server_tools: dict[str, _ToolSpec] = {} if mcp is None else server_tools(mcp)
+        self._server_tools: dict[str, ToolSpec] = {} if mcp is None else server_tools(mcp)
 
     # -- Environment API -------------------------------------------------------------------
 
@@ -383,7 +243,7 @@ class MCPEnvironment(Environment[Action, Observation, State]):
 
     def _prepare(
         self, name: str, arguments: dict[str, Any]
-    ) -> tuple[_ToolSpec, dict[str, Any]] | ToolError:
+    ) -> tuple[ToolSpec, dict[str, Any]] | ToolError:
         spec = _all_tools(self).get(name)
         if spec is None:
             return ToolError(
@@ -406,8 +266,8 @@ class MCPEnvironment(Environment[Action, Observation, State]):
             if spec.is_async:
                 value = asyncio.run(value)
         except Exception as exc:
-            return ToolCallOutcome(error=_execution_error(exc))
-        return ToolCallOutcome(result=_as_call_tool_result(value))
+            return ToolCallOutcome(error=execution_error(exc))
+        return ToolCallOutcome(result=as_call_tool_result(value))
 
     async def call_tool_async(self, name: str, arguments: dict[str, Any]) -> ToolCallOutcome:
         """Call a tool from the event loop (meant for ``async`` tools; see :meth:`tool_is_async`)."""
@@ -420,15 +280,9 @@ class MCPEnvironment(Environment[Action, Observation, State]):
             if spec.is_async:
                 value = await value
         except Exception as exc:
-            return ToolCallOutcome(error=_execution_error(exc))
-        return ToolCallOutcome(result=_as_call_tool_result(value))
+            return ToolCallOutcome(error=execution_error(exc))
+        return ToolCallOutcome(result=as_call_tool_result(value))
 
 
-def _all_tools(self_or_cls: Any) -> dict[str, _ToolSpec]:
+def _all_tools(self_or_cls: Any) -> dict[str, ToolSpec]:
     return {**self_or_cls._tools, **(getattr(self_or_cls, "_server_tools", None) or {})}
-
-
-def _execution_error(exc: Exception) -> ToolError:
-    return ToolError(
-        error_type=ToolErrorType.EXECUTION_ERROR, message=f"{type(exc).__name__}: {exc}"
-    )
