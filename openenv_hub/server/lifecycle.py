@@ -19,8 +19,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from openenv_hub.environment import Environment
@@ -29,23 +28,21 @@ from openenv_hub.errors import (
     ConfigurationError,
     EnvironmentFactoryError,
     SessionCapacityError,
-    SessionClosedError,
     SessionError,
     SessionNotFoundError,
 )
 from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.server import settings
 from openenv_hub.server.observers import SessionObserver, notify
+from openenv_hub.server.session import Session, SessionUse
 from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_TIMEOUT_S
 from openenv_hub.server.threads import SessionThreads
 from openenv_hub.server.watchdog import Watchdog
-from openenv_hub.server.worker import Worker
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_STEP_HARD_TIMEOUT_S",
-    "Session",
     "SessionLifecycle",
 ]
 
@@ -55,35 +52,6 @@ DEFAULT_IDLE_TIMEOUT_S = 300.0
 CLOSE_TIMEOUT_S = 10.0
 
 EnvFactory = Callable[[], Environment[Any, Any, Any]]
-CloseCallback = Callable[[str], Awaitable[None]]
-
-
-@dataclass(eq=False)
-class Session:
-    """One environment instance and the thread its synchronous methods run on."""
-
-    id: str
-    kind: str
-    worker: Worker | None  # None: its calls run inline, on the event loop
-    owns_worker: bool
-    reuse_worker: bool = False  # give the thread back to the pool's spares when done
-    env: Environment[Any, Any, Any] | None = None
-    created_at: float = field(default_factory=time.time)
-    last_active: float = field(default_factory=time.monotonic)
-    step_count: int = 0
-    busy: int = 0  # calls waiting for or holding the lock
-    thread_call_since: float | None = None  # a call runs on the thread, since (monotonic)
-    caller: asyncio.Task[Any] | None = None  # the task whose call holds the lock
-    closed: bool = False
-    attached: bool = False  # a WebSocket joined this session with /ws?session_id=...
-    close_when_detached: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    on_close: list[CloseCallback] = field(default_factory=list)
-    scorer: EpisodeScorer | None = None  # the environment's rubric, applied after each step
-
-    @property
-    def ready(self) -> bool:
-        return self.env is not None and not self.closed
 
 
 class SessionLifecycle:
@@ -282,11 +250,11 @@ class SessionLifecycle:
 
     # -- using -----------------------------------------------------------------------------
 
-    def use(self, session: Session) -> _Using:
+    def use(self, session: Session) -> SessionUse:
         """``async with pool.use(session) as env``: hold the session's lock and get its
         environment (one call at a time; a session closed meanwhile raises
         :class:`~openenv_hub.errors.SessionClosedError`)."""
-        return _Using(session)
+        return SessionUse(session)
 
     async def run_sync(self, session: Session, fn: Callable[[], Any]) -> Any:
         """Run a synchronous call of the session's environment: inline when the pool runs on
@@ -421,45 +389,3 @@ class SessionLifecycle:
             session.caller.cancel()
         self._draining.discard(session)
         await self.close(session, reason="a step exceeded the server's hard time limit")
-
-
-class _Using:
-    """The context of :meth:`SessionLifecycle.use` (a class: it runs on every call)."""
-
-    __slots__ = ("session",)
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    async def __aenter__(self) -> Environment[Any, Any, Any]:
-        session = self.session
-        if not session.ready:
-            raise _closed(session)
-        session.busy += 1
-        try:
-            await session.lock.acquire()
-        except BaseException:
-            session.busy -= 1
-            raise
-        env = session.env
-        if env is None or session.closed:  # closed while we waited
-            session.lock.release()
-            session.busy -= 1
-            raise _closed(session)
-        session.caller = asyncio.current_task()
-        session.last_active = time.monotonic()
-        return env
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        session = self.session
-        session.caller = None
-        session.lock.release()
-        session.busy -= 1
-        session.last_active = time.monotonic()
-
-
-def _closed(session: Session) -> SessionClosedError:
-    return SessionClosedError(
-        f"Session {session.id} is closed; open a new session (reconnect) to continue",
-        session_id=session.id,
-    )

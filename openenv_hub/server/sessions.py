@@ -26,10 +26,10 @@ from openenv_hub.server.lifecycle import (
     DEFAULT_MAX_SESSIONS,
     DEFAULT_STEP_HARD_TIMEOUT_S,
     EnvFactory,
-    Session,
     SessionLifecycle,
 )
 from openenv_hub.server.observers import notify
+from openenv_hub.server.session import Session
 from openenv_hub.tools import MCPEnvironment, ToolCallOutcome
 from openenv_hub.types import (
     Action,
