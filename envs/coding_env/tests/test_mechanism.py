@@ -13,7 +13,7 @@ import pytest
 from coding_env.server.app import build_app
 from coding_env.server.environment import CodingEnvironment
 from coding_env.server.mechanism import SandboxUnavailableError, detect
-from coding_env.server.sandbox import Mechanism
+from coding_env.server.sandbox import Launcher, Mechanism, Sandbox, SandboxError
 from coding_env.server.settings import SandboxSettings
 from coding_support import LIMITS, serve
 
@@ -65,3 +65,23 @@ def test_an_interpreter_installed_under_tmp_runs_sandboxed() -> None:
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
         settings = SandboxSettings(**LIMITS, python=str(venv / "bin" / "python"))  # type: ignore[arg-type]
         assert detect(settings).mechanism is not Mechanism.NONE
+
+
+def test_unsafe_mode_removes_its_working_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without a sandbox the interpreter works in a host folder: gone once it stops, and never
+    left behind when the interpreter cannot even be started."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    sandbox = Sandbox(SandboxSettings(**LIMITS, unsafe_no_sandbox=True), Launcher(Mechanism.NONE))  # type: ignore[arg-type]
+    sandbox.start()
+    reply = sandbox.request({"op": "run", "code": "import os; os.getcwd()"}, 30)
+    (workdir,) = tmp_path.iterdir()
+    assert workdir.name.startswith("coding-unsafe-")
+    assert reply["value"] == repr(str(workdir))
+    sandbox.stop()
+    assert list(tmp_path.iterdir()) == []
+    missing = SandboxSettings(**LIMITS, unsafe_no_sandbox=True, python=str(tmp_path / "nope"))  # type: ignore[arg-type]
+    with pytest.raises(SandboxError, match="could not run"):
+        Sandbox(missing, Launcher(Mechanism.NONE)).start()
+    assert list(tmp_path.iterdir()) == []

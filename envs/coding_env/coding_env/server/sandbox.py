@@ -251,6 +251,8 @@ class Sandbox:
             stderr.close()
             if uid is not None:
                 _USER_IDS.give_back(uid)
+            if self.mechanism is Mechanism.NONE:
+                shutil.rmtree(environment["CODING_SANDBOX_WORKDIR"], ignore_errors=True)
             raise SandboxError(f"could not run {self.launcher.bwrap}: {exc}") from exc
         self._process = _Process(popen, stderr, uid, environment.get("CODING_SANDBOX_WORKDIR"))
         self._buffer = b""
