@@ -108,6 +108,16 @@ def slot_failure(slot: Slot[Any], exc: BaseException) -> SlotError:
     return failure
 
 
+def note_refusals(slot: Slot[Any], refusals: Sequence[tuple[str, BaseException]]) -> None:
+    """Log each replica that refused ``slot`` a session before the one at ``slot.url`` took it
+    (the pool moves on by itself; the log says where sessions went, and why)."""
+    for url, exc in refusals:
+        logger.warning(
+            "Slot %d: %s refused a session (%s), so it was opened on %s",
+            slot.index, url, exc, slot.url,
+        )  # fmt: skip
+
+
 def moves_on(exc: BaseException) -> bool:
     """Whether a failed reset is tried again on another replica: this one is full or gone
     (a reset starts a new episode, so nothing is lost by moving)."""

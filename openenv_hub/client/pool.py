@@ -101,7 +101,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
     ) -> BaseException | None:
         """Give ``slot`` a connected session on the least-loaded replica that accepts one."""
         await self._drop(slot)
-        errors: list[BaseException] = []
+        refusals: list[tuple[str, BaseException]] = []
         for url in Placement.candidates(urls, Placement.loads(self.slots)):
             client = self.client_class(url, **self.client_options)
             slot.url, slot.client = url, client  # counted now, so concurrent opens spread
@@ -109,12 +109,13 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
                 await client.connect()
             except Exception as exc:
                 slot.client = None
-                errors.append(exc)
+                refusals.append((url, exc))
                 continue
             slot.failure = None
+            core.note_refusals(slot, refusals)
             return None
         slot.url = ""
-        error = core.no_replica(urls, errors)
+        error = core.no_replica(urls, [exc for _, exc in refusals])
         core.slot_failure(slot, error)
         return error
 
@@ -190,6 +191,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         avoid: set[str],
     ) -> StepResult[ObsT] | SlotError:
         """Reset the slot's session; if its replica is full or gone, on another replica."""
+        refusals: list[tuple[str, BaseException]] = []
         while slot.client is not None:
             try:
                 result = await slot.client.reset(**kwargs)
@@ -198,9 +200,11 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
                 if not (core.moves_on(exc) and others):
                     return await self._failed(slot, exc)
                 avoid.add(slot.url)
+                refusals.append((slot.url, exc))
                 await self._open_slot(slot, others)
                 continue
             slot.failure = None
+            core.note_refusals(slot, refusals)
             return result
         return slot.failure or core.slot_failure(slot, core.no_replica([], []))
 

@@ -90,25 +90,25 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         self, slot: Slot[SyncEnvClient[ActT, ObsT, StateT]], urls: list[str]
     ) -> BaseException | None:
         """Connect the placed session; on refusal, try the other replicas by load."""
-        errors: list[BaseException] = []
-        tried: list[str] = []
+        refusals: list[tuple[str, BaseException]] = []
         while slot.client is not None:
             try:
                 slot.client.connect()
             except Exception as exc:
-                errors.append(exc)
-                tried.append(slot.url)
+                refusals.append((slot.url, exc))
                 slot.client = None
-                others = [u for u in Placement.candidates(urls, Placement.loads(self.slots))]
+                tried = {url for url, _ in refusals}
+                others = Placement.candidates(urls, Placement.loads(self.slots))
                 others = [u for u in others if u not in tried]
                 if others:
                     slot.url = others[0]
                     slot.client = self.client_class(slot.url, **self.client_options).sync()
                 continue
             slot.failure = None
+            core.note_refusals(slot, refusals)
             return None
         slot.url = ""
-        error = core.no_replica(urls, errors)
+        error = core.no_replica(urls, [exc for _, exc in refusals])
         core.slot_failure(slot, error)
         return error
 
@@ -178,6 +178,7 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         avoid: set[str],
     ) -> StepResult[ObsT] | SlotError:
         """Reset the slot's session; if its replica is full or gone, on another replica."""
+        refusals: list[tuple[str, BaseException]] = []
         while slot.client is not None:
             try:
                 result = slot.client.reset(**kwargs)
@@ -186,9 +187,11 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
                 if not (core.moves_on(exc) and others):
                     return self._failed(slot, exc)
                 avoid.add(slot.url)
+                refusals.append((slot.url, exc))
                 self._open_slot(slot, others)
                 continue
             slot.failure = None
+            core.note_refusals(slot, refusals)
             return result
         return slot.failure or core.slot_failure(slot, core.no_replica([], []))
 

@@ -4,6 +4,7 @@ failure kept to that slot, replacement on the next reset, the error policies, th
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -143,13 +144,37 @@ async def test_replace_policy_opens_a_new_session_at_once(two_servers: list[Any]
         assert pool.sessions_per_url() == {first.url: 4}
 
 
-async def test_a_full_replica_passes_sessions_to_another(serve: Any) -> None:
+async def test_a_full_replica_passes_sessions_to_another(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     small = serve(create_app(Typed, Message, Echoed, max_concurrent_envs=1))
     big = serve(create_app(Typed, Message, Echoed, max_concurrent_envs=10))
-    async with EnvPool([small.url, big.url], size=4, client=TypedEnv) as pool:
-        results = await pool.reset_all()
-        assert all(isinstance(r, StepResult) for r in results)
-        assert pool.sessions_per_url() == {small.url: 1, big.url: 3}
+    with caplog.at_level(logging.WARNING, logger="openenv_hub.pool"):
+        async with EnvPool([small.url, big.url], size=4, client=TypedEnv) as pool:
+            results = await pool.reset_all()
+            assert all(isinstance(r, StepResult) for r in results)
+            assert pool.sessions_per_url() == {small.url: 1, big.url: 3}
+    _assert_refusals_logged(caplog, small.url, big.url)
+
+
+def test_the_sync_twin_says_where_a_full_replica_sent_sessions(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    small = serve(create_app(Typed, Message, Echoed, max_concurrent_envs=1))
+    big = serve(create_app(Typed, Message, Echoed, max_concurrent_envs=10))
+    pool = EnvPool([small.url, big.url], size=3, client=TypedEnv).sync()
+    with caplog.at_level(logging.WARNING, logger="openenv_hub.pool"), pool:
+        assert all(isinstance(r, StepResult) for r in pool.reset_all())
+        assert pool.sessions_per_url() == {small.url: 1, big.url: 2}
+    _assert_refusals_logged(caplog, small.url, big.url)
+
+
+def _assert_refusals_logged(caplog: pytest.LogCaptureFixture, full: str, other: str) -> None:
+    """Every session that went elsewhere is logged once, with the replica that refused it."""
+    moved = [r.getMessage() for r in caplog.records if "refused a session" in r.getMessage()]
+    assert moved, "no refusal was logged"
+    assert all(f"{full} refused a session" in m and m.endswith(f"opened on {other}") for m in moved)
+    assert all("capacity" in m.lower() or "sessions" in m.lower() for m in moved), moved
 
 
 async def test_no_room_anywhere_is_a_typed_slot_error(serve: Any) -> None:
@@ -184,6 +209,21 @@ async def test_a_provider_is_asked_for_its_replicas_on_each_reset(two_servers: l
         provider.base_urls = [second.url]
         assert all(isinstance(r, StepResult) for r in await pool.reset_all())
         assert pool.sessions_per_url() == {second.url: 2}
+
+
+async def test_sessions_refused_a_connection_go_elsewhere_and_it_is_logged(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    live, dead = serve(create_app(Typed, Message, Echoed)), "http://127.0.0.1:9"
+    with caplog.at_level(logging.WARNING, logger="openenv_hub.pool"):
+        async with EnvPool([dead, live.url], size=2) as pool:
+            assert pool.sessions_per_url() == {live.url: 2}
+        with EnvPool([dead, live.url], size=2).sync() as sync_pool:
+            assert sync_pool.sessions_per_url() == {live.url: 2}
+    moved = [r.getMessage() for r in caplog.records if "refused a session" in r.getMessage()]
+    assert len(moved) == 2, moved  # one slot per pool was placed on the dead URL first
+    assert all(f"{dead} refused a session (Failed to connect" in m for m in moved), moved
+    assert all(m.endswith(f"so it was opened on {live.url}") for m in moved), moved
 
 
 async def test_a_url_where_nothing_listens_fails_to_open() -> None:
