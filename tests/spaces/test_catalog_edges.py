@@ -1,0 +1,98 @@
+"""The catalog's edges, without LocalHub: a Hub that does not answer is said on the page, bad
+Space variables name themselves, and a proxy's headers tell the app where it is served."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from serving import ServerThread
+
+from openenv_catalog import CatalogQuery, CatalogSettings, HubCatalog
+from openenv_hub.errors import ConfigurationError
+
+
+class HangingHub:
+    """An HTTP server that answers nothing until it is released (then an empty listing)."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await asyncio.to_thread(self.release.wait, 60)
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"[]"})
+
+
+def test_a_hub_that_does_not_answer_is_said_on_the_page(
+    serve: Callable[..., ServerThread],
+) -> None:
+    hanging = HangingHub()
+    server = serve(hanging)
+    try:
+        catalog = HubCatalog(CatalogSettings(endpoint=server.url), timeout_s=1)
+        started = time.monotonic()
+        page = catalog.page(CatalogQuery())
+        assert time.monotonic() - started < 10
+        assert page.environments == ()
+        assert page.error.startswith(f"The Hub at {server.url} did not answer within 1 s.")
+    finally:
+        hanging.release.set()  # the abandoned request ends instead of retrying
+
+
+@pytest.mark.parametrize(
+    ("variables", "problem"),
+    [
+        ({"CATALOG_PAGE_SIZE": "0"}, "CATALOG_PAGE_SIZE"),
+        ({"CATALOG_REFRESH_S": "soon"}, "CATALOG_REFRESH_S"),
+    ],
+)
+def test_settings_say_which_variable_is_wrong(variables: dict[str, str], problem: str) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        CatalogSettings.from_environment(variables)
+    assert problem in str(raised.value) and problem in raised.value.hint
+
+
+def test_settings_from_the_space_variables() -> None:
+    settings = CatalogSettings.from_environment(
+        {"HF_ENDPOINT": "http://127.0.0.1:9", "CATALOG_TAG": "games", "CATALOG_PAGE_SIZE": "5"}
+    )
+    assert (settings.endpoint, settings.tag, settings.page_size) == (
+        "http://127.0.0.1:9",
+        "games",
+        5,
+    )
+    with pytest.raises(ConfigurationError) as raised:
+        CatalogQuery(sort="stars")
+    assert "stars" in str(raised.value) and "likes" in raised.value.hint
+
+
+async def test_a_proxy_tells_the_app_where_it_is_served() -> None:
+    """LocalHub serves a Space's app under /_localhub/apps/NS/NAME and says so in two headers;
+    the page's own links must then point there (the browser test opens it through LocalHub)."""
+    from openenv_catalog.app import ForwardedPrefix
+
+    seen: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(scope)
+
+    headers = [
+        (b"host", b"127.0.0.1:40001"),
+        (b"x-forwarded-prefix", b"/_localhub/apps/alice/catalog/"),
+        (b"forwarded", b'host="127.0.0.1:8765";proto=http'),
+    ]
+    await ForwardedPrefix(app)({"type": "http", "headers": headers, "scheme": "http"}, None, None)
+    assert seen[0]["root_path"] == "/_localhub/apps/alice/catalog"
+    assert (b"host", b"127.0.0.1:8765") in seen[0]["headers"]
+    assert (b"host", b"127.0.0.1:40001") not in seen[0]["headers"]
+    plain = [(b"host", b"127.0.0.1:40001")]
+    await ForwardedPrefix(app)({"type": "http", "headers": plain, "scheme": "http"}, None, None)
+    assert "root_path" not in seen[1] and seen[1]["headers"] == plain
