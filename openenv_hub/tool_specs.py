@@ -6,16 +6,15 @@ FastMCP server, and a tool's result or error in the shape MCP sends them.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from openenv_hub.sync_bridge import run_to_end
 from openenv_hub.types import ToolError, ToolErrorType
 
 __all__ = [
@@ -127,7 +126,7 @@ def server_tools(mcp: Any) -> dict[str, ToolSpec]:
             f"MCPEnvironment(mcp) takes a FastMCP server, not {type(mcp).__name__}; "
             "or mark methods with @tool and call super().__init__()."
         )
-    found = _run_coroutine(lister())
+    found = run_to_end(lister(), thread_name="openenv-fastmcp-tools")
     tools = list(found.values()) if isinstance(found, dict) else list(found)
     specs: dict[str, ToolSpec] = {}
     for item in tools:
@@ -143,28 +142,6 @@ def server_tools(mcp: Any) -> dict[str, ToolSpec]:
             input_schema=dict(schema) if isinstance(schema, dict) else None,
         )
     return specs
-
-
-def _run_coroutine(coroutine: Any) -> Any:
-    """Run ``coroutine`` to its end from sync code, on a helper thread if a loop runs here."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = asyncio.run(coroutine)
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, name="openenv-fastmcp-tools")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 def as_call_tool_result(value: Any) -> dict[str, Any]:

@@ -11,16 +11,15 @@ gradio is an optional dependency (``pip install "openenv-hub[ui]"``); it is impo
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import logging
-import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.errors import DependencyNotInstalledError
+from openenv_hub.sync_bridge import run_to_end
 from openenv_hub.types import EnvironmentMetadata, Observation
 from openenv_hub.ui.context import UIContext
 
@@ -176,22 +175,12 @@ def _mount_options(mount: Callable[..., Any]) -> dict[str, Any]:
 
 def _read_metadata(pool: SessionPool) -> EnvironmentMetadata:
     """``pool.metadata()``, read now on a helper thread (the caller may be inside a loop)."""
-    box: dict[str, Any] = {}
-
-    def read() -> None:
-        try:
-            box["value"] = asyncio.run(pool.metadata())
-        except Exception as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=read, name="openenv-ui-metadata")
-    thread.start()
-    thread.join()
-    if "value" in box:
-        return box["value"]  # type: ignore[no-any-return]
-    name = pool.env_name or pool.factory_name
-    logger.warning("Could not read the environment's metadata for the web UI: %s", box["error"])
-    return EnvironmentMetadata(name=name, description=f"{name} environment")
+    try:
+        return run_to_end(pool.metadata(), thread_name="openenv-ui-metadata")
+    except Exception as exc:
+        name = pool.env_name or pool.factory_name
+        logger.warning("Could not read the environment's metadata for the web UI: %s", exc)
+        return EnvironmentMetadata(name=name, description=f"{name} environment")
 
 
 def _file_safe(name: str) -> str:
