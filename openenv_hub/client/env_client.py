@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -246,7 +247,7 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
             timeout_s = self.options.message_timeout_s
             try:
                 await ws.send(exchange.encode(kind, data))
-                raw = await asyncio.wait_for(ws.recv(), timeout_s)
+                raw = await _recv_within(ws, timeout_s)
             except TIMEOUT_ERRORS:
                 self._abort()
                 raise exchange.timeout_error(timeout_s or 0.0) from None
@@ -283,6 +284,15 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         return SyncEnvClient(
             self.base_url, codec=self, options=self.options, provider=self.provider
         )
+
+
+async def _recv_within(ws: ClientConnection, timeout_s: float | None) -> str | bytes:
+    """The next frame, or ``TimeoutError`` after ``timeout_s`` (``None``: no limit). On Python
+    3.11 ``asyncio.timeout`` does it without the task ``wait_for`` starts for every call."""
+    if sys.version_info < (3, 11):
+        return await asyncio.wait_for(ws.recv(), timeout_s)
+    async with asyncio.timeout(timeout_s):
+        return await ws.recv()
 
 
 async def _last_frame(ws: ClientConnection) -> str | bytes | None:
