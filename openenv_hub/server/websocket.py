@@ -32,8 +32,12 @@ from starlette.websockets import WebSocket, WebSocketState
 
 from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError, SessionError
 from openenv_hub.protocol import (
+    CloseMessage,
     DecodeError,
+    McpMessage,
+    ResetMessage,
     ResetRequest,
+    StateMessage,
     decode_message,
     error_frame_for,
     jsonrpc_error_for,
@@ -234,46 +238,46 @@ def _log_failure(session: Session, outcome: BaseException | None) -> None:
 
 async def _handle_ws_frame(pool: SessionPool, session: Session, text: str) -> bytes | None:
     action = pool.read_step_frame(text)  # a well-formed step frame, read in one pass
-    if action is not None:
-        return await _answer_step(pool, session, action)
+    kind = "step"
     try:
-        message = decode_message(text)
-    except DecodeError as exc:
-        return exc.frame
-    try:
-        if message.type == "step":
+        if action is None:
+            message = decode_message(text)
+            kind = message.type
+            if message.type != "step":
+                return await _answer_other(pool, session, message)
             try:
                 action = pool.parse_action(message.data)
             except ValidationError as exc:
                 raise validation_error(exc, f"action for {pool.action_cls.__name__}") from None
-            return await _answer_step(pool, session, action)
-        if message.type == "reset":
-            try:
-                params = ResetRequest.model_validate(message.data).model_dump(exclude_unset=True)
-            except ValidationError as exc:
-                raise validation_error(exc, "reset arguments") from None
-            return observation_frame(await pool.reset(session, params))
-        if message.type == "state":
-            return state_frame(await pool.state(session))
-        if message.type == "mcp":
-            response = await handle_jsonrpc(pool, message.data, bound=session)
-            return None if response is None else mcp_frame(response)
-        return CLOSE
-    except ServerReplyError as exc:
-        return error_frame_for(exc)
-    except Exception as exc:  # a defect of the server: answer, log, and keep the socket
-        logger.exception("Session %s: unexpected failure answering %s", session.id, message.type)
-        return error_frame_for(EnvironmentExecutionError(f"Internal server error: {exc!r}"))
-
-
-async def _answer_step(pool: SessionPool, session: Session, action: Any) -> bytes:
-    try:
         return observation_frame(await pool.step(session, action))
+    except DecodeError as exc:
+        return exc.frame
     except ServerReplyError as exc:
         return error_frame_for(exc)
     except Exception as exc:  # a defect of the server: answer, log, and keep the socket
-        logger.exception("Session %s: unexpected failure answering step", session.id)
+        logger.exception("Session %s: unexpected failure answering %s", session.id, kind)
         return error_frame_for(EnvironmentExecutionError(f"Internal server error: {exc!r}"))
+
+
+async def _answer_other(
+    pool: SessionPool,
+    session: Session,
+    message: ResetMessage | StateMessage | CloseMessage | McpMessage,
+) -> bytes | None:
+    """The reply to a ``reset``, ``state``, ``mcp`` or ``close`` message (``CLOSE`` for the
+    last); errors are the caller's to word."""
+    if message.type == "reset":
+        try:
+            params = ResetRequest.model_validate(message.data).model_dump(exclude_unset=True)
+        except ValidationError as exc:
+            raise validation_error(exc, "reset arguments") from None
+        return observation_frame(await pool.reset(session, params))
+    if message.type == "state":
+        return state_frame(await pool.state(session))
+    if message.type == "mcp":
+        response = await handle_jsonrpc(pool, message.data, bound=session)
+        return None if response is None else mcp_frame(response)
+    return CLOSE
 
 
 async def _handle_mcp_frame(pool: SessionPool, session: Session, text: str) -> bytes | None:
