@@ -22,6 +22,7 @@ from openenv_hub.errors import (
     TransportError,
     error_from_wire,
 )
+from openenv_hub.shown_urls import hide_credentials, shown
 from openenv_hub.types import Action, State, StepResult
 
 ActT = TypeVar("ActT")
@@ -49,12 +50,13 @@ def connect_error(url: str, exc: Exception) -> ConnectError:
         body = (exc.response.body or b"").decode(errors="replace").strip()[:1000]
         said = f": {body}" if body else ""
         return ConnectError(
-            f"Failed to connect to {url}: the server answered HTTP {status}{said}",
+            f"Failed to connect to {shown(url)}: the server answered HTTP {status}{said}",
             url=url,
             status_code=status,
             body=body,
         )
-    return ConnectError(f"Failed to connect to {url}: {exc}", url=url)
+    said = hide_credentials(str(exc), url)
+    return ConnectError(f"Failed to connect to {shown(url)}: {said}", url=url)
 
 
 def ws_url(base_url: str, path: str = "/ws") -> str:
@@ -68,7 +70,7 @@ def ws_url(base_url: str, path: str = "/ws") -> str:
     mapped = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(scheme.lower())
     if mapped is None:
         raise ConfigurationError(
-            f"base_url {base_url!r} has scheme '{scheme}'; use http, https, ws or wss"
+            f"base_url {shown(base_url)!r} has scheme '{scheme}'; use http, https, ws or wss"
         )
     url = f"{mapped}://{rest}"
     if url.endswith(path):
@@ -227,8 +229,8 @@ class Exchange:
 
     def timeout_error(self, timeout_s: float) -> EnvTimeoutError:
         return EnvTimeoutError(
-            f"No reply from {self.url} within {timeout_s:g} s. The connection was closed so that a "
-            "late reply cannot be mistaken for the answer to a later call; the next call "
+            f"No reply from {shown(self.url)} within {timeout_s:g} s. The connection was closed so "
+            "that a late reply cannot be mistaken for the answer to a later call; the next call "
             "reconnects. Raise message_timeout_s if the environment is slow.",
             url=self.url,
             timeout_s=timeout_s,
@@ -237,10 +239,10 @@ class Exchange:
     def closed_error(self, code: int | None, reason: str) -> TransportError:
         if code == CLOSE_MESSAGE_TOO_BIG:
             return MessageTooLargeError(
-                f"A message exceeded the size limit and {self.url} closed the connection "
+                f"A message exceeded the size limit and {shown(self.url)} closed the connection "
                 f"(close code 1009). Raise max_message_size_mb (now {self.options.max_message_size_mb:g}) "
                 "and the server's limit, or send smaller messages.",
                 url=self.url,
             )
         detail = f" (code {code}: {reason})" if code else ""
-        return TransportError(f"Connection to {self.url} closed{detail}", url=self.url)
+        return TransportError(f"Connection to {shown(self.url)} closed{detail}", url=self.url)

@@ -22,6 +22,7 @@ from openenv_hub.errors import (
     SlotError,
     TransportError,
 )
+from openenv_hub.shown_urls import shown
 
 if TYPE_CHECKING:
     from openenv_hub.providers import Provider
@@ -114,7 +115,7 @@ def note_refusals(slot: Slot[Any], refusals: Sequence[tuple[str, BaseException]]
     for url, exc in refusals:
         logger.warning(
             "Slot %d: %s refused a session (%s), so it was opened on %s",
-            slot.index, url, exc, slot.url,
+            slot.index, shown(url), exc, shown(slot.url),
         )  # fmt: skip
 
 
@@ -190,7 +191,7 @@ def no_replica(urls: Sequence[str], errors: Sequence[BaseException]) -> OpenEnvE
         return ConnectError("The provider reports no replica running.")
     if errors and isinstance(errors[-1], OpenEnvError):
         return errors[-1]
-    return ConnectError(f"No replica accepted a session: {', '.join(urls)}")
+    return ConnectError(f"No replica accepted a session: {', '.join(map(shown, urls))}")
 
 
 def after_open(opened: Callable[[], int], size: int, first_error: BaseException | None) -> None:

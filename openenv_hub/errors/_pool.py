@@ -8,6 +8,7 @@ from typing import Any
 from openenv_hub.errors._base import OpenEnvError
 from openenv_hub.errors._transport import TransportError
 from openenv_hub.errors._wire import SessionCapacityError, SessionError
+from openenv_hub.shown_urls import shown
 
 
 class SlotError(OpenEnvError):
@@ -23,7 +24,7 @@ class SlotError(OpenEnvError):
 
     def __init__(self, slot: int, url: str, cause: BaseException, *, replaced_by: str = "") -> None:
         self.slot, self.url, self.cause, self.replaced_by = slot, url, cause, replaced_by
-        super().__init__(f"Slot {slot} ({url}): {type(cause).__name__}: {cause}")
+        super().__init__(f"Slot {slot} ({shown(url)}): {type(cause).__name__}: {cause}")
 
     @property
     def session_lost(self) -> bool:
