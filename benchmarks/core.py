@@ -31,6 +31,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from handoff import hop_us  # noqa: E402
 from peer_venv import PEER_DIR, ensure_peer_python  # noqa: E402
 from serving import free_port  # noqa: E402
 
@@ -278,7 +279,22 @@ def print_round(number: int, results: dict[str, dict[str, Any]]) -> None:
         seq_ratio = seq / _get(floor, "seq async.steps/s")
         c32_ratio = c32 / _get(floor, "c32.steps/s")
         print(f"  {name:20} {seq:9,.0f} ({seq_ratio:.2f}x)  {c32:9,.0f} ({c32_ratio:.2f}x)")
+    print_hop_budget(results)
     sys.stdout.flush()
+
+
+def print_hop_budget(results: dict[str, dict[str, Any]]) -> None:
+    """What the threaded path's 0.7x target leaves for the hop to the session's thread (a
+    sequential step's time at 0.7x the floor, less the inline step's), beside a bare hop."""
+    floor, inline, threads = (
+        1e6 / _get(results[name], "seq async.steps/s")
+        for name in ("floor", "typed: ours inline", "typed: ours")
+    )
+    print(
+        f"  sequential, µs a step: floor {floor:.0f}, inline {inline:.0f}, threads {threads:.0f};"
+        f" 0.7x is {floor / 0.7:.0f}, which leaves {floor / 0.7 - inline:.0f} for the hop;"
+        f" a bare hop (benchmarks/handoff.py) costs {hop_us():.0f} here"
+    )
 
 
 def _get(result: dict[str, Any], key: str) -> float:
