@@ -33,6 +33,15 @@ DEFAULT_RESOURCES = {
 }
 MANAGED_BY = "openenv-hub"
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+#: An image reference, as Docker and the kubelet parse it: ``[host[:port]/]path[:tag][@digest]``.
+_HOST = (
+    r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*)"
+)
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_IMAGE = re.compile(
+    rf"^(?:{_HOST}(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*"
+    r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
+)
 
 
 def resource_name(name: str) -> str:
@@ -67,6 +76,17 @@ def kubernetes_objects(
     """
     if replicas < 1:
         raise ConfigurationError(f"replicas must be at least 1, not {replicas}.")
+    if not _IMAGE.match(image):
+        raise ConfigurationError(
+            f"{image!r} is not an image reference; pass --image as REGISTRY/NAME:TAG, e.g. "
+            "ghcr.io/alice/echo-env:0.1.0 (lower-case name, the image pushed where the "
+            "cluster can pull it)."
+        )
+    if not _NAME.match(namespace):
+        raise ConfigurationError(
+            f"{namespace!r} cannot be a Kubernetes namespace; pass --namespace with lower-case "
+            "letters, digits and '-' (at most 63)."
+        )
     if max_replicas is not None and max_replicas < replicas:
         raise ConfigurationError(
             f"--max-replicas ({max_replicas}) must be at least --replicas ({replicas})."

@@ -91,12 +91,38 @@ def test_every_object_validates_and_carries_the_manifest() -> None:
         ({"replicas": 3, "max_replicas": 2}, "at least --replicas"),
         ({"name": "!!!"}, "cannot be a Kubernetes name"),
         ({"replicas": 0}, "at least 1"),
+        ({"image": "Echo Env:1"}, "'Echo Env:1' is not an image reference"),
+        ({"image": "ghcr.io/alice/echo:"}, "not an image reference"),
+        ({"namespace": "My_Team"}, "'My_Team' cannot be a Kubernetes namespace"),
     ],
 )
 def test_bad_options_are_explained(options: dict[str, Any], message: str) -> None:
     options = {"image": "i", **options}
     with pytest.raises(ConfigurationError, match=message):
         kubernetes_objects(load_manifest(ECHO_ENV), **options)
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "echo-env",
+        "echo_env:0.1.0",
+        "alice/echo-env:latest",
+        "ghcr.io/alice/echo-env:0.1.0",
+        "localhost:5000/team/echo__env:v1.2-rc.1",
+        f"registry.example.com/echo@sha256:{'a' * 64}",
+    ],
+)
+def test_image_references_that_a_cluster_can_pull_are_accepted(image: str) -> None:
+    (deployment, _service) = kubernetes_objects(load_manifest(ECHO_ENV), image=image)
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == image
+
+
+def test_a_bad_image_is_refused_before_anything_is_written(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "k8s"
+    result = cli("deploy", "kubernetes", ECHO_ENV, "--image", "bad image!", "--out", out)
+    assert result.code == 1 and "'bad image!' is not an image reference" in result.text
+    assert "Traceback" not in result.text and not out.exists()
 
 
 def test_deploy_writes_the_manifests_without_secret_values(
