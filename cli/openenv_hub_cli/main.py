@@ -7,6 +7,8 @@ for a group of subcommands).
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from openenv_hub import __version__
@@ -73,9 +75,26 @@ app.command("stop")(stop.command)
 app.add_typer(deploy.app, name="deploy")
 
 
+#: Options whose value may be left out, and what they mean alone: ``--ray`` is the cluster at
+#: ``$RAY_ADDRESS``. (Click cannot make a value optional through Typer, so it is filled in here.)
+OPTIONAL_VALUES = {"--ray": "auto"}
+
+
+def with_optional_values(args: list[str]) -> list[str]:
+    """``args`` with the value of each option of :data:`OPTIONAL_VALUES` that was given
+    without one (last, or followed by another option) filled in."""
+    filled: list[str] = []
+    for index, arg in enumerate(args):
+        filled.append(arg)
+        following = args[index + 1] if index + 1 < len(args) else "-"
+        if arg in OPTIONAL_VALUES and following.startswith("-"):
+            filled.append(OPTIONAL_VALUES[arg])
+    return filled
+
+
 def main(args: list[str] | None = None) -> None:
     """Entry point of the ``openenv`` script."""
-    run_app(app, args)
+    run_app(app, with_optional_values(sys.argv[1:] if args is None else args))
 
 
 if __name__ == "__main__":

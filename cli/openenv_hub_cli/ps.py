@@ -17,7 +17,11 @@ __all__ = ["command"]
 def command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     ray_address: str | None = typer.Option(
-        None, "--ray", envvar="RAY_ADDRESS", help="Also list the replicas on this Ray cluster."
+        None,
+        "--ray",
+        envvar="RAY_ADDRESS",
+        metavar="[ADDRESS]",
+        help="Also list the replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
     ),
 ) -> None:
     """List running (and left-behind) servers started by from_docker_image, serve, LocalHub..."""

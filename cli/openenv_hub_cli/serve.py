@@ -57,8 +57,8 @@ def command(
     ray: str | None = typer.Option(
         None,
         "--ray",
-        metavar="ADDRESS",
-        help="Serve replicas on the Ray cluster at ADDRESS ('auto': $RAY_ADDRESS).",
+        metavar="[ADDRESS]",
+        help="Serve replicas on the Ray cluster at ADDRESS (alone, or 'auto': $RAY_ADDRESS).",
     ),
     replicas: int = typer.Option(1, "--replicas", min=1, help="ray: number of replicas."),
 ) -> None:

@@ -15,7 +15,11 @@ def command(
     ),
     stop_all: bool = typer.Option(False, "--all", help="Remove everything 'openenv ps' lists."),
     ray_address: str | None = typer.Option(
-        None, "--ray", envvar="RAY_ADDRESS", help="Also stop replicas on this Ray cluster."
+        None,
+        "--ray",
+        envvar="RAY_ADDRESS",
+        metavar="[ADDRESS]",
+        help="Also stop replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
     ),
 ) -> None:
     """Stop and remove servers started by openenv-hub (also those a crashed process left)."""

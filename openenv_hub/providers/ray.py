@@ -62,9 +62,9 @@ def ray_module() -> Any:
 
 
 def connect(address: str | None = None) -> str:
-    """Join the Ray cluster at ``address`` (default ``$RAY_ADDRESS``) unless this process has;
-    return the cluster's address. Safe to call from several threads at once: one joins, the
-    others wait for it.
+    """Join the Ray cluster at ``address`` (``None`` or ``"auto"``: ``$RAY_ADDRESS``) unless
+    this process has; return the cluster's address. Safe to call from several threads at
+    once: one joins, the others wait for it.
 
     Raises:
         ClusterError: No address was given, or nothing answers there.
@@ -77,7 +77,8 @@ def _connect(address: str | None) -> str:
     ray = ray_module()
     if ray.is_initialized():
         return str(ray.get_runtime_context().gcs_address)
-    address = address or os.environ.get("RAY_ADDRESS", "")
+    if not address or address == "auto":
+        address = os.environ.get("RAY_ADDRESS", "")
     if not address:
         raise ClusterError("No Ray cluster address was given.", hint=_CLUSTER_HINT)
     host, _, port = address.removeprefix("ray://").rpartition(":")

@@ -96,3 +96,26 @@ def test_serve_on_ray_without_an_address_says_how_to_start_a_cluster() -> None:
     assert result.returncode == 1
     assert "Error: No Ray cluster address was given." in result.stderr
     assert "ray start --head" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["serve", str(ECHO_ENV), "--ray", "--replicas", "2"],
+        ["serve", str(ECHO_ENV), "--replicas", "2", "--ray"],
+        ["ps", "--ray"],
+        ["stop", "--all", "--ray"],
+    ],
+)
+def test_ray_alone_means_the_cluster_at_ray_address(args: list[str]) -> None:
+    """``--ray`` without a value (last, or before another option) reads ``$RAY_ADDRESS``."""
+    require_extra("ray")
+    result = subprocess.run(
+        [sys.executable, "-m", "openenv_hub_cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "RAY_ADDRESS": "127.0.0.1:9"},
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Error: No Ray cluster answers at 127.0.0.1:9" in result.stderr, result.stderr
