@@ -23,7 +23,13 @@ def command(
     path: Path = EnvPathArg,
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
     port: int | None = typer.Option(
-        None, "--port", "-p", help="Port to listen on.", show_default="the manifest's port"
+        None,
+        "--port",
+        "-p",
+        min=1,
+        max=65535,
+        help="Port to listen on.",
+        show_default="the manifest's port",
     ),
     reload: bool = typer.Option(False, "--reload", help="Restart when a file of the env changes."),
     web: bool | None = typer.Option(

@@ -29,6 +29,15 @@ def test_refuses_a_port_in_use(cli: Callable[..., Any], rendered_env: Path) -> N
     assert "Traceback" not in result.err
 
 
+@pytest.mark.parametrize("port", ["70000", "0", "-1"])
+def test_refuses_a_port_out_of_range(
+    cli: Callable[..., Any], rendered_env: Path, port: str
+) -> None:
+    result = cli("serve", rendered_env, "--port", port)
+    assert result.code == 2 and "Invalid value for '--port'" in result.err, result.text
+    assert "Traceback" not in result.text and "Unexpected error" not in result.text
+
+
 def test_refuses_an_app_that_does_not_import(
     cli: Callable[..., Any], new_env: Callable[[], Path]
 ) -> None:
