@@ -73,6 +73,18 @@ def ws_url(base_url: str, path: str = "/ws") -> str:
             f"base_url {shown(base_url)!r} has scheme '{scheme}'; use http, https, ws or wss"
         )
     url = f"{mapped}://{rest}"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"base_url {shown(base_url)!r} is not a valid URL ({exc}); pass e.g. "
+            "'http://127.0.0.1:8000'"
+        ) from None
+    if not parts.hostname:
+        raise ConfigurationError(
+            f"base_url {shown(base_url)!r} names no host; pass e.g. 'http://127.0.0.1:8000'"
+        )
     if url.endswith(path):
         return url
     return url + path
@@ -98,6 +110,17 @@ class ClientOptions:
     ping_interval_s: float | None = 20.0
     ping_timeout_s: float | None = 20.0
     max_message_size_mb: float = 100.0
+
+    def __post_init__(self) -> None:
+        for name in ("connect_timeout_s", "max_message_size_mb"):
+            if not getattr(self, name) > 0:
+                raise ConfigurationError(
+                    f"{name} must be greater than 0, not {getattr(self, name)}."
+                )
+        for name in ("message_timeout_s", "ping_interval_s", "ping_timeout_s"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigurationError(f"{name} must be greater than 0, or None, not {value}.")
 
     def connect_kwargs(self, url: str) -> dict[str, Any]:
         return {

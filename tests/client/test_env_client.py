@@ -13,6 +13,7 @@ from websockets.protocol import State as WsState
 from openenv_hub import EnvClient, GenericEnvClient, State, create_app
 from openenv_hub.errors import (
     ActionValidationError,
+    ConfigurationError,
     ConnectError,
     EnvironmentExecutionError,
     EnvTimeoutError,
@@ -130,6 +131,28 @@ async def test_connect_error_names_the_url() -> None:
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(ConnectError, match=r"ws://127\.0\.0\.1:\d+/ws"):
         await GenericEnvClient(url, connect_timeout_s=2).reset()
+
+
+@pytest.mark.parametrize(
+    ("base_url", "options", "message"),
+    [
+        ("http://127.0.0.1:70000", {}, "'http://127.0.0.1:70000' is not a valid URL"),
+        ("http://127.0.0.1:port", {}, "'http://127.0.0.1:port' is not a valid URL"),
+        ("http://:8000", {}, "'http://:8000' names no host"),
+        ("http://127.0.0.1:8000", {"message_timeout_s": -1}, "message_timeout_s must be"),
+        ("http://127.0.0.1:8000", {"connect_timeout_s": 0}, "connect_timeout_s must be"),
+        ("http://127.0.0.1:8000", {"ping_interval_s": 0}, "ping_interval_s must be"),
+        ("http://127.0.0.1:8000", {"max_message_size_mb": 0}, "max_message_size_mb must be"),
+    ],
+)
+@pytest.mark.parametrize(
+    "client", [GenericEnvClient, lambda *a, **k: GenericEnvClient(*a, **k).sync()]
+)
+def test_a_bad_url_or_option_is_refused_when_the_client_is_made(
+    client: Any, base_url: str, options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        client(base_url, **options)
 
 
 async def test_capacity_error_is_typed(serve: Any) -> None:
