@@ -55,6 +55,14 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / ticks
 
 
+def machine_ticks() -> tuple[int, int, int]:
+    """The machine's CPU time so far, in clock ticks: (busy, idle, stolen by the host)."""
+    user, nice, system, idle, iowait, irq, softirq, steal = map(
+        int, Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
+    )
+    return user + nice + system + irq + softirq, idle + iowait, steal
+
+
 def niceness(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
@@ -70,11 +78,13 @@ async def pool_rate(
 ) -> float:
     """Steps per second of an EnvPool of ``size`` sessions over ``rounds`` step_all calls (or,
     with ``each``, ``rounds`` steps of every slot, each slot stepping as soon as its last step
-    returned); prints the cores the ``servers`` processes and this one used meanwhile."""
+    returned); prints the cores the ``servers`` processes, this one and the rest of the machine
+    (Ray's daemons, the kernel, other work) used meanwhile, the cores left idle, and those the
+    host of this virtual machine took for itself (steal time)."""
     async with EnvPool(source, size=size) as pool:
         await pool.reset_all()
         await pool.step_all([action] * size)  # warm up
-        used, mine = cpu_seconds(list(servers)), time.process_time()
+        used, mine, machine = cpu_seconds(list(servers)), time.process_time(), machine_ticks()
         started = time.perf_counter()
         if each:
             results = await asyncio.gather(*(_steps(pool, i, rounds, action) for i in range(size)))
@@ -83,12 +93,18 @@ async def pool_rate(
                 results = await pool.step_all([action] * size)
         elapsed = time.perf_counter() - started
         used, mine = cpu_seconds(list(servers)) - used, time.process_time() - mine
+        busy, idle, stolen = (
+            (after - before) / os.sysconf("SC_CLK_TCK") / elapsed
+            for before, after in zip(machine, machine_ticks(), strict=True)
+        )
         assert all(not isinstance(r, Exception) for r in results), results
     if servers:
         nice = ",".join(str(niceness(pid)) for pid in servers)
         print(
-            f"    {size * rounds / elapsed:7.1f} steps/s; servers used {used / elapsed:.2f} "
-            f"cores (nice {nice}), the client {mine / elapsed:.2f}"
+            f"    {size * rounds / elapsed:7.1f} steps/s; cores used: servers {used / elapsed:.2f}"
+            f" (nice {nice}), the client {mine / elapsed:.2f}, the rest of the machine"
+            f" {busy - (used + mine) / elapsed:.2f}; idle {idle:.2f}, taken by the host"
+            f" {stolen:.2f}"
         )
     return size * rounds / elapsed
 
