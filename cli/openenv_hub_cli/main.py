@@ -14,6 +14,7 @@ import typer
 from openenv_hub import __version__
 from openenv_hub_cli import (
     build,
+    cache,
     deploy,
     fork,
     init,
@@ -73,6 +74,7 @@ app.command("record")(record.command)
 app.command("ps")(ps.command)
 app.command("stop")(stop.command)
 app.add_typer(deploy.app, name="deploy")
+app.add_typer(cache.app, name="cache")
 
 
 #: Options whose value may be left out, and what they mean alone: ``--ray`` is the cluster at

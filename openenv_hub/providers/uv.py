@@ -35,7 +35,10 @@ from openenv_hub.providers.local import LocalProcessProvider
 
 __all__ = ["UvProvider", "cache_root", "uv_binary"]
 
-_COMPLETE = ".complete"
+#: In an environment once it is made: the stamp of what it was made from.
+COMPLETE_MARKER = ".complete"
+#: In an environment: the folder or Space source it was made from (``openenv cache list``).
+SOURCE_NOTE = ".openenv-source"
 
 
 def uv_binary() -> str:
@@ -131,15 +134,15 @@ def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse
     root = cache_root() / key
     root.parent.mkdir(parents=True, exist_ok=True)
     venv_python = root / "bin" / "python"
-    marker = root / _COMPLETE
+    marker = root / COMPLETE_MARKER
     with open(root.parent / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two starts of one revision make it once
         if reuse and marker.is_file() and venv_python.exists():
-            return venv_python
+            return _used(marker, venv_python, source)
         links = _find_links(source)
         stamp = _stamp(source, links)
         if marker.is_file() and venv_python.exists() and marker.read_text() == stamp:
-            return venv_python
+            return _used(marker, venv_python, source)
         marker.unlink(missing_ok=True)
         uv = uv_binary()
         if not venv_python.exists():
@@ -149,7 +152,18 @@ def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse
             install += ["--find-links", str(folder)]
         install += ["--editable", str(source)] if editable else [str(source)]
         _run(install)
+        (root / SOURCE_NOTE).write_text(str(source), encoding="utf-8")
         marker.write_text(stamp)
+    return venv_python
+
+
+def _used(marker: Path, venv_python: Path, source: Path) -> Path:
+    """Note that the environment is used now (``openenv cache prune`` keeps recent ones), and
+    what it was made from if an older version did not."""
+    os.utime(marker)
+    note = marker.parent / SOURCE_NOTE
+    if not note.is_file():
+        note.write_text(str(source), encoding="utf-8")
     return venv_python
 
 
