@@ -1,5 +1,6 @@
 """``openenv serve ENV --ray [ADDRESS] --replicas N``: start the replicas on a Ray cluster,
-print where each serves, report the replicas Ray restarts, and stop them all on Ctrl-C."""
+print where each serves, report the replicas Ray restarts, and stop them all on Ctrl-C or
+SIGTERM."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openenv_hub_cli._utils import CommandError, console, err_console
+from openenv_hub_cli._utils import CommandError, console, err_console, sigterm_as_ctrl_c
 
 __all__ = ["serve_on_ray"]
 
@@ -28,25 +29,26 @@ def serve_on_ray(
     options: dict[str, Any] = {"replicas": replicas, "address": address, "env": env}
     if max_sessions:
         options["max_sessions"] = max_sessions
-    provider = RayProvider.from_folder(env_dir, **options)
-    try:
-        for status in provider.replicas():
+    with sigterm_as_ctrl_c():
+        provider = RayProvider.from_folder(env_dir, **options)
+        try:
+            for status in provider.replicas():
+                console.print(
+                    f"[bold]Replica {status.index}[/]  {status.url}  (node {status.node_ip})",
+                    markup=True,
+                )
             console.print(
-                f"[bold]Replica {status.index}[/]  {status.url}  (node {status.node_ip})",
+                f"[bold]Name[/]  {provider.name}  (openenv ps --ray lists it; "
+                f"openenv stop {provider.name})",
                 markup=True,
             )
-        console.print(
-            f"[bold]Name[/]  {provider.name}  (openenv ps --ray lists it; "
-            f"openenv stop {provider.name})",
-            markup=True,
-        )
-        console.print("Press Ctrl+C to stop.")
-        _watch(provider)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        provider.stop()
-        console.print("Stopped.")
+            console.print("Press Ctrl+C to stop.")
+            _watch(provider)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            provider.stop()
+            console.print("Stopped.")
 
 
 def _watch(provider: Any) -> None:

@@ -1,5 +1,6 @@
 """``openenv serve --runtime uv|docker``: start the environment with a provider, print its
-addresses, follow its log until Ctrl-C (or until the server goes away), then stop it."""
+addresses, follow its log until Ctrl-C or SIGTERM (or until the server goes away), then stop
+it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openenv_hub_cli._utils import CommandError, console, err_console
+from openenv_hub_cli._utils import CommandError, console, err_console, sigterm_as_ctrl_c
 
 __all__ = ["serve_with_provider"]
 
@@ -16,25 +17,28 @@ def serve_with_provider(env_dir: Path, runtime: str, options: dict[str, Any]) ->
     from openenv_hub.providers.launch import start_folder
 
     console.print(f"Starting {env_dir.name} with the {runtime} runtime...")
-    provider = start_folder(env_dir, runtime, **options)
-    try:
-        base = provider.base_url
-        name = getattr(provider, "name", "")
-        console.print(
-            f"[bold]API[/]   {base}   (WebSocket {base.replace('http', 'ws', 1)}/ws)", markup=True
-        )
-        console.print(f"[bold]Docs[/]  {base}/docs", markup=True)
-        if name:
+    with sigterm_as_ctrl_c():
+        provider = start_folder(env_dir, runtime, **options)
+        try:
+            base = provider.base_url
+            name = getattr(provider, "name", "")
             console.print(
-                f"[bold]Name[/]  {name}  (openenv ps lists it; openenv stop {name})", markup=True
+                f"[bold]API[/]   {base}   (WebSocket {base.replace('http', 'ws', 1)}/ws)",
+                markup=True,
             )
-        console.print("Press Ctrl+C to stop.")
-        _follow(provider)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        provider.stop()
-        console.print("Stopped.")
+            console.print(f"[bold]Docs[/]  {base}/docs", markup=True)
+            if name:
+                console.print(
+                    f"[bold]Name[/]  {name}  (openenv ps lists it; openenv stop {name})",
+                    markup=True,
+                )
+            console.print("Press Ctrl+C to stop.")
+            _follow(provider)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            provider.stop()
+            console.print("Stopped.")
 
 
 def _follow(provider: Any) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -24,6 +28,7 @@ __all__ = [
     "err_console",
     "resolve_env_dir",
     "run_app",
+    "sigterm_as_ctrl_c",
 ]
 
 DEBUG_ENV = "OPENENV_DEBUG"
@@ -102,3 +107,21 @@ def report_error(exc: BaseException) -> None:
         err_console.print(f"[yellow]Hint:[/] {escape(hint)}", markup=True)
     if not debug_enabled():
         err_console.print(f"(set {DEBUG_ENV}=1 to see the traceback)", style="dim")
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """Inside, SIGTERM (what a process manager sends to stop) raises ``KeyboardInterrupt``, so
+    a command that started servers stops them as on Ctrl-C instead of dying and leaving them."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler (and only it gets signals)
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -69,11 +69,14 @@ def _wait_for(process: subprocess.Popen[str], port: int) -> str:
 
 
 @pytest.mark.slow
-def test_serve_with_uv_stops_on_ctrl_c(serve_process: Callable[..., subprocess.Popen[str]]) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
+def test_serve_with_uv_stops_on_ctrl_c_or_sigterm(
+    serve_process: Callable[..., subprocess.Popen[str]], stop: signal.Signals
+) -> None:
     port = free_port()
     process = serve_process(ECHO_ENV, "--runtime", "uv", "--port", port)
     output = _wait_for(process, port)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     output += process.communicate(timeout=60)[0]
     assert process.returncode == 0, output
     assert f"http://127.0.0.1:{port}" in output and "Stopped." in output
