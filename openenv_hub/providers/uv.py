@@ -41,6 +41,11 @@ COMPLETE_MARKER = ".complete"
 SOURCE_NOTE = ".openenv-source"
 
 
+def lock_path(env_dir: Path) -> Path:
+    """The file whose lock is held while the environment ``env_dir`` is being made."""
+    return env_dir.with_name(f"{env_dir.name}.lock")
+
+
 def uv_binary() -> str:
     """The ``uv`` executable: the ``uv`` package's, else one on ``PATH``."""
     try:
@@ -135,7 +140,7 @@ def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse
     root.parent.mkdir(parents=True, exist_ok=True)
     venv_python = root / "bin" / "python"
     marker = root / COMPLETE_MARKER
-    with open(root.parent / f"{key}.lock", "w") as lock:
+    with open(lock_path(root), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two starts of one revision make it once
         if reuse and marker.is_file() and venv_python.exists():
             return _used(marker, venv_python, source)

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from openenv_hub.providers.uv import COMPLETE_MARKER, SOURCE_NOTE, cache_root
+from openenv_hub.providers.uv import COMPLETE_MARKER, SOURCE_NOTE, cache_root, lock_path
 
 __all__ = ["CachedEnv", "cached_envs", "remove_cached"]
 
@@ -88,7 +88,7 @@ def remove_cached(envs: Iterable[CachedEnv]) -> list[CachedEnv]:
 @contextlib.contextmanager
 def _unless_busy(path: Path) -> Iterator[bool]:
     """Hold the lock that making ``path`` takes, if nobody holds it; yields whether it did."""
-    with open(path.parent / f"{path.name}.lock", "a") as lock:
+    with open(lock_path(path), "a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
