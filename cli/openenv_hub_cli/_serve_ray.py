@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openenv_hub_cli._utils import CommandError, console, err_console, sigterm_as_ctrl_c
+from openenv_hub_cli._utils import CommandError, console, err_console, serving_until_stopped
 
 __all__ = ["serve_on_ray"]
 
@@ -29,26 +29,19 @@ def serve_on_ray(
     options: dict[str, Any] = {"replicas": replicas, "address": address, "env": env}
     if max_sessions:
         options["max_sessions"] = max_sessions
-    with sigterm_as_ctrl_c():
-        provider = RayProvider.from_folder(env_dir, **options)
-        try:
-            for status in provider.replicas():
-                console.print(
-                    f"[bold]Replica {status.index}[/]  {status.url}  (node {status.node_ip})",
-                    markup=True,
-                )
+    with serving_until_stopped(lambda: RayProvider.from_folder(env_dir, **options)) as provider:
+        for status in provider.replicas():
             console.print(
-                f"[bold]Name[/]  {provider.name}  (openenv ps --ray lists it; "
-                f"openenv stop {provider.name})",
+                f"[bold]Replica {status.index}[/]  {status.url}  (node {status.node_ip})",
                 markup=True,
             )
-            console.print("Press Ctrl+C to stop.")
-            _watch(provider)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            provider.stop()
-            console.print("Stopped.")
+        console.print(
+            f"[bold]Name[/]  {provider.name}  (openenv ps --ray lists it; "
+            f"openenv stop {provider.name})",
+            markup=True,
+        )
+        console.print("Press Ctrl+C to stop.")
+        _watch(provider)
 
 
 def _watch(provider: Any) -> None:

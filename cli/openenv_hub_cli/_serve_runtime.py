@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openenv_hub_cli._utils import CommandError, console, err_console, sigterm_as_ctrl_c
+from openenv_hub_cli._utils import CommandError, console, err_console, serving_until_stopped
 
 __all__ = ["serve_with_provider"]
 
@@ -17,28 +17,19 @@ def serve_with_provider(env_dir: Path, runtime: str, options: dict[str, Any]) ->
     from openenv_hub.providers.launch import start_folder
 
     console.print(f"Starting {env_dir.name} with the {runtime} runtime...")
-    with sigterm_as_ctrl_c():
-        provider = start_folder(env_dir, runtime, **options)
-        try:
-            base = provider.base_url
-            name = getattr(provider, "name", "")
+    with serving_until_stopped(lambda: start_folder(env_dir, runtime, **options)) as provider:
+        base = provider.base_url
+        name = getattr(provider, "name", "")
+        console.print(
+            f"[bold]API[/]   {base}   (WebSocket {base.replace('http', 'ws', 1)}/ws)", markup=True
+        )
+        console.print(f"[bold]Docs[/]  {base}/docs", markup=True)
+        if name:
             console.print(
-                f"[bold]API[/]   {base}   (WebSocket {base.replace('http', 'ws', 1)}/ws)",
-                markup=True,
+                f"[bold]Name[/]  {name}  (openenv ps lists it; openenv stop {name})", markup=True
             )
-            console.print(f"[bold]Docs[/]  {base}/docs", markup=True)
-            if name:
-                console.print(
-                    f"[bold]Name[/]  {name}  (openenv ps lists it; openenv stop {name})",
-                    markup=True,
-                )
-            console.print("Press Ctrl+C to stop.")
-            _follow(provider)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            provider.stop()
-            console.print("Stopped.")
+        console.print("Press Ctrl+C to stop.")
+        _follow(provider)
 
 
 def _follow(provider: Any) -> None:

@@ -8,9 +8,9 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, Protocol, TypeVar
 
 import click
 import typer
@@ -28,10 +28,17 @@ __all__ = [
     "err_console",
     "resolve_env_dir",
     "run_app",
-    "sigterm_as_ctrl_c",
+    "serving_until_stopped",
 ]
 
 DEBUG_ENV = "OPENENV_DEBUG"
+
+
+class _Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+P = TypeVar("P", bound=_Stoppable)
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -110,18 +117,25 @@ def report_error(exc: BaseException) -> None:
 
 
 @contextlib.contextmanager
-def sigterm_as_ctrl_c() -> Iterator[None]:
-    """Inside, SIGTERM (what a process manager sends to stop) raises ``KeyboardInterrupt``, so
-    a command that started servers stops them as on Ctrl-C instead of dying and leaving them."""
+def serving_until_stopped(start: Callable[[], P]) -> Iterator[P]:
+    """Start servers with ``start()`` and hand them to the block; on Ctrl-C or SIGTERM (what a
+    process manager sends to stop), or when the block ends or fails, stop them and say so. A
+    signal while starting stops what started too (through the providers' exit hook)."""
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread may set a handler (and only it gets signals)
-        return
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    in_main = threading.current_thread() is threading.main_thread()  # only it gets signals
+    previous = signal.signal(signal.SIGTERM, interrupt) if in_main else None
     try:
-        yield
+        servers = start()
+        try:
+            yield servers
+        except KeyboardInterrupt:
+            pass
+        finally:
+            servers.stop()
+            console.print("Stopped.")
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
