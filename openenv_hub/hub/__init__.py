@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 from openenv_hub.hub._fork import ForkResult, fork
+from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
 from openenv_hub.hub._plan import FileChanges, PushPlan
 from openenv_hub.hub._pull import pull
@@ -31,10 +32,12 @@ from openenv_hub.hub._versions import Version, versions
 __all__ = [
     "TRUST_ENV",
     "FileChanges",
+    "FileSelection",
     "ForkResult",
     "InstallResult",
     "PushPlan",
     "PushResult",
+    "Skipped",
     "SpaceUrls",
     "Version",
     "fork",
@@ -42,5 +45,7 @@ __all__ = [
     "parse_spec",
     "pull",
     "push",
+    "select_files",
+    "stage_files",
     "versions",
 ]

@@ -14,7 +14,11 @@ Each path meets these rules in turn:
 
 A link whose target is a published file of the same folder is published as that file. Files
 over :data:`LARGE_FILE_BYTES` are published and listed in ``large``: the Hub stores them with
-Xet (Git LFS).
+Xet (Git LFS). The manifest's ``exclude`` patterns (``openenv.yaml``) count as extra patterns.
+
+Whatever leaves the folder goes through :func:`stage_files`: the Space bundle ``openenv push``
+uploads and every Docker build context (``openenv build``, the docker runtime, a Space built on
+this machine) alike.
 
 Example:
     >>> rules = GitIgnoreSpec.from_lines(["build/", "*.log", "!keep.log"])
@@ -25,11 +29,15 @@ Example:
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
+
+from openenv_hub.errors import PackagingError
+from openenv_hub.manifest import ManifestError, load_manifest
 
 __all__ = [
     "ALWAYS_EXCLUDED",
@@ -39,6 +47,7 @@ __all__ = [
     "LargeFile",
     "Skipped",
     "select_files",
+    "stage_files",
 ]
 
 ALWAYS_EXCLUDED_DIRS = frozenset(
@@ -122,10 +131,11 @@ def select_files(
 
     Args:
         root: The environment folder.
-        exclude: More patterns, ``.gitignore`` style, relative to ``root``.
+        exclude: More patterns, ``.gitignore`` style, relative to ``root`` (after the
+            manifest's own ``exclude``).
         include_secrets: Patterns (or plain paths) of secret-looking files to publish anyway.
     """
-    walk = _Walk(root.resolve(), exclude, include_secrets)
+    walk = _Walk(root.resolve(), [*_manifest_excludes(root), *exclude], include_secrets)
     walk.run()
     selection = walk.selection
     selection.files.sort()
@@ -133,6 +143,44 @@ def select_files(
     selection.skipped.sort(key=lambda item: item.path)
     selection.large.sort(key=lambda item: item.path)
     return selection
+
+
+def stage_files(
+    source: Path, root: Path, *, exclude: Sequence[str] = (), include_secrets: Sequence[str] = ()
+) -> FileSelection:
+    """Copy the files :func:`select_files` selects from ``source`` into the folder ``root``.
+
+    A link is copied as the file it names (checked again, at copy time, to lie inside
+    ``source``), so nothing outside the folder is ever copied.
+
+    Raises:
+        PackagingError: A selected path became a link to outside ``source`` meanwhile.
+    """
+    selection = select_files(source, exclude=exclude, include_secrets=include_secrets)
+    root.mkdir(parents=True, exist_ok=True)
+    for rel in selection.files:
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(_inside(source, rel), target)
+    return selection
+
+
+def _inside(source: Path, rel: str) -> Path:
+    """The file ``rel`` names (a link's target), checked again to lie inside ``source``."""
+    real = Path(os.path.realpath(source / rel))
+    if not real.is_relative_to(source.resolve()):
+        raise PackagingError(f"{rel} changed into a link to outside {source} while staging")
+    return real
+
+
+def _manifest_excludes(root: Path) -> list[str]:
+    """The ``exclude`` patterns of the folder's manifest (none without a valid one)."""
+    if not (root / "openenv.yaml").is_file():
+        return []
+    try:
+        return list(load_manifest(root).exclude)
+    except ManifestError:
+        return []
 
 
 class _Walk:
