@@ -12,13 +12,14 @@ import pytest
 from openenv_hub.hub._ignore import (
     ALWAYS_EXCLUDED,
     ALWAYS_EXCLUDED_DIRS,
+    ALWAYS_EXCLUDED_FILES,
     SECRET_PATTERNS,
     select_files,
 )
 from openenv_hub_cli.init import template_dir
 
 DOCKERIGNORE = template_dir() / "{{cookiecutter.name}}" / ".dockerignore"
-KEPT = ["a.py", "pkg/b.py", ".env.example", "pkg/.env.sample", "notes.txt", "README.md"]
+KEPT = ["a.py", "pkg/b.py", ".env.example", "pkg/.Env.Sample", "notes.txt", "README.md"]
 
 
 def _sample(pattern: str) -> str:
@@ -28,8 +29,10 @@ def _sample(pattern: str) -> str:
 
 
 def _samples() -> list[str]:
+    """A file for each rule, at the top and deeper down; file names in upper case too."""
     names = [_sample(p) for p in (*ALWAYS_EXCLUDED, *SECRET_PATTERNS)]
     names = [n for n in names if not n.startswith(".openenv/")]  # the staged wheels live there
+    names += [_sample(p).upper() for p in (*ALWAYS_EXCLUDED_FILES, *SECRET_PATTERNS)]
     return sorted({*names, *(f"deep/er/{n}" for n in names), *KEPT})
 
 
