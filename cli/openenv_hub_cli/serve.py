@@ -12,7 +12,7 @@ import typer
 
 from openenv_hub.errors import DependencyNotInstalledError
 from openenv_hub.manifest import load_manifest
-from openenv_hub.providers.local import port_in_use
+from openenv_hub.network import port_in_use
 from openenv_hub.validation.failure import describe_import_failure
 from openenv_hub_cli._utils import CommandError, EnvPathArg, console, resolve_env_dir
 

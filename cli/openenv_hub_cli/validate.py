@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from openenv_hub.errors import ConnectError
-from openenv_hub.providers.local import wait_for_health
+from openenv_hub.network import wait_for_health
 from openenv_hub.validation import CheckResult, passed, report_json, validate_path, validate_url
 from openenv_hub_cli._utils import CommandError, console, resolve_env_dir
 

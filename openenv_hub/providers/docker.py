@@ -30,8 +30,8 @@ from openenv_hub.errors import (
     ImageNotFoundError,
     ServerStartError,
 )
+from openenv_hub.network import free_port, wait_for_health
 from openenv_hub.providers import StopsOnExit, _cleanup, _reaper, labels
-from openenv_hub.providers.local import free_port, wait_for_health
 
 if TYPE_CHECKING:
     import docker

@@ -9,53 +9,18 @@ Example::
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import IO
 
-import httpx
-
 from openenv_hub.errors import ConnectError, ServerStartError
+from openenv_hub.network import free_port, port_in_use, wait_for_health
 from openenv_hub.providers import StopsOnExit, _cleanup
 
+# free_port, port_in_use and wait_for_health live in openenv_hub.network; named here as before
 __all__ = ["LocalProcessProvider", "free_port", "port_in_use", "wait_for_health"]
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def port_in_use(host: str, port: int) -> bool:
-    """Whether binding ``host:port`` fails (another server holds it)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return True
-    return False
-
-
-def wait_for_health(base_url: str, *, timeout_s: float, alive: object = None) -> None:
-    """Poll ``/health`` until it answers 200; ``alive()`` returning False stops early."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if callable(alive) and not alive():
-            raise ConnectError(f"The server for {base_url} exited before answering", url=base_url)
-        try:
-            if httpx.get(f"{base_url}/health", timeout=2.0, trust_env=False).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise ConnectError(f"{base_url}/health did not answer within {timeout_s:g} s", url=base_url)
 
 
 class LocalProcessProvider(StopsOnExit):

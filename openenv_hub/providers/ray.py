@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from openenv_hub.errors import ClusterError, DependencyNotInstalledError, ServerStartError
+from openenv_hub.network import wait_for_health
 from openenv_hub.providers import StopsOnExit, _cleanup
 from openenv_hub.providers._ray_replica import ReplicaServer, ReplicaSpec
-from openenv_hub.providers.local import wait_for_health
 
 __all__ = ["NAMESPACE", "RayProvider", "ReplicaStatus", "connect", "ray_module"]
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.errors import DockerError, ServerStartError
+from openenv_hub.network import port_in_use, wait_for_health
 from openenv_hub.providers import StopsOnExit, _cleanup, _reaper, labels
 from openenv_hub.providers.docker import (
     Network,
@@ -32,7 +33,6 @@ from openenv_hub.providers.docker import (
     image_config,
     image_port,
 )
-from openenv_hub.providers.local import port_in_use, wait_for_health
 
 if TYPE_CHECKING:
     import docker

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from openenv_hub.errors import DockerError, OpenEnvError
 from openenv_hub.hub import FileSelection, stage_files
+from openenv_hub.network import free_port, wait_for_health
 from openenv_hub.packaging import bundle_wheels
-from openenv_hub.providers.local import free_port, wait_for_health
 from openenv_hub.validation.result import CheckResult
 from openenv_hub.validation.runtime import runtime_checks
 from openenv_hub.validation.target import EnvTarget

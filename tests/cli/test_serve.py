@@ -16,7 +16,7 @@ import httpx
 import pytest
 from child_processes import end_child, start_child
 
-from openenv_hub.providers.local import free_port
+from openenv_hub.network import free_port
 
 
 def test_refuses_a_port_in_use(cli: Callable[..., Any], rendered_env: Path) -> None:

@@ -11,7 +11,7 @@ from hub_support import ECHO_ENV, FaultyHub, space_files, unique_repo
 
 from openenv_hub.errors import PushIncompleteError
 from openenv_hub.hub import push
-from openenv_hub.providers.local import free_port
+from openenv_hub.network import free_port
 from openenv_hub.testing.pytest_plugin import HubEnv
 
 

@@ -139,7 +139,7 @@ def test_the_image_serves_under_the_pods_security_context(echo_image: str) -> No
     from docker_support.engine import docker, wait_http
     from echo_env import EchoEnv
 
-    from openenv_hub.providers.local import free_port
+    from openenv_hub.network import free_port
 
     assert docker("image", "inspect", "-f", "{{.Config.User}}", echo_image).stdout.strip() == "1000"
     port = free_port()

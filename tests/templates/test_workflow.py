@@ -11,7 +11,7 @@ import pytest
 from cli_runner import CliResult
 from doc_blocks import doc_block
 
-from openenv_hub.providers.local import free_port
+from openenv_hub.network import free_port
 
 
 def workflow_commands(document: str = "docs/authoring.md") -> list[str]:

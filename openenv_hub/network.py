@@ -1,0 +1,58 @@
+"""Ports and health on this machine: a free port, whether one is taken, waiting for ``/health``.
+
+Every runtime, the Docker image checks and the command line use these, so "is it up yet" means
+the same everywhere: ``GET /health`` answers 200.
+
+Example:
+    >>> port = free_port()
+    >>> port_in_use("127.0.0.1", port)
+    False
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import httpx
+
+from openenv_hub.errors import ConnectError
+
+__all__ = ["free_port", "port_in_use", "wait_for_health"]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Whether binding ``host:port`` fails (another server holds it)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def wait_for_health(base_url: str, *, timeout_s: float, alive: object = None) -> None:
+    """Poll ``/health`` until it answers 200; ``alive()`` returning False stops early.
+
+    Raises:
+        ConnectError: The server exited (``alive()`` said so) or did not answer in time.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if callable(alive) and not alive():
+            raise ConnectError(f"The server for {base_url} exited before answering", url=base_url)
+        try:
+            if httpx.get(f"{base_url}/health", timeout=2.0, trust_env=False).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise ConnectError(f"{base_url}/health did not answer within {timeout_s:g} s", url=base_url)
