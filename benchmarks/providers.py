@@ -98,7 +98,7 @@ def uv_runtime(runs: int, hub_endpoint: str) -> tuple[float, list[float]]:
 
 
 def build() -> float:
-    from openenv_hub.validation.docker import build_image
+    from openenv_hub.docker import build_image
 
     return clock(
         lambda: build_image(

@@ -15,21 +15,24 @@ Example::
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import os
 import threading
-import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Literal
 
-from openenv_hub.errors import (
-    ConnectError,
-    DependencyNotInstalledError,
-    DockerError,
-    ImageNotFoundError,
-    ServerStartError,
+from openenv_hub.docker import (
+    Network,
+    container_name,
+    create_container,
+    docker_client,
+    has_bridge_network,
+    image_config,
+    image_port,
+    run_command,
+    sdk_error,
+    sdk_errors,
 )
+from openenv_hub.errors import ConnectError, ServerStartError
 from openenv_hub.network import free_port, wait_for_health
 from openenv_hub.providers import StopsOnExit, _cleanup, _reaper, labels
 
@@ -37,6 +40,8 @@ if TYPE_CHECKING:
     import docker
     from docker.models.containers import Container
 
+# docker_client, has_bridge_network, image_config, image_port and run_command live in
+# openenv_hub.docker; named here as before
 __all__ = [
     "DockerProvider",
     "docker_client",
@@ -45,90 +50,6 @@ __all__ = [
     "image_port",
     "run_command",
 ]
-
-Network = Literal["auto", "host", "bridge"]
-DEFAULT_PORT = 8000
-DEFAULT_SOCKET = "/var/run/docker.sock"  # docker's own default without DOCKER_HOST (not Windows)
-
-
-_CLIENTS: dict[tuple[int, str], docker.DockerClient] = {}
-_CLIENTS_LOCK = threading.Lock()
-
-
-def docker_client() -> docker.DockerClient:
-    """A client of the engine at ``DOCKER_HOST`` (or the default socket) that answers.
-
-    One client per engine and process, shared (its connections are pooled) and closed at exit.
-    """
-    try:
-        import docker
-    except ImportError:
-        raise DependencyNotInstalledError(
-            "docker", "docker", feature="The Docker runtime"
-        ) from None
-    host = os.environ.get("DOCKER_HOST", "")
-    socket_path = host.removeprefix("unix://") if host.startswith("unix://") else None
-    if not host and os.name != "nt":
-        socket_path = DEFAULT_SOCKET
-    # docker's client leaves its socket open when it finds nothing there: check first
-    if socket_path is not None and not os.path.exists(socket_path):
-        _raise_no_engine(FileNotFoundError(f"no socket at {socket_path}"))
-    key = (os.getpid(), host)
-    with _CLIENTS_LOCK:
-        client = _CLIENTS.get(key)
-        if client is not None:
-            return client
-        try:
-            client = docker.from_env(timeout=120)
-        except docker.errors.DockerException as exc:
-            _raise_no_engine(exc)
-        if not _CLIENTS:
-            atexit.register(_close_clients)
-        _CLIENTS[key] = client
-        return client
-
-
-def _close_clients() -> None:
-    with _CLIENTS_LOCK:
-        while _CLIENTS:
-            _, client = _CLIENTS.popitem()
-            with contextlib.suppress(Exception):
-                client.close()
-
-
-def _raise_no_engine(exc: Exception) -> NoReturn:
-    host = os.environ.get("DOCKER_HOST", f"the default socket {DEFAULT_SOCKET}")
-    raise DockerError(
-        f"No Docker engine answers at {host}: {str(exc)[:300]}",
-        hint="Start one, or point DOCKER_HOST at a running engine, "
-        "e.g. export DOCKER_HOST=unix:///path/to/docker.sock",
-    ) from None
-
-
-def has_bridge_network(client: docker.DockerClient) -> bool:
-    """Whether the engine has its default ``bridge`` network (private engines may not)."""
-    return any(network.name == "bridge" for network in client.networks.list(names=["bridge"]))
-
-
-def run_command(
-    image: str,
-    *,
-    port: int,
-    container_port: int,
-    host_network: bool,
-    env: Mapping[str, str],
-    secret_names: list[str],
-) -> str:
-    """The ``docker run`` line equivalent to what was started (secret values left out)."""
-    parts = ["docker run -d"]
-    if host_network:
-        parts.append(f"--network host -e PORT={port}")
-    else:
-        parts.append(f"-p 127.0.0.1:{port}:{container_port}")
-    parts += [f"-e {key}={value}" for key, value in env.items() if key != "PORT"]
-    parts += [f"-e {key} (secret)" for key in secret_names]
-    parts.append(image)
-    return " ".join(parts)
 
 
 class DockerProvider(StopsOnExit):
@@ -211,10 +132,11 @@ class DockerProvider(StopsOnExit):
             env=variables,
             secret_names=sorted(secrets or {}),
         )
-        container = _create(
+        _reaper.ensure_reaper()  # removes the container if this process dies without stop()
+        container = create_container(
             client,
             image,
-            name=name or _default_name(image),
+            name=name or container_name(image),
             environment={**variables, **(secrets or {})},
             labels={
                 **labels.labels_for(runtime, source=image, url=base_url),
@@ -234,7 +156,7 @@ class DockerProvider(StopsOnExit):
         try:
             self.container.start()
             wait_for_health(self._base_url, timeout_s=timeout_s, alive=self.running)
-        except (ConnectError, _docker_errors()) as exc:
+        except (ConnectError, sdk_error()) as exc:
             logs = self.logs(40)
             status = self.status()
             self.stop()
@@ -256,14 +178,14 @@ class DockerProvider(StopsOnExit):
         """The container's state: ``running``, ``exited``, ... or ``removed``."""
         try:
             self.container.reload()
-        except _docker_errors():
+        except sdk_error():
             return "removed"
         return str(self.container.status)
 
     def logs(self, tail_lines: int = 200) -> str:
         try:
             raw: bytes = self.container.logs(tail=tail_lines)
-        except _docker_errors():
+        except sdk_error():
             return ""
         return raw.decode(errors="replace")
 
@@ -274,83 +196,10 @@ class DockerProvider(StopsOnExit):
                 return
             self._stopped = True
         _cleanup.untrack(self)
-        with contextlib.suppress(*_docker_errors_tuple()):
+        with contextlib.suppress(*sdk_errors()):
             self.container.stop(timeout=timeout_s)
-        with contextlib.suppress(*_docker_errors_tuple()):
+        with contextlib.suppress(*sdk_errors()):
             self.container.remove(force=True)
 
     def __repr__(self) -> str:
         return f"DockerProvider({self.name}, {self._base_url})"
-
-
-def _docker_errors() -> type[Exception]:
-    import docker
-
-    return docker.errors.DockerException  # type: ignore[no-any-return]
-
-
-def _docker_errors_tuple() -> tuple[type[Exception], ...]:
-    import requests
-
-    return (_docker_errors(), requests.RequestException)
-
-
-def _default_name(image: str) -> str:
-    base = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in base)[:40]
-    return f"openenv-{safe}-{uuid.uuid4().hex[:8]}"
-
-
-def image_config(client: docker.DockerClient, image: str, *, pull: str) -> dict[str, Any]:
-    import docker
-
-    try:
-        found = client.images.get(image)
-    except docker.errors.ImageNotFound:
-        if pull == "never":
-            raise ImageNotFoundError(image) from None
-        try:
-            repository, tag = _split_tag(image)
-            found = client.images.pull(repository, tag=tag)
-        except docker.errors.APIError as exc:
-            raise ImageNotFoundError(image, detail=str(exc.explanation or exc)[:300]) from None
-    config: dict[str, Any] = found.attrs.get("Config") or {}
-    return config
-
-
-def _split_tag(image: str) -> tuple[str, str]:
-    if "@" in image or ":" not in image.rsplit("/", 1)[-1]:
-        return image, "latest"
-    repository, _, tag = image.rpartition(":")
-    return repository, tag
-
-
-def image_port(config: Mapping[str, Any]) -> int:
-    for item in config.get("Env") or []:
-        key, _, value = str(item).partition("=")
-        if key == "PORT" and value.isdigit():
-            return int(value)
-    for exposed in config.get("ExposedPorts") or {}:
-        number = str(exposed).split("/", 1)[0]
-        if number.isdigit():
-            return int(number)
-    return DEFAULT_PORT
-
-
-def _create(
-    client: docker.DockerClient,
-    image: str,
-    *,
-    name: str,
-    environment: dict[str, str],
-    labels: dict[str, str],
-    host_network: bool,
-    ports: dict[str, tuple[str, int]],
-    command: list[str] | None,
-) -> Container:
-    _reaper.ensure_reaper()
-    options: dict[str, Any] = {"network_mode": "host"} if host_network else {"ports": ports}
-    container: Container = client.containers.create(
-        image, command=command, name=name, environment=environment, labels=labels, **options
-    )
-    return container

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from openenv_hub.docker import docker_client
 from openenv_hub.errors import DependencyNotInstalledError, DockerError
 from openenv_hub.providers import labels
-from openenv_hub.providers.docker import docker_client
 
 __all__ = ["Managed", "list_managed", "remove_managed"]
 

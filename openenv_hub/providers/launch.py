@@ -134,9 +134,9 @@ def _build_and_run(
 ) -> Provider:
     import os
 
+    from openenv_hub.docker import build_image, default_tag
     from openenv_hub.manifest import load_manifest
     from openenv_hub.providers.docker import DockerProvider
-    from openenv_hub.validation.docker import build_image, default_tag
 
     tag = tag or default_tag(load_manifest(path).name)
     base = base_image or os.environ.get("OPENENV_BASE_IMAGE")

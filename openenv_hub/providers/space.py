@@ -21,7 +21,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from openenv_hub.providers.docker import DockerProvider, docker_client
+from openenv_hub.docker import docker_client
+from openenv_hub.providers.docker import DockerProvider
 from openenv_hub.providers.uv import UvProvider, cache_root
 
 __all__ = ["SpaceSource", "download_space", "start_space_docker", "start_space_uv"]
@@ -116,7 +117,7 @@ def start_space_docker(
     startup_timeout_s: float = 120.0,
 ) -> DockerProvider:
     """Build the Space's image at ``revision`` (once per commit) and run it."""
-    from openenv_hub.validation.docker import build_image
+    from openenv_hub.docker import build_image
 
     source = download_space(
         repo_id, revision, endpoint=endpoint, token=token, trust_remote_code=trust_remote_code

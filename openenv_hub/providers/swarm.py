@@ -23,16 +23,16 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from openenv_hub.errors import DockerError, ServerStartError
-from openenv_hub.network import port_in_use, wait_for_health
-from openenv_hub.providers import StopsOnExit, _cleanup, _reaper, labels
-from openenv_hub.providers.docker import (
+from openenv_hub.docker import (
     Network,
     docker_client,
     has_bridge_network,
     image_config,
     image_port,
 )
+from openenv_hub.errors import DockerError, ServerStartError
+from openenv_hub.network import port_in_use, wait_for_health
+from openenv_hub.providers import StopsOnExit, _cleanup, _reaper, labels
 
 if TYPE_CHECKING:
     import docker

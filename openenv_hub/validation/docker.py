@@ -1,25 +1,22 @@
-"""The Space image: stage a build context, build it with the Docker CLI, run it, check it.
+"""The ``docker`` level of ``openenv validate``: build the Space image, run it, check it.
 
-The build context holds what ``openenv push`` would upload (:func:`openenv_hub.hub.stage_files`:
-no ``.env``, no secret-looking file, no link to outside the folder), never the folder itself.
-Containers always use the host network (``--network host``) and get their port from the
-``PORT`` variable: engines without a bridge network ignore ``-p`` silently.
+Building and running live in :mod:`openenv_hub.docker`; the names this module used to define
+(``build_image``, ``default_tag``, ``require_engine``, ``run_container``, ``stage_context``) are
+still importable from here.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Sequence
 
-from openenv_hub.errors import DockerError, OpenEnvError
-from openenv_hub.hub import FileSelection, stage_files
-from openenv_hub.network import free_port, wait_for_health
-from openenv_hub.packaging import bundle_wheels
+from openenv_hub.docker import (
+    build_image,
+    default_tag,
+    require_engine,
+    run_container,
+    stage_context,
+)
+from openenv_hub.errors import DockerError
 from openenv_hub.validation.result import CheckResult
 from openenv_hub.validation.runtime import runtime_checks
 from openenv_hub.validation.target import EnvTarget
@@ -33,167 +30,6 @@ __all__ = [
     "run_container",
     "stage_context",
 ]
-
-
-def require_engine() -> str:
-    """The docker CLI's path, once an engine answers it; else a :class:`DockerError`."""
-    cli = shutil.which("docker")
-    if cli is None:
-        raise DockerError(
-            "The docker command is not installed.",
-            hint="Install Docker (e.g. 'apt-get install docker.io'), then run the command again.",
-        )
-    done = subprocess.run(
-        [cli, "version", "--format", "{{.Server.Version}}"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    if done.returncode != 0:
-        host = os.environ.get("DOCKER_HOST", "the default socket /var/run/docker.sock")
-        raise DockerError(
-            f"No Docker engine answers at {host}: {done.stderr.strip()[:300]}",
-            hint="Start one, or point DOCKER_HOST at a running engine, "
-            "e.g. export DOCKER_HOST=unix:///path/to/docker.sock",
-        )
-    return cli
-
-
-def default_tag(name: str) -> str:
-    return f"openenv-{name.lower().replace('_', '-')}:latest"
-
-
-def stage_context(
-    env_dir: Path, staging: Path, *, include_secrets: Sequence[str] = ()
-) -> FileSelection:
-    """Copy what ``openenv push`` would upload of ``env_dir`` to ``staging`` (never touching
-    ``env_dir``), with the bundled wheels; return what was selected and what was left out."""
-    selection = stage_files(env_dir, staging, include_secrets=include_secrets)
-    bundle_wheels(staging)
-    return selection
-
-
-def build_image(
-    env_dir: Path,
-    tag: str,
-    *,
-    base_image: str | None = None,
-    build_args: Sequence[str] = (),
-    no_cache: bool = False,
-    quiet: bool = False,
-    include_secrets: Sequence[str] = (),
-) -> FileSelection:
-    """``docker build`` of a staged copy of ``env_dir`` on the host network; returns the file
-    selection the context was staged with (``skipped`` lists what the safety rules left out).
-
-    ``include_secrets`` names secret-looking files to build in anyway (as ``openenv push
-    --include-secret`` does).
-    """
-    import tempfile
-
-    cli = require_engine()
-    with tempfile.TemporaryDirectory(prefix="openenv-build-") as tmp:
-        context = Path(tmp) / "context"
-        selection = stage_context(env_dir, context, include_secrets=include_secrets)
-        command = [cli, "build", "--network", "host", "-t", tag]
-        args = ([f"BASE_IMAGE={base_image}"] if base_image else []) + list(build_args)
-        for arg in args:
-            command += ["--build-arg", arg]
-        command += ["--no-cache"] if no_cache else []
-        env = {**os.environ, "DOCKER_BUILDKIT": "0"}
-        code, tail = _run_build([*command, str(context)], env=env, quiet=quiet)
-    if code != 0:
-        shown = f"\n{tail[-3000:]}" if quiet else ""
-        raise DockerError(
-            f"docker build of {env_dir} failed (exit {code}).{shown}",
-            hint=_build_hint(tail, base_image),
-        )
-    return selection
-
-
-_PULL_FAILURES = (
-    "pull access denied",
-    "manifest unknown",
-    "failed to resolve",
-    "no such host",
-    "temporary failure in name resolution",
-    "dial tcp",
-    "tls handshake timeout",
-    "i/o timeout",
-    "connection refused",
-    "network is unreachable",
-    "error pulling image",
-)
-
-
-def _run_build(command: list[str], *, env: dict[str, str], quiet: bool) -> tuple[int, str]:
-    """Run ``docker build``, showing its output unless ``quiet``; return its code and output
-    tail (kept either way, to tell why it failed)."""
-    tail: list[str] = []
-    with subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    ) as process:
-        assert process.stdout is not None
-        for line in process.stdout:
-            if not quiet:
-                print(line, end="", flush=True)
-            tail = [*tail[-200:], line]
-    return process.returncode, "".join(tail)
-
-
-def _build_hint(output: str, base_image: str | None) -> str:
-    steps = re.findall(r"^Step \d+/\d+ : (\w+)", output, re.M)
-    at_from = bool(steps) and steps[-1].upper() == "FROM"
-    lowered = output.lower()
-    if at_from and any(sign in lowered for sign in _PULL_FAILURES):
-        base = base_image or "python:3.11-slim"
-        return (
-            f"The engine could not pull the base image {base} (is a registry reachable?). "
-            "Build from an image the engine has ('docker images' lists them): "
-            "--base-image IMAGE, or set OPENENV_BASE_IMAGE."
-        )
-    return "Read the build output above."
-
-
-@contextmanager
-def run_container(
-    tag: str,
-    *,
-    port: int | None = None,
-    env: dict[str, str] | None = None,
-    security_opts: Sequence[str] = (),
-) -> Iterator[str]:
-    """Run ``tag`` on the host network; yield its base URL once /health answers; remove it.
-
-    ``security_opts`` are passed as ``--security-opt`` (e.g. ``seccomp=unconfined`` for an
-    image that makes namespaces of its own).
-    """
-    cli = require_engine()
-    port = port or free_port()
-    command = [cli, "run", "-d", "--network", "host", "-e", f"PORT={port}"]
-    for option in security_opts:
-        command += ["--security-opt", option]
-    for key, value in (env or {}).items():
-        command += ["-e", f"{key}={value}"]
-    started = subprocess.run([*command, tag], capture_output=True, text=True, check=False)
-    if started.returncode != 0:
-        raise DockerError(f"docker run {tag} failed: {started.stderr.strip()[:500]}")
-    container = started.stdout.strip()
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        try:
-            wait_for_health(base_url, timeout_s=60)
-        except OpenEnvError as exc:
-            logs = subprocess.run(
-                [cli, "logs", container], capture_output=True, text=True, check=False
-            )
-            raise DockerError(
-                f"{exc}. Container logs:\n{(logs.stdout + logs.stderr)[-3000:]}"
-            ) from None
-        yield base_url
-    finally:
-        subprocess.run([cli, "rm", "-f", container], capture_output=True, check=False)
 
 
 def docker_checks(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from openenv_hub.docker import docker_client
 from openenv_hub.errors import DependencyNotInstalledError
-from openenv_hub.providers.docker import docker_client
 from openenv_hub.providers.uv import uv_binary
 
 

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from openenv_hub.errors import DockerError
-from openenv_hub.providers import docker as docker_provider
+from openenv_hub.docker import engine
 
 
 def test_no_engine_at_the_default_socket(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     pytest.importorskip("docker")
     monkeypatch.delenv("DOCKER_HOST", raising=False)
     socket = tmp_path / "docker.sock"
-    monkeypatch.setattr(docker_provider, "DEFAULT_SOCKET", str(socket))
+    monkeypatch.setattr(engine, "DEFAULT_SOCKET", str(socket))
     with pytest.raises(
         DockerError, match=f"No Docker engine answers at the default socket {socket}"
     ):
-        docker_provider.docker_client()
+        engine.docker_client()
     gc.collect()  # a socket left open would be reported here, as an error

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_runner import CliResult
 
-from openenv_hub.validation.docker import run_container
+from openenv_hub.docker import run_container
 from openenv_hub_cli.init import render_env
 from openenv_hub_cli.main import main
 
