@@ -79,7 +79,7 @@ def uv_runtime(runs: int, hub_endpoint: str) -> tuple[float, list[float]]:
     from echo_env import EchoEnv
 
     from openenv_hub.hub import push
-    from openenv_hub.providers.uv import cache_root
+    from openenv_hub.runtimes.uv import cache_root
 
     repo_id = f"alice/echo-uv-{os.getpid()}"
     with tempfile.TemporaryDirectory() as tmp:

@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(SERVERS)]
 from ray_support import RayCluster  # noqa: E402
 
 from openenv_hub import EnvPool, GenericEnvClient  # noqa: E402
-from openenv_hub.providers.local import LocalProcessProvider  # noqa: E402
+from openenv_hub.runtimes.local import LocalProcessProvider  # noqa: E402
 
 WORK = {"seed": 1}
 ECHO = {"type": "call_tool", "tool_name": "echo_message", "arguments": {"message": "hello"}}
@@ -179,7 +179,7 @@ async def one_and_two_replicas(
     """Steps/s on 1 and on 2 replicas, measured in turn ``repeats`` times. Both deployments run
     side by side (half a CPU reserved per replica, so they fit), so one pair is seconds apart:
     the pace of this machine's cores drifts by a fifth over a minute."""
-    from openenv_hub.providers.ray import RayProvider
+    from openenv_hub.runtimes.ray import RayProvider
 
     def start(replicas: int) -> RayProvider:
         return RayProvider.start(

@@ -25,7 +25,7 @@ HEAVY += ("torch", "transformers", "trl", "datasets", "pyarrow")
         "import openenv_hub.trajectories",
         "from openenv_hub.trl import environment_factory",
         "from openenv_hub import EnvPool, SyncEnvPool",
-        "import openenv_hub.providers.ray, openenv_hub.providers.kubernetes",
+        "import openenv_hub.runtimes.ray, openenv_hub.runtimes.kubernetes",
     ],
 )
 def test_importing_the_library_loads_no_heavy_package(statement: str) -> None:

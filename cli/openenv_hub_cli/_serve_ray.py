@@ -21,7 +21,7 @@ def serve_on_ray(
     web: bool | None,
     max_sessions: int | None,
 ) -> None:
-    from openenv_hub.providers.ray import RayProvider
+    from openenv_hub.runtimes.ray import RayProvider
 
     where = address or "$RAY_ADDRESS"
     console.print(f"Starting {replicas} replica(s) of {env_dir.name} on the Ray cluster {where}...")

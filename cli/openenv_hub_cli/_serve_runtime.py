@@ -14,7 +14,7 @@ __all__ = ["serve_with_provider"]
 
 
 def serve_with_provider(env_dir: Path, runtime: str, options: dict[str, Any]) -> None:
-    from openenv_hub.providers.launch import start_folder
+    from openenv_hub.runtimes.launch import start_folder
 
     console.print(f"Starting {env_dir.name} with the {runtime} runtime...")
     with serving_until_stopped(lambda: start_folder(env_dir, runtime, **options)) as provider:

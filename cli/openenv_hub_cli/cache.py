@@ -8,8 +8,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from openenv_hub.providers.uv import cache_root
-from openenv_hub.providers.uv_cache import CachedEnv, cached_envs, remove_cached
+from openenv_hub.runtimes.uv import cache_root
+from openenv_hub.runtimes.uv_cache import CachedEnv, cached_envs, remove_cached
 from openenv_hub_cli._utils import CommandError, console
 
 __all__ = ["app"]

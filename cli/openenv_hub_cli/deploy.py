@@ -50,7 +50,7 @@ def kubernetes(
     timeout_s: float = typer.Option(300.0, "--timeout", help="Seconds to wait for ready pods."),
 ) -> None:
     """Write (and with --apply, apply) a Deployment, Service, HPA and Secret for ENV."""
-    from openenv_hub.providers.kubernetes_manifests import kubernetes_objects, to_yaml
+    from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects, to_yaml
 
     env_dir = resolve_env_dir(path)
     manifest = load_manifest(env_dir)
@@ -97,11 +97,11 @@ def _secret_values(names: list[str]) -> dict[str, str]:
 
 
 def _apply(objects: list[dict[str, Any]], kubeconfig: Path | None, timeout_s: float) -> None:
-    from openenv_hub.providers import _cleanup
-    from openenv_hub.providers.kubernetes import KubernetesProvider
+    from openenv_hub.runtimes import cleanup
+    from openenv_hub.runtimes.kubernetes import KubernetesProvider
 
     deployment = KubernetesProvider.start(objects, kubeconfig=kubeconfig, timeout_s=timeout_s)
-    _cleanup.untrack(deployment)  # the deployment outlives this command
+    cleanup.untrack(deployment)  # the deployment outlives this command
     console.print(f"Applied to namespace {deployment.namespace}; ready pods:")
     for url in deployment.base_urls:
         console.print(f"  {url}")

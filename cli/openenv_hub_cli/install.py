@@ -52,7 +52,7 @@ def command(
 def _usage(repo_id: str, commit: str | None) -> None:
     from openenv_hub.hub import SpaceUrls
     from openenv_hub.hub._client import resolve_endpoint
-    from openenv_hub.providers.hub import find_installed
+    from openenv_hub.runtimes.hub import find_installed
 
     found = find_installed(SpaceUrls(resolve_endpoint(), repo_id).git, commit)
     if found is None:

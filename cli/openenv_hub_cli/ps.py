@@ -25,7 +25,7 @@ def command(
     ),
 ) -> None:
     """List running (and left-behind) servers started by from_docker_image, serve, LocalHub..."""
-    from openenv_hub.providers.inventory import list_managed
+    from openenv_hub.runtimes.inventory import list_managed
 
     items = list_managed(ray_address=ray_address)
     if as_json:

@@ -23,7 +23,7 @@ def command(
     ),
 ) -> None:
     """Stop and remove servers started by openenv-hub (also those a crashed process left)."""
-    from openenv_hub.providers.inventory import remove_managed
+    from openenv_hub.runtimes.inventory import remove_managed
 
     if not names and not stop_all:
         raise CommandError(

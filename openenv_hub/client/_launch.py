@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from openenv_hub.client.env_client import EnvClient
     from openenv_hub.client.sync_client import SyncEnvClient
-    from openenv_hub.providers import Provider
+    from openenv_hub.runtimes.base import Provider
 
 __all__ = ["CLIENT_OPTIONS", "ClientLauncher", "split_options"]
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from openenv_hub.client._launch import ClientLauncher
     from openenv_hub.client.sync_client import SyncEnvClient
-    from openenv_hub.providers import Provider
+    from openenv_hub.runtimes.base import Provider
 
 __all__ = ["EnvClient"]
 
@@ -143,13 +143,13 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         """A client of a container of ``image``, started when awaited, entered or ``.sync()``-ed.
 
         Options: ``port``, ``env`` (or ``env_vars``), ``secrets``, ``name``, ``network``,
-        ``startup_timeout_s``, ... (see :class:`~openenv_hub.providers.docker.DockerProvider`),
+        ``startup_timeout_s``, ... (see :class:`~openenv_hub.runtimes.docker.DockerProvider`),
         and the client's own. Closing the client removes the container::
 
             async with EchoEnv.from_docker_image("openenv-echo-env:latest") as env:
                 await env.reset()
         """
-        from openenv_hub.providers.launch import docker_image_launcher
+        from openenv_hub.runtimes.launch import docker_image_launcher
 
         return docker_image_launcher(cls, image, options)
 
@@ -163,7 +163,7 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         ``"docker"`` builds its image and runs it. Started when awaited, entered or
         ``.sync()``-ed; stopped when the client closes.
         """
-        from openenv_hub.providers.launch import folder_launcher
+        from openenv_hub.runtimes.launch import folder_launcher
 
         return folder_launcher(cls, path, runtime, options)
 

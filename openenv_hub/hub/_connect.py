@@ -17,7 +17,7 @@ from openenv_hub.hub._errors import translate
 from openenv_hub.hub._urls import SpaceUrls
 
 if TYPE_CHECKING:
-    from openenv_hub.providers import Provider
+    from openenv_hub.runtimes.base import Provider
 
 __all__ = ["client_from_hub"]
 
@@ -79,13 +79,13 @@ def _start(
     trust_remote_code: bool,
 ) -> Provider:
     if runtime == "local":
-        from openenv_hub.providers.hub import start_from_hub
+        from openenv_hub.runtimes.hub import start_from_hub
 
         return start_from_hub(
             repo_id, revision, python=python, token=token, endpoint=endpoint,
             trust_remote_code=trust_remote_code,
         )  # fmt: skip
-    from openenv_hub.providers import space
+    from openenv_hub.runtimes import space
 
     start = space.start_space_uv if runtime == "uv" else space.start_space_docker
     options: dict[str, Any] = {"python": str(python)} if python and runtime == "uv" else {}

@@ -1,63 +1,47 @@
-"""Where environment servers run: a local process, uv, a Docker container, a swarm, a cluster.
+"""Deprecated: the runtimes live in :mod:`openenv_hub.runtimes` now.
 
-Every runtime is a :class:`Provider`: something started from a spec (an app, a folder, an
-image, a Space at a revision) by a ``start``-like class method that returns once the server
-answers ``/health``. A provider gives the URLs of the servers it runs, their logs, and stops
-them. ``stop()`` is idempotent, and runs by itself at interpreter exit and when the client that
-owns the provider closes.
+``openenv_hub.providers`` and its modules (``docker``, ``swarm``, ``ray``, ``uv``, ``local``,
+``kubernetes``, ``kubernetes_manifests``, ``labels``, ``inventory``, ``uv_cache``) still import,
+with a :class:`DeprecationWarning`, and give the very objects of :mod:`openenv_hub.runtimes`::
 
-A provider that cannot start raises :class:`~openenv_hub.errors.ServerStartError`, which names
-the runtime, what it ran, and the last lines of the server's log.
-
-Everything a provider starts outside this process (containers, services) carries the labels of
-:mod:`openenv_hub.providers.labels`, so ``openenv ps`` lists it and ``openenv stop --all``
-removes it, also after the process that started it crashed.
+    from openenv_hub.providers.docker import DockerProvider  # warns; use:
+    from openenv_hub.runtimes.docker import DockerProvider
 """
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar, runtime_checkable
+import importlib
+from typing import Any
 
-__all__ = ["Provider", "StopsOnExit"]
+from openenv_hub.providers._moved import moved
+from openenv_hub.runtimes.base import Provider, StopsOnExit
 
-_Started = TypeVar("_Started", bound="StopsOnExit")
+__all__ = [
+    "DockerProvider",
+    "DockerSwarmProvider",
+    "KubernetesProvider",
+    "LocalProcessProvider",
+    "Provider",
+    "RayProvider",
+    "StopsOnExit",
+    "UvProvider",
+]
 
-
-@runtime_checkable
-class Provider(Protocol):
-    """A running environment server (or several replicas of one) that can be stopped.
-
-    ``runtime`` names the kind of provider (``"local"``, ``"uv"``, ``"docker"``, ``"swarm"``,
-    ``"ray"``, ``"kubernetes"``, ...), for messages and listings. ``base_url`` is the first
-    (often the only) server; ``base_urls`` lists every replica, for clients that spread sessions
-    across them.
-    """
-
-    runtime: str
-
-    @property
-    def base_url(self) -> str: ...
-
-    @property
-    def base_urls(self) -> list[str]: ...
-
-    def logs(self, tail_lines: int = 200) -> str:
-        """The last ``tail_lines`` lines the server(s) printed."""
-        ...
-
-    def stop(self) -> None:
-        """Stop and remove what was started. Safe to call more than once."""
-        ...
+_CLASSES = {
+    "DockerProvider": "docker",
+    "DockerSwarmProvider": "swarm",
+    "KubernetesProvider": "kubernetes",
+    "LocalProcessProvider": "local",
+    "RayProvider": "ray",
+    "UvProvider": "uv",
+}
 
 
-class StopsOnExit:
-    """Base of the providers: ``with provider:`` stops it when the block ends, however it ends."""
+moved(__name__)
 
-    def stop(self) -> None:
-        raise NotImplementedError
 
-    def __enter__(self: _Started) -> _Started:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+def __getattr__(name: str) -> Any:
+    if name in _CLASSES:
+        module = importlib.import_module(f"openenv_hub.runtimes.{_CLASSES[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

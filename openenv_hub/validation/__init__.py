@@ -94,7 +94,7 @@ def _level(level: str, target: object, **docker: object) -> list[CheckResult]:
 
 def _runtime(target: object) -> list[CheckResult]:
     from openenv_hub.errors import ConnectError
-    from openenv_hub.providers.local import LocalProcessProvider
+    from openenv_hub.runtimes.local import LocalProcessProvider
     from openenv_hub.validation.runtime import runtime_checks
     from openenv_hub.validation.target import EnvTarget
 

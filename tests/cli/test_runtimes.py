@@ -136,7 +136,7 @@ def test_ps_shows_what_a_dead_process_left_and_stop_removes_it(
     from docker_support.engine import BASE_IMAGE
 
     from openenv_hub.docker import docker_client
-    from openenv_hub.providers import labels
+    from openenv_hub.runtimes import labels
 
     tags = {**labels.labels_for("docker", source=BASE_IMAGE), labels.OWNER_PID: str(_dead_pid())}
     client = docker_client()

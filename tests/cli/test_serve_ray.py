@@ -39,7 +39,7 @@ def _read_until(process: subprocess.Popen[str], marker: str) -> str:
 
 def test_serve_on_ray_ps_stop_and_a_reported_restart(ray_cluster: Any, cli: Any) -> None:
     """The block "serve on ray" of docs/scale.md, line by line, with the cluster's address."""
-    from openenv_hub.providers.ray import RayProvider, replica_names
+    from openenv_hub.runtimes.ray import RayProvider, replica_names
 
     serve, ps, stop = [
         line.removesuffix("&").replace("127.0.0.2:6379", ray_cluster.address).split()

@@ -18,7 +18,7 @@ import yaml
 from doc_blocks import doc_block
 
 from openenv_hub.manifest import Manifest, load_manifest
-from openenv_hub.providers.kubernetes_manifests import kubernetes_objects, to_yaml
+from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects, to_yaml
 
 DOC = "docs/scale.md"
 REPO = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from hub_support import unique_repo
 
 from openenv_hub.errors import RemoteCodeNotTrustedError
 from openenv_hub.hub import push
-from openenv_hub.providers.uv import UvProvider, cache_root
+from openenv_hub.runtimes.uv import UvProvider, cache_root
 from openenv_hub.testing.pytest_plugin import HubEnv
 
 pytestmark = pytest.mark.slow

@@ -125,7 +125,7 @@ def test_from_hub_with_the_docker_runtime_builds_that_commit_and_runs_it(
     """After the push above: the Space's image built here (once per commit) and run."""
     from docker_support.engine import BASE_IMAGE
 
-    from openenv_hub.providers.docker import DockerProvider
+    from openenv_hub.runtimes.docker import DockerProvider
 
     monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)
     monkeypatch.setenv("OPENENV_BUILD_ARGS", "ENABLE_WEB_INTERFACE=false")

@@ -1,7 +1,7 @@
 """One replica of an environment server inside a Ray actor: uvicorn on the node's address.
 
 :class:`ReplicaServer` is the actor's class (made remote by
-:mod:`openenv_hub.providers.ray`); Ray imports this module on every node that runs a replica,
+:mod:`openenv_hub.runtimes.ray`); Ray imports this module on every node that runs a replica,
 so it imports only what the server needs. The server listens on the node's Ray address (here
 ``127.0.0.x``), on a port the operating system picks, and runs in a thread of the actor's
 process: killing that process kills the server, and Ray starts the actor again (a new port,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from openenv_hub.discovery import EnvironmentInfo, list_environments
 from openenv_hub.errors import InstallError
-from openenv_hub.providers.local import LocalProcessProvider
+from openenv_hub.runtimes.local import LocalProcessProvider
 
 __all__ = ["app_path", "find_installed", "start_from_hub"]
 

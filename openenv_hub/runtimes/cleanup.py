@@ -12,7 +12,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from openenv_hub.providers import Provider
+    from openenv_hub.runtimes.base import Provider
 
 __all__ = ["running", "track", "untrack"]
 

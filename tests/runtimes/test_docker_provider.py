@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 from child_processes import end_child, start_child
 from echo_env import CallToolAction, EchoEnv
-from provider_support import containers, wait_until
+from runtime_support import containers, wait_until
 
 from openenv_hub import GenericEnvClient
 from openenv_hub.errors import ImageNotFoundError, ServerStartError
-from openenv_hub.providers import Provider, labels
-from openenv_hub.providers.docker import DockerProvider
+from openenv_hub.runtimes import labels
+from openenv_hub.runtimes.base import Provider
+from openenv_hub.runtimes.docker import DockerProvider
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -125,8 +126,8 @@ async def test_cancelling_the_start_leaves_no_container(echo_image: str) -> None
 
 CHILD = """
 import sys, time
-from openenv_hub.providers import labels
-from openenv_hub.providers.docker import DockerProvider
+from openenv_hub.runtimes import labels
+from openenv_hub.runtimes.docker import DockerProvider
 
 server = DockerProvider.start(sys.argv[1])
 print(labels.owner_id(), flush=True)

@@ -9,7 +9,7 @@ import pytest
 
 from openenv_hub.docker import docker_client
 from openenv_hub.errors import DependencyNotInstalledError
-from openenv_hub.providers.uv import uv_binary
+from openenv_hub.runtimes.uv import uv_binary
 
 
 def test_docker_runtime_without_the_docker_package(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from doc_blocks import doc_block
-from provider_support import NO_UI, REPO, containers
+from runtime_support import NO_UI, REPO, containers
 
-from openenv_hub.providers import labels
+from openenv_hub.runtimes import labels
 
 DOC = "docs/runtimes.md"
 PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # openenv

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from doc_blocks import doc_block
 from echo_env import EchoEnv
-from provider_support import ECHO_ENV, REPO
+from runtime_support import ECHO_ENV, REPO
 
-from openenv_hub.providers.uv import COMPLETE_MARKER, cache_root
-from openenv_hub.providers.uv_cache import cached_envs
+from openenv_hub.runtimes.uv import COMPLETE_MARKER, cache_root
+from openenv_hub.runtimes.uv_cache import cached_envs
 
 pytestmark = pytest.mark.slow
 

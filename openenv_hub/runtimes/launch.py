@@ -17,7 +17,7 @@ from openenv_hub.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from openenv_hub.client.env_client import EnvClient
-    from openenv_hub.providers import Provider
+    from openenv_hub.runtimes.base import Provider
 
 __all__ = ["FOLDER_RUNTIMES", "docker_image_launcher", "folder_launcher", "start_folder"]
 
@@ -62,12 +62,12 @@ def checked(options: dict[str, Any], allowed: frozenset[str], what: str) -> dict
 def docker_image_launcher(
     client_class: type[ClientT], image: str, options: dict[str, Any]
 ) -> ClientLauncher[ClientT]:
-    """A launcher that runs ``image`` with :class:`~openenv_hub.providers.docker.DockerProvider`."""
+    """A launcher that runs ``image`` with :class:`~openenv_hub.runtimes.docker.DockerProvider`."""
     client_options, provider_options = split_options(options)
     provider_options = checked(provider_options, _DOCKER_OPTIONS, "from_docker_image")
 
     def start() -> Provider:
-        from openenv_hub.providers.docker import DockerProvider
+        from openenv_hub.runtimes.docker import DockerProvider
 
         return DockerProvider.start(image, **provider_options)
 
@@ -104,13 +104,13 @@ def folder_starter(
 def start_folder(path: Path, runtime: str, **options: Any) -> Provider:
     """Start the environment folder ``path`` with ``runtime`` (``local``, ``uv`` or ``docker``)."""
     if runtime == "uv":
-        from openenv_hub.providers.uv import UvProvider
+        from openenv_hub.runtimes.uv import UvProvider
 
         return UvProvider.from_folder(path, **options)
     if runtime == "docker":
         return _build_and_run(path, **options)
     from openenv_hub.manifest import load_manifest
-    from openenv_hub.providers.local import LocalProcessProvider
+    from openenv_hub.runtimes.local import LocalProcessProvider
 
     manifest = load_manifest(path)
     variables = {key: str(value) for key, value in manifest.variables.items()}
@@ -136,7 +136,7 @@ def _build_and_run(
 
     from openenv_hub.docker import build_image, default_tag
     from openenv_hub.manifest import load_manifest
-    from openenv_hub.providers.docker import DockerProvider
+    from openenv_hub.runtimes.docker import DockerProvider
 
     tag = tag or default_tag(load_manifest(path).name)
     base = base_image or os.environ.get("OPENENV_BASE_IMAGE")

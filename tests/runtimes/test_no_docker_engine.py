@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from openenv_hub.errors import DockerError
 from openenv_hub.docker import engine
+from openenv_hub.errors import DockerError
 
 
 def test_no_engine_at_the_default_socket(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Removes this process's containers and services when it dies, however it dies.
 
 A process that starts containers also starts one reaper: ``python -m
-openenv_hub.providers._reaper OWNER``, in a session of its own, reading a pipe whose only
+openenv_hub.runtimes._reaper OWNER``, in a session of its own, reading a pipe whose only
 writer is the starting process. When that process exits (normally, by a signal, or killed with
 SIGKILL) the kernel closes the pipe; the reaper wakes up, removes every container and Swarm
 service labelled ``openenv-hub.owner=OWNER``, and exits. After a normal exit the providers have
@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 
-from openenv_hub.providers import labels
+from openenv_hub.runtimes import labels
 
 __all__ = ["ensure_reaper", "reap"]
 
@@ -44,7 +44,7 @@ def ensure_reaper() -> None:
 
 
 def _spawn(read_end: int) -> int:
-    argv = [sys.executable, "-m", "openenv_hub.providers._reaper", labels.owner_id()]
+    argv = [sys.executable, "-m", "openenv_hub.runtimes._reaper", labels.owner_id()]
     actions = [
         (os.POSIX_SPAWN_DUP2, read_end, 0),
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),

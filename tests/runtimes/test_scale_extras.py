@@ -10,7 +10,7 @@ from openenv_hub.errors import DependencyNotInstalledError
 
 
 def test_ray_runtime_without_ray(monkeypatch: pytest.MonkeyPatch) -> None:
-    from openenv_hub.providers.ray import RayProvider
+    from openenv_hub.runtimes.ray import RayProvider
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(DependencyNotInstalledError) as info:
@@ -19,7 +19,7 @@ def test_ray_runtime_without_ray(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_kubernetes_apply_without_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
-    from openenv_hub.providers.kubernetes import api_client
+    from openenv_hub.runtimes.kubernetes import api_client
 
     monkeypatch.setitem(sys.modules, "kubernetes", None)
     with pytest.raises(DependencyNotInstalledError) as info:

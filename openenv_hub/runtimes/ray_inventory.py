@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 
-from openenv_hub.providers import labels
-from openenv_hub.providers.ray import (
+from openenv_hub.runtimes import labels
+from openenv_hub.runtimes.ray import (
     NAMESPACE,
     actor_record,
     connect,

@@ -13,7 +13,7 @@ from ray_support import require_extra
 
 from openenv_hub.errors import ClusterError, ConfigurationError
 from openenv_hub.manifest import Manifest, load_manifest
-from openenv_hub.providers.kubernetes_manifests import kubernetes_objects, to_yaml
+from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects, to_yaml
 
 REPO = Path(__file__).resolve().parents[2]
 ECHO_ENV = REPO / "envs" / "echo_env"
@@ -245,7 +245,7 @@ def test_apply_without_a_cluster_names_the_kubeconfig_it_looked_for(
 
 def test_a_kubeconfig_whose_server_does_not_answer_is_a_cluster_error(tmp_path: Path) -> None:
     require_extra("kubernetes")
-    from openenv_hub.providers.kubernetes import KubernetesProvider
+    from openenv_hub.runtimes.kubernetes import KubernetesProvider
 
     config = {
         "apiVersion": "v1",

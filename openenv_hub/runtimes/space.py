@@ -4,12 +4,12 @@ Both download the Space's files at the commit its revision names (a version tag,
 sha) into the cache, once per commit, and run them only with the user's consent
 (``trust_remote_code=True``, ``OPENENV_TRUST_REMOTE_CODE=1``, or a "yes" at a terminal):
 
-- ``uv``: :class:`~openenv_hub.providers.uv.UvProvider` installs the Space's package into an
+- ``uv``: :class:`~openenv_hub.runtimes.uv.UvProvider` installs the Space's package into an
   environment of its own, kept for that commit;
 - ``docker``: the Space's Dockerfile is built (as the Hub builds it; ``BASE_IMAGE`` from
   ``$OPENENV_BASE_IMAGE`` and more build arguments from ``$OPENENV_BUILD_ARGS``, space-separated
   ``KEY=VALUE``, when set) into ``openenv-space-NS-NAME:COMMIT``, once per commit, and
-  :class:`~openenv_hub.providers.docker.DockerProvider` runs it.
+  :class:`~openenv_hub.runtimes.docker.DockerProvider` runs it.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openenv_hub.docker import docker_client
-from openenv_hub.providers.docker import DockerProvider
-from openenv_hub.providers.uv import UvProvider, cache_root
+from openenv_hub.runtimes.docker import DockerProvider
+from openenv_hub.runtimes.uv import UvProvider, cache_root
 
 __all__ = ["SpaceSource", "download_space", "start_space_docker", "start_space_uv"]
 

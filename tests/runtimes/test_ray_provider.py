@@ -29,7 +29,7 @@ ECHO_ENV = REPO / "envs" / "echo_env"
 
 @pytest.fixture
 def echo_on_ray(ray_cluster: Any) -> Iterator[Any]:
-    from openenv_hub.providers.ray import RayProvider
+    from openenv_hub.runtimes.ray import RayProvider
 
     provider = RayProvider.from_folder(ECHO_ENV, replicas=2, address=ray_cluster.address)
     try:
@@ -50,7 +50,7 @@ def _echoed(results: list[Any]) -> list[str | None]:
 
 
 async def test_a_pool_of_32_survives_a_replica_killed_mid_run(echo_on_ray: Any) -> None:
-    from openenv_hub.providers.ray import replica_names
+    from openenv_hub.runtimes.ray import replica_names
 
     provider = echo_on_ray
     statuses = provider.replicas()
@@ -95,7 +95,7 @@ async def test_a_pool_of_32_survives_a_replica_killed_mid_run(echo_on_ray: Any) 
 
 
 def test_ps_lists_the_replicas_and_stop_removes_them(ray_cluster: Any, cli: Any) -> None:
-    from openenv_hub.providers.ray import RayProvider, replica_names
+    from openenv_hub.runtimes.ray import RayProvider, replica_names
 
     provider = RayProvider.from_folder(ECHO_ENV, replicas=2, address=ray_cluster.address)
     try:
@@ -113,7 +113,7 @@ def test_ps_lists_the_replicas_and_stop_removes_them(ray_cluster: Any, cli: Any)
 
 def test_a_replica_that_cannot_start_reports_its_error(ray_cluster: Any) -> None:
     from openenv_hub.errors import ServerStartError
-    from openenv_hub.providers.ray import RayProvider, replica_names
+    from openenv_hub.runtimes.ray import RayProvider, replica_names
 
     with pytest.raises(ServerStartError) as info:
         RayProvider.start("no_such_env.server.app:app", replicas=1, address=ray_cluster.address)
@@ -126,7 +126,7 @@ def test_providers_started_from_two_threads_at_once_join_the_cluster_once(
 ) -> None:
     code = (
         "from concurrent.futures import ThreadPoolExecutor\n"
-        "from openenv_hub.providers.ray import connect\n"
+        "from openenv_hub.runtimes.ray import connect\n"
         "with ThreadPoolExecutor(2) as threads:\n"
         f"    joined = list(threads.map(connect, [{ray_cluster.address!r}] * 2))\n"
         "print(len(set(joined)))\n"
@@ -141,7 +141,7 @@ def test_providers_started_from_two_threads_at_once_join_the_cluster_once(
 def test_no_cluster_at_the_address_is_a_clear_error() -> None:
     require_extra("ray")
     code = (
-        "from openenv_hub.providers.ray import connect\n"
+        "from openenv_hub.runtimes.ray import connect\n"
         "from openenv_hub.errors import ClusterError\n"
         "try:\n    connect('127.0.0.1:9')\n"
         "except ClusterError as exc:\n    print(exc, '|', exc.hint)\n"

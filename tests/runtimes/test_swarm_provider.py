@@ -13,11 +13,11 @@ from collections.abc import Iterator
 import pytest
 from doc_blocks import doc_block
 from echo_env import EchoEnv
-from provider_support import containers
+from runtime_support import containers
 
 from openenv_hub.errors import DockerError
-from openenv_hub.providers import labels
-from openenv_hub.providers.swarm import DockerSwarmProvider
+from openenv_hub.runtimes import labels
+from openenv_hub.runtimes.swarm import DockerSwarmProvider
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -8,24 +8,24 @@ from pathlib import Path
 
 import pytest
 from echo_env import CallToolAction, EchoEnv
-from provider_support import ECHO_ENV
+from runtime_support import ECHO_ENV
 
 from openenv_hub.errors import ConfigurationError, ServerStartError
-from openenv_hub.providers import _cleanup
-from openenv_hub.providers.local import LocalProcessProvider
-from openenv_hub.providers.uv import UvProvider, cache_root
+from openenv_hub.runtimes import cleanup
+from openenv_hub.runtimes.local import LocalProcessProvider
+from openenv_hub.runtimes.uv import UvProvider, cache_root
 
 
 async def test_local_folder_async_and_sync() -> None:
     async with EchoEnv.from_folder(ECHO_ENV) as env:
         assert isinstance(env.provider, LocalProcessProvider) and env.provider.runtime == "local"
-        assert env.provider in _cleanup.running()
+        assert env.provider in cleanup.running()
         await env.reset()
         result = await env.step(
             CallToolAction(tool_name="echo_message", arguments={"message": "a"})
         )
         assert result.observation.result["data"] == "a"
-    assert env.provider not in _cleanup.running() and not env.provider.running()
+    assert env.provider not in cleanup.running() and not env.provider.running()
     with EchoEnv.from_folder(ECHO_ENV, runtime="local").sync() as sync_env:
         assert sync_env.call_tool("echo_with_length", message="ab") == {
             "message": "ab",

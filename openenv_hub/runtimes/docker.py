@@ -1,0 +1,206 @@
+"""An environment server in a Docker container, started from an image with the docker SDK.
+
+On an engine without a bridge network (``docker network ls`` shows only ``host`` and
+``none``) the container joins the host network and listens on a free port given as ``PORT``;
+elsewhere it keeps its own network and its port is published on 127.0.0.1. Variables and
+secrets reach the container through the Engine API, never a command line. The container is
+labelled (:mod:`openenv_hub.runtimes.labels`) and removed by :meth:`DockerProvider.stop`, at
+interpreter exit, or by this process's reaper if the process is killed.
+
+Example::
+
+    with DockerProvider.start("openenv-echo-env:latest") as server:
+        httpx.get(server.base_url + "/health")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+from openenv_hub.docker import (
+    Network,
+    container_name,
+    create_container,
+    docker_client,
+    has_bridge_network,
+    image_config,
+    image_port,
+    run_command,
+    sdk_error,
+    sdk_errors,
+)
+from openenv_hub.errors import ConnectError, ServerStartError
+from openenv_hub.network import free_port, wait_for_health
+from openenv_hub.runtimes import _reaper, cleanup, labels
+from openenv_hub.runtimes.base import StopsOnExit
+
+if TYPE_CHECKING:
+    import docker
+    from docker.models.containers import Container
+
+# docker_client, has_bridge_network, image_config, image_port and run_command live in
+# openenv_hub.docker; named here as before
+__all__ = [
+    "DockerProvider",
+    "docker_client",
+    "has_bridge_network",
+    "image_config",
+    "image_port",
+    "run_command",
+]
+
+
+class DockerProvider(StopsOnExit):
+    """An environment server running in a container this process started."""
+
+    runtime = "docker"
+
+    def __init__(self, client: docker.DockerClient, container: Container, base_url: str) -> None:
+        self._client = client
+        self.container = container
+        self._base_url = base_url
+        self._stopped = False
+        self._lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    @property
+    def base_urls(self) -> list[str]:
+        return [self._base_url]
+
+    @property
+    def name(self) -> str:
+        return str(self.container.name)
+
+    @classmethod
+    def start(
+        cls,
+        image: str,
+        *,
+        port: int | None = None,
+        env: Mapping[str, str] | None = None,
+        secrets: Mapping[str, str] | None = None,
+        name: str | None = None,
+        network: Network = "auto",
+        container_port: int | None = None,
+        command: list[str] | None = None,
+        pull: Literal["missing", "never"] = "missing",
+        extra_labels: Mapping[str, str] | None = None,
+        runtime: str = "docker",
+        startup_timeout_s: float = 120.0,
+    ) -> DockerProvider:
+        """Run ``image`` and return once its ``/health`` answers.
+
+        Args:
+            image: The image, e.g. ``"openenv-echo-env:latest"`` (``openenv build`` makes one).
+            port: The host port (default: a free one).
+            env: Variables for the container.
+            secrets: Variables never shown in messages or commands.
+            name: The container's name (default: ``openenv-<image>-<random>``).
+            network: ``"host"``, ``"bridge"`` (publish the port), or ``"auto"``: host when the
+                engine has no bridge network.
+            container_port: The port the server listens on inside its own network (default:
+                the image's ``PORT`` variable, else its first exposed port, else 8000).
+            command: Replaces the image's command.
+            pull: ``"missing"`` pulls an image the engine does not have.
+            extra_labels: More labels for the container.
+            runtime: The runtime named in labels and messages.
+            startup_timeout_s: Time allowed until ``/health`` answers.
+
+        Raises:
+            ImageNotFoundError: No such image, and it could not be pulled.
+            ServerStartError: The container exited, or did not answer in time; the message has
+                the last lines of its log.
+            DockerError: No engine answers.
+        """
+        client = docker_client()
+        config = image_config(client, image, pull=pull)
+        host_network = network == "host" or (network == "auto" and not has_bridge_network(client))
+        inner = container_port or image_port(config)
+        port = port or free_port()
+        variables = {**(env or {}), "PORT": str(port if host_network else inner)}
+        base_url = f"http://127.0.0.1:{port}"
+        spec = run_command(
+            image,
+            port=port,
+            container_port=inner,
+            host_network=host_network,
+            env=variables,
+            secret_names=sorted(secrets or {}),
+        )
+        _reaper.ensure_reaper()  # removes the container if this process dies without stop()
+        container = create_container(
+            client,
+            image,
+            name=name or container_name(image),
+            environment={**variables, **(secrets or {})},
+            labels={
+                **labels.labels_for(runtime, source=image, url=base_url),
+                **(extra_labels or {}),
+            },
+            host_network=host_network,
+            ports={f"{inner}/tcp": ("127.0.0.1", port)},
+            command=command,
+        )
+        provider = cls(client, container, base_url)
+        provider.runtime = runtime
+        cleanup.track(provider)
+        provider._wait_healthy(spec, startup_timeout_s)
+        return provider
+
+    def _wait_healthy(self, spec: str, timeout_s: float) -> None:
+        try:
+            self.container.start()
+            wait_for_health(self._base_url, timeout_s=timeout_s, alive=self.running)
+        except (ConnectError, sdk_error()) as exc:
+            logs = self.logs(40)
+            status = self.status()
+            self.stop()
+            why = "exited before answering" if status == "exited" else f"failed: {exc}"
+            raise ServerStartError(
+                f"The container of {spec.rsplit(' ', 1)[-1]} {why}.",
+                runtime=self.runtime,
+                command=spec,
+                logs=logs,
+                url=self._base_url,
+                hint="Read the log above; the server must listen on $PORT and answer /health. "
+                "Run the image by hand with the command above to debug it.",
+            ) from None
+
+    def running(self) -> bool:
+        return self.status() in ("created", "running")
+
+    def status(self) -> str:
+        """The container's state: ``running``, ``exited``, ... or ``removed``."""
+        try:
+            self.container.reload()
+        except sdk_error():
+            return "removed"
+        return str(self.container.status)
+
+    def logs(self, tail_lines: int = 200) -> str:
+        try:
+            raw: bytes = self.container.logs(tail=tail_lines)
+        except sdk_error():
+            return ""
+        return raw.decode(errors="replace")
+
+    def stop(self, timeout_s: int = 5) -> None:
+        """Stop and remove the container (idempotent)."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        cleanup.untrack(self)
+        with contextlib.suppress(*sdk_errors()):
+            self.container.stop(timeout=timeout_s)
+        with contextlib.suppress(*sdk_errors()):
+            self.container.remove(force=True)
+
+    def __repr__(self) -> str:
+        return f"DockerProvider({self.name}, {self._base_url})"

@@ -1,0 +1,239 @@
+"""An environment deployed on Kubernetes through the official ``kubernetes`` client.
+
+:class:`KubernetesProvider` applies the objects of
+:mod:`openenv_hub.runtimes.kubernetes_manifests` (creating each, or patching it when it
+exists), waits until the Deployment's pods are ready (their readiness probe is ``/health``),
+gives the pods' URLs (``base_urls``, reachable from inside the cluster's network) and the
+Service's (``service_url``), and deletes everything on ``stop()``.
+
+The cluster comes from a kubeconfig (``kubeconfig=``, else ``$KUBECONFIG``, else
+``~/.kube/config``), or from the pod's service account when it runs inside a cluster. Without
+one, :class:`~openenv_hub.errors.ClusterError` names the file it looked for.
+
+Example::
+
+    objects = kubernetes_objects(load_manifest("envs/echo_env"), image="REGISTRY/echo-env:1", replicas=2)
+    with KubernetesProvider.start(objects) as deployment:
+        print(deployment.base_urls)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from openenv_hub.errors import ClusterError, DependencyNotInstalledError, ServerStartError
+from openenv_hub.runtimes import cleanup
+from openenv_hub.runtimes.base import StopsOnExit
+
+__all__ = ["KubernetesProvider", "api_client", "kubeconfig_path", "kubernetes_module"]
+
+# kind -> (API class of the client, the name in its create_/patch_/delete_namespaced_ methods)
+_APIS = {
+    "Deployment": ("AppsV1Api", "deployment"),
+    "Service": ("CoreV1Api", "service"),
+    "Secret": ("CoreV1Api", "secret"),
+    "HorizontalPodAutoscaler": ("AutoscalingV2Api", "horizontal_pod_autoscaler"),
+}
+
+
+def kubernetes_module() -> Any:
+    """The ``kubernetes`` package, or the error that says how to install it."""
+    try:
+        import kubernetes
+    except ImportError:
+        raise DependencyNotInstalledError(
+            "kubernetes", "kubernetes", feature="Deploying to Kubernetes"
+        ) from None
+    return kubernetes
+
+
+def kubeconfig_path(kubeconfig: str | Path | None = None) -> Path:
+    """The kubeconfig to read: the one given, else the first of ``$KUBECONFIG``, else
+    ``~/.kube/config``."""
+    if kubeconfig:
+        return Path(kubeconfig).expanduser()
+    listed = os.environ.get("KUBECONFIG", "")
+    if listed:
+        return Path(listed.split(os.pathsep)[0]).expanduser()
+    return Path("~/.kube/config").expanduser()
+
+
+def api_client(kubeconfig: str | Path | None = None) -> Any:
+    """A client of the cluster in the kubeconfig (or of the cluster this pod runs in).
+
+    Raises:
+        ClusterError: No kubeconfig where it looked (the message names the file), or one that
+            cannot be used.
+    """
+    k8s = kubernetes_module()
+    path = kubeconfig_path(kubeconfig)
+    configuration = k8s.client.Configuration()
+    if not path.is_file():
+        if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+            k8s.config.load_incluster_config(client_configuration=configuration)
+            return k8s.client.ApiClient(configuration)
+        given = (
+            "--kubeconfig"
+            if kubeconfig
+            else ("$KUBECONFIG" if os.environ.get("KUBECONFIG") else "the default")
+        )
+        raise ClusterError(
+            f"No Kubernetes cluster to apply to: there is no kubeconfig at {path} ({given}), "
+            "and this is not a pod inside a cluster.",
+            address=str(path),
+            hint="Point KUBECONFIG at your cluster's kubeconfig (or pass --kubeconfig), or drop "
+            "--apply to only write the manifests.",
+        )
+    try:
+        k8s.config.load_kube_config(config_file=str(path), client_configuration=configuration)
+    except Exception as exc:
+        raise ClusterError(
+            f"The kubeconfig at {path} cannot be used: {exc}",
+            address=str(path),
+            hint="Check its current context ('kubectl config current-context').",
+        ) from None
+    return k8s.client.ApiClient(configuration)
+
+
+class KubernetesProvider(StopsOnExit):
+    """A Deployment (and its Service, HPA, Secret) applied to a cluster; see the module."""
+
+    runtime = "kubernetes"
+
+    def __init__(self, api: Any, objects: list[dict[str, Any]]) -> None:
+        self._api = api
+        self.objects = objects
+        deployment = next(o for o in objects if o["kind"] == "Deployment")
+        self.name = str(deployment["metadata"]["name"])
+        self.namespace = str(deployment["metadata"].get("namespace", "default"))
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        self.port = int(container["ports"][0]["containerPort"])
+        self.replicas = int(deployment["spec"]["replicas"])
+        self._urls: list[str] = []
+        self._stopped = False
+
+    @classmethod
+    def start(
+        cls,
+        objects: list[dict[str, Any]],
+        *,
+        kubeconfig: str | Path | None = None,
+        timeout_s: float = 300.0,
+    ) -> KubernetesProvider:
+        """Apply ``objects`` and return once the Deployment's pods are ready.
+
+        Raises:
+            ClusterError: No cluster configured.
+            ServerStartError: The pods were not ready in time (with their logs).
+        """
+        provider = cls(api_client(kubeconfig), objects)
+        provider.apply()
+        cleanup.track(provider)
+        provider.wait_ready(timeout_s=timeout_s)
+        return provider
+
+    def _call(self, kind: str, verb: str, *args: Any) -> Any:
+        api_class, suffix = _APIS[kind]
+        api = getattr(kubernetes_module().client, api_class)(self._api)
+        return getattr(api, f"{verb}_namespaced_{suffix}")(*args)
+
+    def apply(self) -> None:
+        """Create each object, or patch it where it exists already.
+
+        Raises:
+            ClusterError: The API server did not answer, or refused an object.
+        """
+        import urllib3
+
+        errors = kubernetes_module().client.exceptions
+        host = str(self._api.configuration.host)
+        for body in self.objects:
+            name = body["metadata"]["name"]
+            try:
+                try:
+                    self._call(body["kind"], "create", self.namespace, body)
+                except errors.ApiException as exc:
+                    if exc.status != 409:
+                        raise
+                    self._call(body["kind"], "patch", name, self.namespace, body)
+            except urllib3.exceptions.HTTPError as exc:
+                raise ClusterError(
+                    f"The Kubernetes API at {host} did not answer: {exc}",
+                    address=host,
+                    hint="Is the cluster running, and is it the current context of the kubeconfig?",
+                ) from None
+            except errors.ApiException as exc:
+                raise ClusterError(
+                    f"The Kubernetes API at {host} refused the {body['kind']} {name}: "
+                    f"{exc.status} {exc.reason}",
+                    address=host,
+                    hint="Check your permissions in the namespace, and the object's message above.",
+                ) from None
+
+    def _pods(self) -> list[Any]:
+        core = kubernetes_module().client.CoreV1Api(self._api)
+        selector = f"app.kubernetes.io/name={self.name}"
+        return list(core.list_namespaced_pod(self.namespace, label_selector=selector).items)
+
+    def wait_ready(self, *, timeout_s: float = 300.0) -> list[str]:
+        """Wait until ``replicas`` pods are ready; return their URLs."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            ready = [pod for pod in self._pods() if _ready(pod)]
+            if len(ready) >= self.replicas:
+                self._urls = [f"http://{pod.status.pod_ip}:{self.port}" for pod in ready]
+                return list(self._urls)
+            if time.monotonic() > deadline:
+                raise ServerStartError(
+                    f"{len(ready)} of {self.replicas} pods of {self.name} are ready after "
+                    f"{timeout_s:g} s.",
+                    runtime=self.runtime,
+                    logs=self.logs(40),
+                    hint=f"'kubectl describe deployment {self.name} -n {self.namespace}' says why.",
+                )
+            time.sleep(1.0)
+
+    @property
+    def base_urls(self) -> list[str]:
+        return list(self._urls)
+
+    @property
+    def base_url(self) -> str:
+        if not self._urls:
+            raise ServerStartError("No pod is ready.", runtime=self.runtime)
+        return self._urls[0]
+
+    @property
+    def service_url(self) -> str:
+        return f"http://{self.name}.{self.namespace}.svc.cluster.local"
+
+    def logs(self, tail_lines: int = 200) -> str:
+        core = kubernetes_module().client.CoreV1Api(self._api)
+        lines: list[str] = []
+        with contextlib.suppress(Exception):
+            for pod in self._pods():
+                text = core.read_namespaced_pod_log(
+                    pod.metadata.name, self.namespace, tail_lines=tail_lines
+                )
+                lines += [f"[{pod.metadata.name}] {line}" for line in str(text).splitlines()]
+        return "\n".join(lines[-tail_lines:])
+
+    def stop(self) -> None:
+        """Delete every object applied (idempotent)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        cleanup.untrack(self)
+        for body in reversed(self.objects):
+            with contextlib.suppress(Exception):
+                self._call(body["kind"], "delete", body["metadata"]["name"], self.namespace)
+        self._urls = []
+
+
+def _ready(pod: Any) -> bool:
+    conditions = pod.status.conditions or []
+    return any(c.type == "Ready" and c.status == "True" for c in conditions)

@@ -1,0 +1,122 @@
+"""A server in a local process: ``python -m uvicorn APP`` on a free port, until stopped.
+
+Example::
+
+    with LocalProcessProvider.start("my_env.server.app:app", env_dir=Path("my_env")) as server:
+        httpx.get(server.base_url + "/health")
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO
+
+from openenv_hub.errors import ConnectError, ServerStartError
+from openenv_hub.network import free_port, port_in_use, wait_for_health
+from openenv_hub.runtimes import cleanup
+from openenv_hub.runtimes.base import StopsOnExit
+
+# free_port, port_in_use and wait_for_health live in openenv_hub.network; named here as before
+__all__ = ["LocalProcessProvider", "free_port", "port_in_use", "wait_for_health"]
+
+
+class LocalProcessProvider(StopsOnExit):
+    """An environment server running as a child process of this one."""
+
+    runtime = "local"
+
+    def __init__(self, process: subprocess.Popen[bytes], base_url: str, log: IO[bytes]) -> None:
+        self.process = process
+        self._base_url = base_url
+        self._log = log
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    @property
+    def base_urls(self) -> list[str]:
+        return [self._base_url]
+
+    @classmethod
+    def start(
+        cls,
+        app: str,
+        *,
+        env_dir: Path | None = None,
+        python: str | None = None,
+        cwd: Path | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        env: dict[str, str] | None = None,
+        startup_timeout_s: float = 30.0,
+        runtime: str | None = None,
+    ) -> LocalProcessProvider:
+        """Start ``app`` (an import string) with uvicorn and wait for /health.
+
+        Args:
+            app: The ASGI app, e.g. ``"echo_env.server.app:app"``.
+            env_dir: A folder put on ``sys.path`` (an environment's source checkout).
+            python: The interpreter to run (default: this one), e.g. another virtual env's.
+            cwd: Working directory (default: ``env_dir``).
+            runtime: The runtime named in messages (default ``"local"``; ``"uv"`` for uv's).
+
+        Raises:
+            ServerStartError: The server exited or did not answer ``/health`` in time.
+        """
+        port = port or free_port(host)
+        command = [python or sys.executable, "-m", "uvicorn", app]
+        if env_dir is not None:
+            command += ["--app-dir", str(env_dir)]
+        command += ["--host", host, "--port", str(port), "--log-level", "warning"]
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+        process = subprocess.Popen(
+            command, cwd=cwd or env_dir, env={**os.environ, **(env or {})}, stdout=log, stderr=log
+        )
+        server = cls(process, f"http://{host}:{port}", log)
+        cleanup.track(server)
+        try:
+            wait_for_health(server.base_url, timeout_s=startup_timeout_s, alive=server.running)
+        except ConnectError as exc:
+            logs = server.logs(40)
+            server.stop()
+            raise ServerStartError(
+                f"{app} did not start: {exc}.",
+                runtime=runtime or cls.runtime,
+                command=" ".join(command),
+                logs=logs,
+                url=server.base_url,
+                hint="Read the log above; run the command above to debug it.",
+            ) from None
+        if runtime:
+            server.runtime = runtime
+        return server
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def output(self) -> str:
+        """What the server printed so far."""
+        if self._log.closed:
+            return ""
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")
+
+    def logs(self, tail_lines: int = 200) -> str:
+        return "\n".join(self.output().splitlines()[-tail_lines:])
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout_s``); idempotent."""
+        cleanup.untrack(self)
+        if self.running():
+            self.process.terminate()
+            try:
+                self.process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()

@@ -1,0 +1,211 @@
+"""An environment served from a virtual environment of its own, made with ``uv``.
+
+The caller's interpreter is never changed: ``uv venv`` makes an environment in the cache
+(``$OPENENV_HUB_CACHE`` or ``~/.cache/openenv-hub``, folder ``uv-envs``), ``uv pip install``
+puts the environment's package in it (with the wheels a Space bundles in ``.openenv/wheels``,
+and this openenv-hub's own wheel when it runs from a source checkout), and the server is that
+environment's ``python -m uvicorn APP``.
+
+A Space is downloaded at a commit and its environment is kept under that commit: the second
+start of the same revision installs nothing. A folder gets one environment per path, brought up
+to date (``uv pip install``, quick when nothing changed) on every start.
+
+The ``uv`` binary comes from the ``uv`` package (``pip install "openenv-hub[uv]"``) or ``PATH``.
+
+Example::
+
+    with UvProvider.from_folder("envs/echo_env") as server:
+        httpx.get(server.base_url + "/health")
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from openenv_hub.errors import DependencyNotInstalledError, ServerStartError
+from openenv_hub.manifest import load_manifest
+from openenv_hub.runtimes.local import LocalProcessProvider
+
+__all__ = ["UvProvider", "cache_root", "uv_binary"]
+
+#: In an environment once it is made: the stamp of what it was made from.
+COMPLETE_MARKER = ".complete"
+#: In an environment: the folder or Space source it was made from (``openenv cache list``).
+SOURCE_NOTE = ".openenv-source"
+
+
+def lock_path(env_dir: Path) -> Path:
+    """The file whose lock is held while the environment ``env_dir`` is being made."""
+    return env_dir.with_name(f"{env_dir.name}.lock")
+
+
+def uv_binary() -> str:
+    """The ``uv`` executable: the ``uv`` package's, else one on ``PATH``."""
+    try:
+        from uv import find_uv_bin
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        found = shutil.which("uv")
+        if found:
+            return found
+    raise DependencyNotInstalledError("uv", "uv", feature="The uv runtime")
+
+
+def cache_root() -> Path:
+    """Where the uv environments live (``$OPENENV_HUB_CACHE/uv-envs`` when set)."""
+    base = os.environ.get("OPENENV_HUB_CACHE")
+    if base:
+        return Path(base) / "uv-envs"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "openenv-hub" / "uv-envs"
+
+
+class UvProvider(LocalProcessProvider):
+    """A server run by the python of a uv-made environment (a process of this one)."""
+
+    runtime = "uv"
+
+    @classmethod
+    def from_folder(
+        cls,
+        path: str | Path,
+        *,
+        python: str | None = None,
+        port: int | None = None,
+        env: Mapping[str, str] | None = None,
+        startup_timeout_s: float = 60.0,
+    ) -> UvProvider:
+        """Install the environment folder ``path`` (editable) in its own environment; serve it."""
+        folder = Path(path).resolve()
+        key = "folder-" + hashlib.sha256(str(folder).encode()).hexdigest()[:16]
+        venv_python = prepare(folder, key, python=python, editable=True, reuse=False)
+        return cls._serve(folder, venv_python, port=port, env=env, timeout_s=startup_timeout_s)
+
+    @classmethod
+    def from_source(
+        cls,
+        source: Path,
+        key: str,
+        *,
+        python: str | None = None,
+        port: int | None = None,
+        env: Mapping[str, str] | None = None,
+        startup_timeout_s: float = 60.0,
+    ) -> UvProvider:
+        """Serve a fixed source tree (a Space at a commit), installed once under ``key``."""
+        venv_python = prepare(source, key, python=python, editable=False, reuse=True)
+        return cls._serve(source, venv_python, port=port, env=env, timeout_s=startup_timeout_s)
+
+    @classmethod
+    def _serve(
+        cls,
+        source: Path,
+        venv_python: Path,
+        *,
+        port: int | None,
+        env: Mapping[str, str] | None,
+        timeout_s: float,
+    ) -> UvProvider:
+        manifest = load_manifest(source)
+        variables = {key: str(value) for key, value in manifest.variables.items()}
+        server = cls.start(
+            manifest.app_path,
+            python=str(venv_python),
+            cwd=venv_python.parent.parent,  # holds no package that could shadow the installed one
+            port=port,
+            env={**variables, **(env or {})},
+            startup_timeout_s=timeout_s,
+            runtime="uv",
+        )
+        assert isinstance(server, UvProvider)
+        return server
+
+
+def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse: bool) -> Path:
+    """The python of the environment ``key`` with ``source`` installed (made when needed).
+
+    With ``reuse`` (a fixed commit) a finished environment is used as it is. Otherwise (a
+    folder, installed editable so code changes show at once) it is installed again when its
+    ``pyproject.toml`` or the wheels it is installed with changed.
+    """
+    root = cache_root() / key
+    root.parent.mkdir(parents=True, exist_ok=True)
+    venv_python = root / "bin" / "python"
+    marker = root / COMPLETE_MARKER
+    with open(lock_path(root), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two starts of one revision make it once
+        if reuse and marker.is_file() and venv_python.exists():
+            return _used(marker, venv_python, source)
+        links = _find_links(source)
+        stamp = _stamp(source, links)
+        if marker.is_file() and venv_python.exists() and marker.read_text() == stamp:
+            return _used(marker, venv_python, source)
+        marker.unlink(missing_ok=True)
+        uv = uv_binary()
+        if not venv_python.exists():
+            _run([uv, "venv", "--quiet", "--python", python or sys.executable, str(root)])
+        install = [uv, "pip", "install", "--quiet", "--python", str(venv_python)]
+        for folder in links:
+            install += ["--find-links", str(folder)]
+        install += ["--editable", str(source)] if editable else [str(source)]
+        _run(install)
+        (root / SOURCE_NOTE).write_text(str(source), encoding="utf-8")
+        marker.write_text(stamp)
+    return venv_python
+
+
+def _used(marker: Path, venv_python: Path, source: Path) -> Path:
+    """Note that the environment is used now (``openenv cache prune`` keeps recent ones), and
+    what it was made from if an older version did not."""
+    os.utime(marker)
+    note = marker.parent / SOURCE_NOTE
+    if not note.is_file():
+        note.write_text(str(source), encoding="utf-8")
+    return venv_python
+
+
+def _stamp(source: Path, links: list[Path]) -> str:
+    """What an install depends on: the project file and the wheels offered to it."""
+    digest = hashlib.sha256()
+    project = source / "pyproject.toml"
+    digest.update(project.read_bytes() if project.is_file() else b"")
+    for folder in links:
+        for wheel in sorted(folder.glob("*.whl")):
+            digest.update(wheel.name.encode() + str(wheel.stat().st_size).encode())
+    return digest.hexdigest()
+
+
+def _find_links(source: Path) -> list[Path]:
+    """Wheels the source bundles, and this openenv-hub's wheel when PyPI cannot have it."""
+    from openenv_hub.packaging import WHEELS_DIR, dev_wheel
+
+    links = [source / WHEELS_DIR] if (source / WHEELS_DIR).is_dir() else []
+    wheel = dev_wheel()
+    if wheel is not None:
+        links.append(wheel.parent)
+    return links
+
+
+def _run(command: list[str]) -> None:
+    environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+    environment.pop("VIRTUAL_ENV", None)
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=environment, timeout=900, check=False
+    )
+    if done.returncode != 0:
+        raise ServerStartError(
+            f"uv failed (exit {done.returncode}) while making the environment.",
+            runtime="uv",
+            command=" ".join(command),
+            logs="\n".join((done.stdout + done.stderr).splitlines()[-30:]),
+            hint="Read uv's output above: a dependency that cannot be found or built, or no "
+            "access to the package index.",
+        )
