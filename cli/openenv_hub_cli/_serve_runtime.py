@@ -1,6 +1,6 @@
-"""``openenv serve --runtime uv|docker``: start the environment with a provider, print its
-addresses, follow its log until Ctrl-C or SIGTERM (or until the server goes away), then stop
-it."""
+"""``openenv serve --runtime NAME`` (any runtime of the registry but ``local``): start the
+environment with it, print its addresses, follow its log (or, for replicas that Ray restarts,
+their state) until Ctrl-C or SIGTERM, or until the server goes away, then stop it."""
 
 from __future__ import annotations
 
@@ -10,26 +10,36 @@ from typing import Any
 
 from openenv_hub_cli._utils import CommandError, console, err_console, serving_until_stopped
 
-__all__ = ["serve_with_provider"]
+__all__ = ["serve_with_runtime"]
 
 
-def serve_with_provider(env_dir: Path, runtime: str, options: dict[str, Any]) -> None:
-    from openenv_hub.runtimes.launch import start_folder
+def serve_with_runtime(env_dir: Path, runtime: str, options: dict[str, Any]) -> None:
+    from openenv_hub.runtimes import starter
 
+    start = starter(runtime, "folder", env_dir, options, what=f"The {runtime} runtime")
     console.print(f"Starting {env_dir.name} with the {runtime} runtime...")
-    with serving_until_stopped(lambda: start_folder(env_dir, runtime, **options)) as provider:
-        base = provider.base_url
-        name = getattr(provider, "name", "")
+    with serving_until_stopped(start) as provider:
+        if hasattr(provider, "replicas") and hasattr(provider, "events"):
+            from openenv_hub_cli._serve_ray import watch_replicas
+
+            watch_replicas(provider)
+            return
+        _print_addresses(provider)
+        console.print("Press Ctrl+C to stop.")
+        _follow(provider)
+
+
+def _print_addresses(provider: Any) -> None:
+    for base in provider.base_urls:
         console.print(
             f"[bold]API[/]   {base}   (WebSocket {base.replace('http', 'ws', 1)}/ws)", markup=True
         )
-        console.print(f"[bold]Docs[/]  {base}/docs", markup=True)
-        if name:
-            console.print(
-                f"[bold]Name[/]  {name}  (openenv ps lists it; openenv stop {name})", markup=True
-            )
-        console.print("Press Ctrl+C to stop.")
-        _follow(provider)
+    console.print(f"[bold]Docs[/]  {provider.base_url}/docs", markup=True)
+    name = getattr(provider, "name", "")
+    if name:
+        console.print(
+            f"[bold]Name[/]  {name}  (openenv ps lists it; openenv stop {name})", markup=True
+        )
 
 
 def _follow(provider: Any) -> None:

@@ -50,11 +50,9 @@ def command(
 
 
 def _usage(repo_id: str, commit: str | None) -> None:
-    from openenv_hub.hub import SpaceUrls
-    from openenv_hub.hub._client import resolve_endpoint
-    from openenv_hub.runtimes.hub import find_installed
+    from openenv_hub.hub import find_installed
 
-    found = find_installed(SpaceUrls(resolve_endpoint(), repo_id).git, commit)
+    found = find_installed(repo_id, commit)
     if found is None:
         return
     module, _, name = found.value.partition(":")

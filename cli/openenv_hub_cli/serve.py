@@ -19,6 +19,15 @@ from openenv_hub_cli._utils import CommandError, EnvPathArg, console, resolve_en
 __all__ = ["command"]
 
 
+def _runtime_help() -> str:
+    """Where the server runs, each runtime that serves a folder in a few words (the registry's)."""
+    from openenv_hub.runtimes import get_runtime, runtime_names
+
+    others = [name for name in runtime_names("folder") if name != "local"]
+    described = "; ".join(f"{name}: {get_runtime(name).summary}" for name in others)
+    return f"Where the server runs. local: this process (the default; --reload works); {described}."
+
+
 def command(
     path: Path = EnvPathArg,
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
@@ -41,48 +50,45 @@ def command(
     max_sessions: int | None = typer.Option(
         None, "--max-sessions", min=1, help="Sessions served at once.", show_default="64"
     ),
-    runtime: str = typer.Option(
-        "local",
-        "--runtime",
-        "-r",
-        help="local (this interpreter), uv (an environment of its own) or docker (build and "
-        "run the image).",
-    ),
+    runtime: str = typer.Option("local", "--runtime", "-r", help=_runtime_help()),
     tag: str | None = typer.Option(
-        None, "--tag", "-t", help="docker: image tag.", show_default="openenv-NAME:latest"
+        None, "--tag", "-t", help="docker, swarm: image tag.", show_default="openenv-NAME:latest"
     ),
     base_image: str | None = typer.Option(
-        None, "--base-image", envvar="OPENENV_BASE_IMAGE", help="docker: BASE_IMAGE build arg."
+        None,
+        "--base-image",
+        envvar="OPENENV_BASE_IMAGE",
+        help="docker, swarm: BASE_IMAGE build arg.",
     ),
     build_arg: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
         [],
         "--build-arg",
         envvar="OPENENV_BUILD_ARGS",
-        help="docker: KEY=VALUE build arg, repeatable (or $OPENENV_BUILD_ARGS).",
+        help="docker, swarm: KEY=VALUE build arg, repeatable (or $OPENENV_BUILD_ARGS).",
     ),
     ray: str | None = typer.Option(
         None,
         "--ray",
         metavar="[ADDRESS]",
-        help="Serve replicas on the Ray cluster at ADDRESS (alone, or 'auto': $RAY_ADDRESS).",
+        help="--runtime ray on the cluster at ADDRESS (alone, or 'auto': $RAY_ADDRESS).",
     ),
-    replicas: int = typer.Option(1, "--replicas", min=1, help="ray: number of replicas."),
+    replicas: int = typer.Option(1, "--replicas", min=1, help="ray, swarm: number of replicas."),
 ) -> None:
     """Serve the environment (HTTP, /ws, /mcp, and the web UI with --web)."""
     env_dir = resolve_env_dir(path)
     manifest = load_manifest(env_dir)
     port = port or manifest.port
+    address = None
     if ray is not None:
-        from openenv_hub_cli._serve_ray import serve_on_ray
-
-        if runtime != "local" or reload:
+        if runtime not in ("local", "ray") or reload:
             raise CommandError("--ray runs the replicas on Ray; drop --runtime and --reload.")
-        address = None if ray == "auto" else ray
-        serve_on_ray(env_dir, address, replicas=replicas, web=web, max_sessions=max_sessions)
-        return
+        runtime, address = "ray", (None if ray == "auto" else ray)
     if runtime != "local":
-        docker = {"tag": tag, "base_image": base_image, "build_args": [*build_arg]}
-        _serve_elsewhere(env_dir, runtime, port, reload, web, max_sessions, docker)
+        if reload:
+            raise CommandError("--reload works with the local runtime only.")
+        given = {"port": port, "tag": tag, "base_image": base_image, "build_args": [*build_arg]}
+        given |= {"replicas": replicas, "address": address, "max_sessions": max_sessions}
+        _serve_elsewhere(env_dir, runtime, web, given)
         return
     if port_in_use(host, port):
         raise CommandError(
@@ -108,33 +114,26 @@ def command(
     )
 
 
-def _serve_elsewhere(
-    env_dir: Path,
-    runtime: str,
-    port: int,
-    reload: bool,
-    web: bool | None,
-    max_sessions: int | None,
-    docker: dict[str, Any],
-) -> None:
-    from openenv_hub_cli._serve_runtime import serve_with_provider
+def _serve_elsewhere(env_dir: Path, runtime: str, web: bool | None, given: dict[str, Any]) -> None:
+    """Start the folder with ``runtime`` (registered by name), with the options of this command
+    that it takes, until Ctrl-C."""
+    from openenv_hub.runtimes import get_runtime
+    from openenv_hub_cli._serve_runtime import serve_with_runtime
 
-    if runtime not in ("uv", "docker"):
-        raise CommandError(f"Unknown runtime {runtime!r}.", hint="Use local, uv or docker.")
-    if reload:
-        raise CommandError("--reload works with the local runtime only.")
-    if port_in_use("127.0.0.1", port):
+    takes = get_runtime(runtime).options.get("folder", frozenset())
+    env = {"ENABLE_WEB_INTERFACE": "true" if web else "false"} if web is not None else {}
+    if given["max_sessions"] and "max_sessions" not in takes:
+        env["MAX_CONCURRENT_ENVS"] = str(given["max_sessions"])
+    options = {key: value for key, value in given.items() if key in takes and value is not None}
+    if "env" in takes:
+        options["env"] = env
+    port = options.get("port")
+    if port is not None and port_in_use("127.0.0.1", port):
         raise CommandError(
             f"Port {port} on 127.0.0.1 is already in use.",
             hint=f"Stop the other server, or pick another port: --port {port + 1}",
         )
-    env = {"ENABLE_WEB_INTERFACE": "true" if web else "false"} if web is not None else {}
-    if max_sessions:
-        env["MAX_CONCURRENT_ENVS"] = str(max_sessions)
-    options: dict[str, Any] = {"port": port, "env": env}
-    if runtime == "docker":
-        options.update(docker)
-    serve_with_provider(env_dir, runtime, options)
+    serve_with_runtime(env_dir, runtime, options)
 
 
 def _set_env(web: bool | None, max_sessions: int | None, variables: dict[str, Any]) -> None:

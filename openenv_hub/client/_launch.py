@@ -1,4 +1,6 @@
-"""What ``from_docker_image`` and ``from_folder`` return: a client whose server starts on use.
+"""What ``from_docker_image``, ``from_folder`` and ``from_hub`` start, through the registry of
+runtimes (:mod:`openenv_hub.runtimes`), and what the first two return: a client whose server
+starts on use.
 
 :class:`ClientLauncher` starts the server (a container, a uv environment, a process) when it is
 resolved, in any of the three ways code written for OpenEnv resolves it::
@@ -10,6 +12,9 @@ resolved, in any of the three ways code written for OpenEnv resolves it::
 In async code the start runs in a worker thread, so the event loop keeps running meanwhile. If
 the awaiting task is cancelled, the server that was being started is stopped once it is up.
 Closing the client stops the server.
+
+Keyword arguments are split: the client's own options (:data:`CLIENT_OPTIONS`) go to the
+client, the rest to the runtime, which refuses those it does not take before anything starts.
 """
 
 from __future__ import annotations
@@ -18,15 +23,16 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from openenv_hub.client.env_client import EnvClient
     from openenv_hub.client.sync_client import SyncEnvClient
-    from openenv_hub.runtimes.base import Provider
+    from openenv_hub.runtimes import Provider, Source, SpaceRef
 
-__all__ = ["CLIENT_OPTIONS", "ClientLauncher", "split_options"]
+__all__ = ["CLIENT_OPTIONS", "ClientLauncher", "client_from_hub", "launcher", "split_options"]
 
 ClientT = TypeVar("ClientT", bound="EnvClient[Any, Any, Any]")
 
@@ -41,11 +47,51 @@ CLIENT_OPTIONS = frozenset(
 )
 
 
+_ALSO_TAKES = "the client's options (message_timeout_s, connect_timeout_s, ...)"
+
+
 def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(client options, provider options)`` from one set of keyword arguments."""
     client = {key: value for key, value in options.items() if key in CLIENT_OPTIONS}
     provider = {key: value for key, value in options.items() if key not in CLIENT_OPTIONS}
     return client, provider
+
+
+def launcher(
+    client_class: type[ClientT],
+    runtime: str,
+    source: Source,
+    target: str | Path,
+    options: dict[str, Any],
+    *,
+    what: str,
+) -> ClientLauncher[ClientT]:
+    """A launcher of ``client_class`` whose server is ``target`` started with ``runtime``
+    (everything is checked now; the server starts when the launcher is resolved)."""
+    from openenv_hub.runtimes import starter
+
+    client_options, runtime_options = split_options(options)
+    start = starter(runtime, source, target, runtime_options, what=what, also_takes=_ALSO_TAKES)
+    return ClientLauncher(client_class, start, client_options)
+
+
+def client_from_hub(
+    client_class: type[ClientT], space: SpaceRef, runtime: str, options: dict[str, Any]
+) -> ClientT:
+    """``client_class`` connected to the Space's app, or to a server of it that ``runtime``
+    starts now (stopped if the client cannot be made)."""
+    from openenv_hub.runtimes import starter
+
+    client_options, runtime_options = split_options(options)
+    what = f"from_hub(runtime={runtime!r})"
+    provider = starter(
+        runtime, "space", space, runtime_options, what=what, also_takes=_ALSO_TAKES
+    )()
+    try:
+        return client_class(provider.base_url, provider=provider, **client_options)
+    except BaseException:
+        provider.stop()
+        raise
 
 
 class ClientLauncher(Generic[ClientT]):

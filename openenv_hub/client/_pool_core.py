@@ -25,7 +25,7 @@ from openenv_hub.errors import (
 from openenv_hub.shown_urls import shown
 
 if TYPE_CHECKING:
-    from openenv_hub.runtimes.base import Provider
+    from openenv_hub.runtimes import Provider
 
 __all__ = ["ON_ERROR", "OnError", "Placement", "Slot", "finish_round", "slot_failure"]
 

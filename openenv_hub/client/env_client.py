@@ -24,6 +24,7 @@ from openenv_hub.client._core import (
     connect_error,
     ws_url,
 )
+from openenv_hub.errors import ConfigurationError
 from openenv_hub.types import StepResult
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
     from openenv_hub.client._launch import ClientLauncher
     from openenv_hub.client.sync_client import SyncEnvClient
-    from openenv_hub.runtimes.base import Provider
+    from openenv_hub.runtimes import Provider
 
 __all__ = ["EnvClient"]
 
@@ -107,7 +108,7 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         endpoint: str | None = None,
         trust_remote_code: bool = False,
         python: str | None = None,
-        **client_options: Any,
+        **options: Any,
     ) -> Self:
         """A client of the Space ``repo_id`` (not yet connected; this call blocks while it works).
 
@@ -115,43 +116,43 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         environment at ``revision`` on this machine and stop it when the client closes:
         ``"local"`` (or ``local=True``) installs it into ``python`` (default: this interpreter),
         ``"uv"`` into an environment of its own made by uv, ``"docker"`` builds and runs its
-        image. Running the Space's code needs ``trust_remote_code=True`` or
-        ``OPENENV_TRUST_REMOTE_CODE=1`` (or a "yes" at a terminal).
+        image (``"swarm"`` as a service). Running the Space's code needs
+        ``trust_remote_code=True`` or ``OPENENV_TRUST_REMOTE_CODE=1`` (or a "yes" at a
+        terminal). Other options go to the runtime (``env``, ...) or the client
+        (``message_timeout_s``, ...).
 
         Example::
 
             async with EchoEnv.from_hub("openenv/echo_env", local=True, trust_remote_code=True) as env:
                 await env.reset()
         """
-        from openenv_hub.hub._connect import client_from_hub
+        from openenv_hub.client._launch import client_from_hub
+        from openenv_hub.runtimes import SpaceRef
 
-        return client_from_hub(
-            cls,
-            repo_id,
-            revision=revision,
-            local=local,
-            token=token,
-            endpoint=endpoint,
-            trust_remote_code=trust_remote_code,
-            python=python,
-            runtime=runtime,
-            client_options=client_options,
-        )
+        chosen = _hub_runtime(runtime, local)
+        if python is not None:
+            options["python"] = python
+        space = SpaceRef(repo_id, revision, token, endpoint, trust_remote_code)
+        return client_from_hub(cls, space, chosen, options)
 
     @classmethod
-    def from_docker_image(cls: type[Self], image: str, **options: Any) -> ClientLauncher[Self]:
+    def from_docker_image(
+        cls: type[Self], image: str, *, runtime: str = "docker", **options: Any
+    ) -> ClientLauncher[Self]:
         """A client of a container of ``image``, started when awaited, entered or ``.sync()``-ed.
 
         Options: ``port``, ``env`` (or ``env_vars``), ``secrets``, ``name``, ``network``,
         ``startup_timeout_s``, ... (see :class:`~openenv_hub.runtimes.docker.DockerProvider`),
-        and the client's own. Closing the client removes the container::
+        and the client's own. ``runtime`` may be another that runs images (``"swarm"``,
+        ``"kubernetes"``). Closing the client removes the container::
 
             async with EchoEnv.from_docker_image("openenv-echo-env:latest") as env:
                 await env.reset()
         """
-        from openenv_hub.runtimes.launch import docker_image_launcher
+        from openenv_hub.client._launch import launcher
 
-        return docker_image_launcher(cls, image, options)
+        what = "from_docker_image" + (f"(runtime={runtime!r})" if runtime != "docker" else "")
+        return launcher(cls, runtime, "image", image, options, what=what)
 
     @classmethod
     def from_folder(
@@ -160,12 +161,14 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         """A client of the environment folder ``path`` served with ``runtime``.
 
         ``"local"`` runs it with this interpreter, ``"uv"`` in an environment of its own,
-        ``"docker"`` builds its image and runs it. Started when awaited, entered or
-        ``.sync()``-ed; stopped when the client closes.
+        ``"docker"`` builds its image and runs it; ``"swarm"``, ``"ray"`` and ``"kubernetes"``
+        run replicas (``openenv_hub.runtimes.runtime_names("folder")`` lists them all).
+        Started when awaited, entered or ``.sync()``-ed; stopped when the client closes.
         """
-        from openenv_hub.runtimes.launch import folder_launcher
+        from openenv_hub.client._launch import launcher
 
-        return folder_launcher(cls, path, runtime, options)
+        what = f"from_folder(runtime={runtime!r})"
+        return launcher(cls, runtime, "folder", path, options, what=what)
 
     # -- connection ------------------------------------------------------------------------
 
@@ -284,6 +287,16 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         return SyncEnvClient(
             self.base_url, codec=self, options=self.options, provider=self.provider
         )
+
+
+def _hub_runtime(runtime: str | None, local: bool) -> str:
+    """The runtime ``from_hub`` uses: ``runtime``, ``"local"`` for ``local=True``, else the
+    Space's own app."""
+    if local and runtime not in (None, "local"):
+        raise ConfigurationError(
+            f"local=True means runtime='local'; it cannot go with {runtime!r}."
+        )
+    return "local" if local else (runtime or "space")
 
 
 async def _recv_within(ws: ClientConnection, timeout_s: float | None) -> str | bytes:

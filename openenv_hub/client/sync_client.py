@@ -32,7 +32,7 @@ from openenv_hub.client._core import (
 from openenv_hub.types import StepResult
 
 if TYPE_CHECKING:
-    from openenv_hub.runtimes.base import Provider
+    from openenv_hub.runtimes import Provider
 
 __all__ = ["SyncEnvClient"]
 

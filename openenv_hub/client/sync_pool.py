@@ -26,7 +26,7 @@ from openenv_hub.errors import SlotError
 if TYPE_CHECKING:
     from openenv_hub.client.env_client import EnvClient
     from openenv_hub.client.sync_client import SyncEnvClient
-    from openenv_hub.runtimes.base import Provider
+    from openenv_hub.runtimes import Provider
     from openenv_hub.types import StepResult
 
 __all__ = ["SyncEnvPool"]

@@ -20,9 +20,12 @@ Example::
 
 from __future__ import annotations
 
+from openenv_hub.hub._connect import app_url
+from openenv_hub.hub._download import SpaceSource, download_space
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
+from openenv_hub.hub._installed import ensure_installed, find_installed
 from openenv_hub.hub._plan import FileChanges, PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
@@ -38,8 +41,13 @@ __all__ = [
     "PushPlan",
     "PushResult",
     "Skipped",
+    "SpaceSource",
     "SpaceUrls",
     "Version",
+    "app_url",
+    "download_space",
+    "ensure_installed",
+    "find_installed",
     "fork",
     "install",
     "parse_spec",

@@ -1,4 +1,5 @@
-"""An environment server in a Docker container, started from an image with the docker SDK.
+"""The ``docker`` runtime: an environment server in a Docker container, started from an image
+with the docker SDK (an image built first from a folder, or from a Space at a commit).
 
 On an engine without a bridge network (``docker network ls`` shows only ``host`` and
 ``none``) the container joins the host network and listens on a free port given as ``PORT``;
@@ -6,6 +7,12 @@ elsewhere it keeps its own network and its port is published on 127.0.0.1. Varia
 secrets reach the container through the Engine API, never a command line. The container is
 labelled (:mod:`openenv_hub.runtimes.labels`) and removed by :meth:`DockerProvider.stop`, at
 interpreter exit, or by this process's reaper if the process is killed.
+
+A folder is built with :func:`~openenv_hub.docker.build_image` (its build context staged with
+push's file selection); a Space's Dockerfile is built as the Hub builds it, at the commit its
+revision names, into ``openenv-space-NS-NAME:COMMIT``, once per commit. ``BASE_IMAGE`` comes from
+``base_image=`` or ``$OPENENV_BASE_IMAGE``, more build arguments from ``build_args=`` or
+``$OPENENV_BUILD_ARGS`` (space-separated ``KEY=VALUE``).
 
 Example::
 
@@ -16,14 +23,18 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from openenv_hub.docker import (
     Network,
+    build_image,
     container_name,
     create_container,
+    default_tag,
     docker_client,
     has_bridge_network,
     image_config,
@@ -35,16 +46,22 @@ from openenv_hub.docker import (
 from openenv_hub.errors import ConnectError, ServerStartError
 from openenv_hub.network import free_port, wait_for_health
 from openenv_hub.runtimes import _reaper, cleanup, labels
-from openenv_hub.runtimes.base import StopsOnExit
+from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
+from openenv_hub.runtimes.registry import register
 
 if TYPE_CHECKING:
     import docker
     from docker.models.containers import Container
 
+    from openenv_hub.hub import SpaceSource
+
 # docker_client, has_bridge_network, image_config, image_port and run_command live in
 # openenv_hub.docker; named here as before
 __all__ = [
     "DockerProvider",
+    "DockerRuntime",
+    "build_folder_image",
+    "build_space_image",
     "docker_client",
     "has_bridge_network",
     "image_config",
@@ -204,3 +221,96 @@ class DockerProvider(StopsOnExit):
 
     def __repr__(self) -> str:
         return f"DockerProvider({self.name}, {self._base_url})"
+
+
+#: What starting a container takes (:meth:`DockerProvider.start`).
+RUN_OPTIONS = frozenset(
+    {"port", "env", "secrets", "name", "network", "container_port", "command", "pull",
+     "startup_timeout_s"}
+)  # fmt: skip
+#: What building an image takes, besides.
+BUILD_OPTIONS = frozenset({"base_image", "build_args"})
+
+
+class DockerRuntime(RuntimeBase):
+    """Containers of an image, built from a folder or a Space first; see the module."""
+
+    name = "docker"
+    summary = "a container of the image (built first from a folder or a Space)"
+    options = {
+        "image": RUN_OPTIONS,
+        "folder": RUN_OPTIONS | BUILD_OPTIONS | {"tag"},
+        "space": frozenset({"env", "secrets", "startup_timeout_s"}) | BUILD_OPTIONS,
+    }
+
+    def start_image(self, image: str, **options: Any) -> DockerProvider:
+        return DockerProvider.start(image, **options)
+
+    def start_folder(self, path: Path, **options: Any) -> DockerProvider:
+        build = {key: options.pop(key) for key in ("tag", *BUILD_OPTIONS) if key in options}
+        return DockerProvider.start(build_folder_image(path, **build), pull="never", **options)
+
+    def start_space(self, space: SpaceRef, **options: Any) -> DockerProvider:
+        build = {key: options.pop(key) for key in BUILD_OPTIONS if key in options}
+        source, tag = build_space_image(space, **build)
+        options.setdefault("startup_timeout_s", 120.0)
+        return DockerProvider.start(
+            tag,
+            pull="never",
+            extra_labels={"openenv-hub.space": source.repo_id, "openenv-hub.commit": source.commit},
+            **options,
+        )
+
+
+def build_folder_image(
+    path: Path,
+    *,
+    tag: str | None = None,
+    base_image: str | None = None,
+    build_args: Sequence[str] = (),
+) -> str:
+    """Build the environment folder's image (``openenv-NAME:latest`` unless ``tag``); its tag."""
+    from openenv_hub.manifest import load_manifest
+
+    tag = tag or default_tag(load_manifest(path).name)
+    build_image(
+        path,
+        tag,
+        base_image=_base_image(base_image),
+        build_args=_build_args(build_args),
+        quiet=True,
+    )
+    return tag
+
+
+def build_space_image(
+    space: SpaceRef, *, base_image: str | None = None, build_args: Sequence[str] = ()
+) -> tuple[SpaceSource, str]:
+    """The Space's image at ``space.revision`` (built once per commit, as the Hub builds it),
+    and the files it was built from."""
+    from openenv_hub.runtimes.space import space_files
+
+    source = space_files(space)
+    slug = source.repo_id.lower().replace("/", "-").replace("_", "-")
+    tag = f"openenv-space-{slug}:{source.commit[:12]}"
+    if not docker_client().images.list(name=tag):
+        build_image(
+            source.path,
+            tag,
+            base_image=_base_image(base_image),
+            build_args=_build_args(build_args),
+            quiet=True,
+            include_secrets=("*",),  # published on purpose: the Hub builds them in too
+        )
+    return source, tag
+
+
+def _base_image(given: str | None) -> str | None:
+    return given or os.environ.get("OPENENV_BASE_IMAGE")
+
+
+def _build_args(given: Sequence[str]) -> list[str]:
+    return list(given) or os.environ.get("OPENENV_BUILD_ARGS", "").split()
+
+
+register(DockerRuntime())

@@ -1,4 +1,5 @@
-"""An environment deployed on Kubernetes through the official ``kubernetes`` client.
+"""The ``kubernetes`` runtime: an environment deployed on Kubernetes through the official
+``kubernetes`` client, from an image in a registry the cluster pulls from.
 
 :class:`KubernetesProvider` applies the objects of
 :mod:`openenv_hub.runtimes.kubernetes_manifests` (creating each, or patching it when it
@@ -25,11 +26,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openenv_hub.errors import ClusterError, DependencyNotInstalledError, ServerStartError
+from openenv_hub.errors import (
+    ClusterError,
+    ConfigurationError,
+    DependencyNotInstalledError,
+    ServerStartError,
+)
+from openenv_hub.manifest import Manifest, load_manifest
 from openenv_hub.runtimes import cleanup
-from openenv_hub.runtimes.base import StopsOnExit
+from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
+from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects
+from openenv_hub.runtimes.registry import register
 
-__all__ = ["KubernetesProvider", "api_client", "kubeconfig_path", "kubernetes_module"]
+__all__ = [
+    "KubernetesProvider",
+    "KubernetesRuntime",
+    "api_client",
+    "kubeconfig_path",
+    "kubernetes_module",
+]
 
 # kind -> (API class of the client, the name in its create_/patch_/delete_namespaced_ methods)
 _APIS = {
@@ -237,3 +252,49 @@ class KubernetesProvider(StopsOnExit):
 def _ready(pod: Any) -> bool:
     conditions = pod.status.conditions or []
     return any(c.type == "Ready" and c.status == "True" for c in conditions)
+
+
+#: What applying takes, besides the objects' own options (:func:`kubernetes_objects`).
+DEPLOY_OPTIONS = frozenset(
+    {"replicas", "name", "namespace", "max_replicas", "secrets", "service_type", "kubeconfig",
+     "startup_timeout_s"}
+)  # fmt: skip
+
+
+class KubernetesRuntime(RuntimeBase):
+    """A Deployment of an image (an environment folder's manifest describing it, when given)."""
+
+    name = "kubernetes"
+    summary = "a Deployment on the cluster of your kubeconfig (image= pushed to a registry)"
+    options = {"image": DEPLOY_OPTIONS, "folder": DEPLOY_OPTIONS | {"image"}}
+
+    def start_image(self, image: str, **options: Any) -> KubernetesProvider:
+        name = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+        identifier = "".join(c if c.isalnum() else "_" for c in name).strip("_") or "env"
+        name = identifier if identifier[0].isalpha() else f"env_{identifier}"
+        manifest = Manifest.model_validate({"name": name})
+        return _deploy(manifest, image, **options)
+
+    def start_folder(self, path: Path, **options: Any) -> KubernetesProvider:
+        image = options.pop("image", None)
+        if not image:
+            raise ConfigurationError(
+                "The kubernetes runtime runs an image the cluster pulls: pass "
+                "image='REGISTRY/NAME:TAG' (openenv build makes it; docker push puts it there)."
+            )
+        return _deploy(load_manifest(path), image, **options)
+
+
+def _deploy(
+    manifest: Manifest,
+    image: str,
+    *,
+    kubeconfig: str | Path | None = None,
+    startup_timeout_s: float = 300.0,
+    **objects: Any,
+) -> KubernetesProvider:
+    deployed = kubernetes_objects(manifest, image=image, **objects)
+    return KubernetesProvider.start(deployed, kubeconfig=kubeconfig, timeout_s=startup_timeout_s)
+
+
+register(KubernetesRuntime())

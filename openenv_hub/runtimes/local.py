@@ -1,4 +1,10 @@
-"""A server in a local process: ``python -m uvicorn APP`` on a free port, until stopped.
+"""The ``local`` runtime: a server in a child process, ``python -m uvicorn APP`` on a free port
+of 127.0.0.1, until stopped.
+
+It serves an environment folder with this interpreter (or ``python=``), and a Space at a
+revision installed into that interpreter: its package is installed with ``pip install
+git+...@REV`` (after consent) unless the interpreter has it from the same commit already, and
+its app comes from the ``openenv.yaml`` the package ships, else is ``<package>.server.app:app``.
 
 Example::
 
@@ -13,15 +19,29 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
 from openenv_hub.errors import ConnectError, ServerStartError
+from openenv_hub.manifest import ManifestError, load_manifest
 from openenv_hub.network import free_port, port_in_use, wait_for_health
 from openenv_hub.runtimes import cleanup
-from openenv_hub.runtimes.base import StopsOnExit
+from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
+from openenv_hub.runtimes.registry import register
+
+if TYPE_CHECKING:
+    from openenv_hub.discovery import EnvironmentInfo
 
 # free_port, port_in_use and wait_for_health live in openenv_hub.network; named here as before
-__all__ = ["LocalProcessProvider", "free_port", "port_in_use", "wait_for_health"]
+__all__ = [
+    "LocalProcessProvider",
+    "LocalRuntime",
+    "free_port",
+    "installed_app",
+    "port_in_use",
+    "serve_folder",
+    "serve_space",
+    "wait_for_health",
+]
 
 
 class LocalProcessProvider(StopsOnExit):
@@ -120,3 +140,86 @@ class LocalProcessProvider(StopsOnExit):
                 self.process.kill()
                 self.process.wait()
         self._log.close()
+
+
+class LocalRuntime(RuntimeBase):
+    """Folders and Spaces served by a child process of this one; see the module."""
+
+    name = "local"
+    summary = "a child process of this interpreter (or python=...)"
+    options = {
+        "folder": frozenset({"port", "env", "python", "startup_timeout_s"}),
+        "space": frozenset({"python", "env", "startup_timeout_s"}),
+    }
+
+    def start_folder(self, path: Path, **options: Any) -> LocalProcessProvider:
+        return serve_folder(path, **options)
+
+    def start_space(self, space: SpaceRef, **options: Any) -> LocalProcessProvider:
+        return serve_space(space, **options)
+
+
+def serve_folder(
+    path: Path,
+    *,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
+    python: str | None = None,
+    startup_timeout_s: float = 30.0,
+) -> LocalProcessProvider:
+    """Serve the environment folder ``path`` (the app and variables its manifest names)."""
+    manifest = load_manifest(path)
+    variables = {key: str(value) for key, value in manifest.variables.items()}
+    return LocalProcessProvider.start(
+        manifest.app_path,
+        env_dir=path.resolve(),
+        python=python,
+        port=port,
+        env={**variables, **(env or {})},
+        startup_timeout_s=startup_timeout_s,
+    )
+
+
+def serve_space(
+    space: SpaceRef,
+    *,
+    python: str | Path | None = None,
+    env: dict[str, str] | None = None,
+    startup_timeout_s: float = 60.0,
+) -> LocalProcessProvider:
+    """Install (or reuse) the Space's environment in ``python`` and serve it.
+
+    Raises:
+        RemoteCodeNotTrustedError: Installing needs consent (``trust_remote_code``).
+        InstallError: pip failed, or the package declares no environment entry point.
+    """
+    from openenv_hub.hub import ensure_installed
+
+    executable = str(python or sys.executable)
+    installed = ensure_installed(
+        space.repo_id, space.revision, python=executable, token=space.token,
+        endpoint=space.endpoint, yes=space.trust_remote_code,
+    )  # fmt: skip
+    return LocalProcessProvider.start(
+        installed_app(installed),
+        python=executable,
+        cwd=Path(executable).parent,  # holds no packages that could shadow the installed one
+        env=env,
+        startup_timeout_s=startup_timeout_s,
+    )
+
+
+def installed_app(env: EnvironmentInfo) -> str:
+    """The ASGI app of an installed environment: its shipped manifest's, if that names one of
+    its own package, else ``<package>.server.app:app``."""
+    if env.manifest:
+        try:
+            app = load_manifest(Path(env.manifest)).app_path
+        except ManifestError:
+            app = ""
+        if app.split(".")[0].split(":")[0] == env.package:
+            return app
+    return f"{env.package}.server.app:app"
+
+
+register(LocalRuntime())

@@ -1,4 +1,5 @@
-"""An environment served by N replicas on a Ray cluster, each a Ray actor running uvicorn.
+"""The ``ray`` runtime: an environment served by N replicas on a Ray cluster, each a Ray actor
+running uvicorn.
 
 Each replica is a named actor in the ``openenv-hub`` namespace (``NAME-r0``, ``NAME-r1``, ...)
 that serves the environment's app on its node's address with its own session capacity, so
@@ -36,9 +37,10 @@ from openenv_hub.errors import ClusterError, DependencyNotInstalledError, Server
 from openenv_hub.network import wait_for_health
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes._ray_replica import ReplicaServer, ReplicaSpec
-from openenv_hub.runtimes.base import StopsOnExit
+from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
+from openenv_hub.runtimes.registry import register
 
-__all__ = ["NAMESPACE", "RayProvider", "ReplicaStatus", "connect", "ray_module"]
+__all__ = ["NAMESPACE", "RayProvider", "RayRuntime", "ReplicaStatus", "connect", "ray_module"]
 
 NAMESPACE = "openenv-hub"
 _Key = TypeVar("_Key")
@@ -379,3 +381,24 @@ def _first_line(exc: BaseException) -> str:
 
 def _cause(exc: BaseException) -> str:
     return "\n".join(str(exc).splitlines()[-20:])
+
+
+#: What starting replicas takes (:meth:`RayProvider.from_folder`).
+REPLICA_OPTIONS = frozenset(
+    {"replicas", "address", "env", "secrets", "name", "num_cpus", "max_restarts",
+     "max_sessions", "detached", "runtime_env", "startup_timeout_s"}
+)  # fmt: skip
+
+
+class RayRuntime(RuntimeBase):
+    """Replicas of an environment folder's server on a Ray cluster; see the module."""
+
+    name = "ray"
+    summary = "N replicas on the Ray cluster at address= (or $RAY_ADDRESS)"
+    options = {"folder": REPLICA_OPTIONS}
+
+    def start_folder(self, path: Path, **options: Any) -> RayProvider:
+        return RayProvider.from_folder(path, **options)
+
+
+register(RayRuntime())

@@ -1,142 +1,92 @@
-"""A Space run on this machine at an exact commit: in a uv environment, or in Docker.
+"""The ``space`` runtime (a Space's own app, where the Hub runs it), and a Space's files at a
+commit for the runtimes that run a Space on this machine.
 
-Both download the Space's files at the commit its revision names (a version tag, a branch or a
-sha) into the cache, once per commit, and run them only with the user's consent
-(``trust_remote_code=True``, ``OPENENV_TRUST_REMOTE_CODE=1``, or a "yes" at a terminal):
+``from_hub(repo_id)`` talks to the app the Hub runs for the Space: nothing starts here, and
+:class:`SpaceApp` only says where it is. A ``revision`` must be the one the Space runs
+(:class:`~openenv_hub.errors.RevisionNotServedError` otherwise), and a Space that is not
+running says so with its stage.
 
-- ``uv``: :class:`~openenv_hub.runtimes.uv.UvProvider` installs the Space's package into an
-  environment of its own, kept for that commit;
-- ``docker``: the Space's Dockerfile is built (as the Hub builds it; ``BASE_IMAGE`` from
-  ``$OPENENV_BASE_IMAGE`` and more build arguments from ``$OPENENV_BUILD_ARGS``, space-separated
-  ``KEY=VALUE``, when set) into ``openenv-space-NS-NAME:COMMIT``, once per commit, and
-  :class:`~openenv_hub.runtimes.docker.DockerProvider` runs it.
+The ``local``, ``uv`` and ``docker`` runtimes run a Space here: :func:`space_files` downloads its
+files at the commit the revision names into the cache (``$OPENENV_HUB_CACHE/spaces``), once per
+commit and only with the user's consent; :func:`made_from` names what is made from them (an
+environment, an image) after that commit.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import os
-import shutil
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from openenv_hub.docker import docker_client
-from openenv_hub.runtimes.docker import DockerProvider
-from openenv_hub.runtimes.uv import UvProvider, cache_root
+from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
+from openenv_hub.runtimes.registry import register
 
-__all__ = ["SpaceSource", "download_space", "start_space_docker", "start_space_uv"]
+if TYPE_CHECKING:
+    from openenv_hub.hub import SpaceSource
+
+__all__ = ["SpaceApp", "SpaceRuntime", "made_from", "space_files"]
 
 
-@dataclass(frozen=True)
-class SpaceSource:
-    """The files of ``repo_id`` at ``commit``, in ``path``."""
+class SpaceApp(StopsOnExit):
+    """The app the Hub runs for a Space. Nothing was started here, so ``stop()`` does nothing."""
 
-    repo_id: str
-    commit: str
-    path: Path
+    runtime = "space"
 
-    @property
-    def key(self) -> str:
-        """A name for what is made from this commit (environments, images)."""
-        digest = hashlib.sha256(f"{self.repo_id}@{self.commit}".encode()).hexdigest()[:16]
-        return f"space-{digest}"
+    def __init__(self, repo_id: str, url: str) -> None:
+        self.name = repo_id
+        self._url = url
 
     @property
-    def image_tag(self) -> str:
-        slug = self.repo_id.lower().replace("/", "-").replace("_", "-")
-        return f"openenv-space-{slug}:{self.commit[:12]}"
+    def base_url(self) -> str:
+        return self._url
+
+    @property
+    def base_urls(self) -> list[str]:
+        return [self._url]
+
+    def logs(self, tail_lines: int = 200) -> str:
+        return ""  # the Hub keeps the Space's logs (its page shows them)
+
+    def stop(self) -> None:
+        """Nothing to stop: the Space runs on the Hub."""
+
+    def __repr__(self) -> str:
+        return f"SpaceApp({self.name}, {self._url})"
 
 
-def download_space(
-    repo_id: str,
-    revision: str | None,
-    *,
-    endpoint: str | None = None,
-    token: str | None = None,
-    trust_remote_code: bool = False,
-) -> SpaceSource:
-    """The Space's files at ``revision``, downloaded once per commit (after consent)."""
-    from openenv_hub.hub._client import HubContext
-    from openenv_hub.hub._errors import translate
-    from openenv_hub.hub._install import ensure_trusted
+class SpaceRuntime(RuntimeBase):
+    """A Space's app as the Hub runs it; see the module."""
 
-    ctx = HubContext.create(endpoint=endpoint, token=token)
-    with translate(
-        endpoint=ctx.endpoint, repo_id=repo_id, revision=revision, action="find the Space"
-    ):
-        commit = str(ctx.api.space_info(repo_id, revision=revision).sha)
-    ensure_trusted(repo_id, f"Run {repo_id} at {commit[:12]}", yes=trust_remote_code)
-    source = SpaceSource(repo_id, commit, cache_root().parent / "spaces" / repo_id / commit)
-    marker = source.path.with_name(f"{commit}.complete")
-    source.path.parent.mkdir(parents=True, exist_ok=True)
-    with open(source.path.with_name(f"{commit}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not marker.is_file():
-            shutil.rmtree(source.path, ignore_errors=True)
-            with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="download the Space"):
-                ctx.api.snapshot_download(
-                    repo_id, repo_type="space", revision=commit, local_dir=source.path
-                )
-            shutil.rmtree(source.path / ".cache", ignore_errors=True)
-            marker.write_text(commit)
-    return source
+    name = "space"
+    summary = "the Space's own app, where the Hub runs it"
+    options = {"space": frozenset()}
+
+    def start_space(self, space: SpaceRef, **options: Any) -> SpaceApp:
+        from openenv_hub.hub import app_url
+
+        url = app_url(space.repo_id, space.revision, token=space.token, endpoint=space.endpoint)
+        return SpaceApp(space.repo_id, url)
 
 
-def start_space_uv(
-    repo_id: str,
-    revision: str | None = None,
-    *,
-    endpoint: str | None = None,
-    token: str | None = None,
-    trust_remote_code: bool = False,
-    python: str | None = None,
-    env: dict[str, str] | None = None,
-    startup_timeout_s: float = 120.0,
-) -> UvProvider:
-    """Serve the Space at ``revision`` from a uv environment made for that commit."""
-    source = download_space(
-        repo_id, revision, endpoint=endpoint, token=token, trust_remote_code=trust_remote_code
-    )
-    return UvProvider.from_source(
-        source.path, source.key, python=python, env=env, startup_timeout_s=startup_timeout_s
+def space_files(space: SpaceRef) -> SpaceSource:
+    """The Space's files at the commit ``space.revision`` names, in the cache (downloaded once
+    per commit, after consent)."""
+    from openenv_hub.hub import download_space
+    from openenv_hub.runtimes.uv import cache_root
+
+    return download_space(
+        space.repo_id,
+        space.revision,
+        into=cache_root().parent / "spaces",
+        endpoint=space.endpoint,
+        token=space.token,
+        trust_remote_code=space.trust_remote_code,
     )
 
 
-def start_space_docker(
-    repo_id: str,
-    revision: str | None = None,
-    *,
-    endpoint: str | None = None,
-    token: str | None = None,
-    trust_remote_code: bool = False,
-    env: dict[str, str] | None = None,
-    secrets: dict[str, str] | None = None,
-    base_image: str | None = None,
-    build_args: tuple[str, ...] = (),
-    startup_timeout_s: float = 120.0,
-) -> DockerProvider:
-    """Build the Space's image at ``revision`` (once per commit) and run it."""
-    from openenv_hub.docker import build_image
+def made_from(source: SpaceSource) -> str:
+    """A name for what is made from this commit of the Space (a uv environment)."""
+    digest = hashlib.sha256(f"{source.repo_id}@{source.commit}".encode()).hexdigest()[:16]
+    return f"space-{digest}"
 
-    source = download_space(
-        repo_id, revision, endpoint=endpoint, token=token, trust_remote_code=trust_remote_code
-    )
-    client = docker_client()
-    if not client.images.list(name=source.image_tag):
-        build_image(
-            source.path,
-            source.image_tag,
-            base_image=base_image or os.environ.get("OPENENV_BASE_IMAGE"),
-            build_args=build_args or tuple(os.environ.get("OPENENV_BUILD_ARGS", "").split()),
-            quiet=True,
-            include_secrets=("*",),  # published on purpose: the Hub builds them in too
-        )
-    return DockerProvider.start(
-        source.image_tag,
-        env=env,
-        secrets=secrets,
-        pull="never",
-        extra_labels={"openenv-hub.space": repo_id, "openenv-hub.commit": source.commit},
-        startup_timeout_s=startup_timeout_s,
-    )
+
+register(SpaceRuntime())

@@ -1,4 +1,6 @@
-"""An image deployed on Docker Swarm as a service of N replicas, each reachable on its own.
+"""The ``swarm`` runtime: an image deployed on Docker Swarm as a service of N replicas, each
+reachable on its own (the image built first from a folder or a Space, as the ``docker`` runtime
+builds it).
 
 Each replica is a server of its own (sessions live in a replica), so clients connect to one
 replica each rather than through the swarm's load balancer: ``base_urls`` lists them all. On an
@@ -21,6 +23,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.docker import (
@@ -33,13 +36,15 @@ from openenv_hub.docker import (
 from openenv_hub.errors import DockerError, ServerStartError
 from openenv_hub.network import port_in_use, wait_for_health
 from openenv_hub.runtimes import _reaper, cleanup, labels
-from openenv_hub.runtimes.base import StopsOnExit
+from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
+from openenv_hub.runtimes.docker import BUILD_OPTIONS, build_folder_image, build_space_image
+from openenv_hub.runtimes.registry import register
 
 if TYPE_CHECKING:
     import docker
     from docker.models.services import Service
 
-__all__ = ["DockerSwarmProvider"]
+__all__ = ["DockerSwarmProvider", "SwarmRuntime"]
 
 _RUNNING = "running"
 _FAILED = {"failed", "rejected", "orphaned"}
@@ -235,3 +240,36 @@ def _port_base() -> int:
         if not any(port_in_use("127.0.0.1", base + k) for k in range(1, 101)):
             return base
     raise DockerError("No free range of 100 ports was found for the replicas on this host.")
+
+
+#: What creating a service takes (:meth:`DockerSwarmProvider.start`).
+SERVICE_OPTIONS = frozenset(
+    {"replicas", "env", "secrets", "name", "network", "container_port", "constraints",
+     "startup_timeout_s"}
+)  # fmt: skip
+
+
+class SwarmRuntime(RuntimeBase):
+    """A Swarm service of an image, built first from a folder or a Space; see the module."""
+
+    name = "swarm"
+    summary = "a Docker Swarm service of N replicas (the engine a swarm manager)"
+    options = {
+        "image": SERVICE_OPTIONS,
+        "folder": SERVICE_OPTIONS | BUILD_OPTIONS | {"tag"},
+        "space": SERVICE_OPTIONS | BUILD_OPTIONS,
+    }
+
+    def start_image(self, image: str, **options: Any) -> DockerSwarmProvider:
+        return DockerSwarmProvider.start(image, **options)
+
+    def start_folder(self, path: Path, **options: Any) -> DockerSwarmProvider:
+        build = {key: options.pop(key) for key in ("tag", *BUILD_OPTIONS) if key in options}
+        return DockerSwarmProvider.start(build_folder_image(path, **build), **options)
+
+    def start_space(self, space: SpaceRef, **options: Any) -> DockerSwarmProvider:
+        build = {key: options.pop(key) for key in BUILD_OPTIONS if key in options}
+        return DockerSwarmProvider.start(build_space_image(space, **build)[1], **options)
+
+
+register(SwarmRuntime())

@@ -1,4 +1,5 @@
-"""An environment served from a virtual environment of its own, made with ``uv``.
+"""The ``uv`` runtime: an environment served from a virtual environment of its own, made with
+``uv``.
 
 The caller's interpreter is never changed: ``uv venv`` makes an environment in the cache
 (``$OPENENV_HUB_CACHE`` or ``~/.cache/openenv-hub``, folder ``uv-envs``), ``uv pip install``
@@ -28,12 +29,15 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from openenv_hub.errors import DependencyNotInstalledError, ServerStartError
 from openenv_hub.manifest import load_manifest
+from openenv_hub.runtimes.base import RuntimeBase, SpaceRef
 from openenv_hub.runtimes.local import LocalProcessProvider
+from openenv_hub.runtimes.registry import register
 
-__all__ = ["UvProvider", "cache_root", "uv_binary"]
+__all__ = ["UvProvider", "UvRuntime", "cache_root", "uv_binary"]
 
 #: In an environment once it is made: the stamp of what it was made from.
 COMPLETE_MARKER = ".complete"
@@ -127,6 +131,31 @@ class UvProvider(LocalProcessProvider):
         )
         assert isinstance(server, UvProvider)
         return server
+
+
+class UvRuntime(RuntimeBase):
+    """Folders and Spaces served from environments of their own, made by uv; see the module."""
+
+    name = "uv"
+    summary = "a virtual environment of its own, made by uv"
+    options = {
+        "folder": frozenset({"port", "env", "python", "startup_timeout_s"}),
+        "space": frozenset({"python", "env", "startup_timeout_s"}),
+    }
+
+    def start_folder(self, path: Path, **options: Any) -> UvProvider:
+        return UvProvider.from_folder(path, **options)
+
+    def start_space(self, space: SpaceRef, **options: Any) -> UvProvider:
+        """Serve the Space at ``space.revision`` from a uv environment made for that commit."""
+        from openenv_hub.runtimes.space import made_from, space_files
+
+        source = space_files(space)
+        options.setdefault("startup_timeout_s", 120.0)
+        return UvProvider.from_source(source.path, made_from(source), **options)
+
+
+register(UvRuntime())
 
 
 def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse: bool) -> Path:

@@ -36,6 +36,20 @@ def _run(language: str, code: str, **env: str) -> str:
     return done.stdout
 
 
+def test_runtimes() -> None:
+    lines = _run("python", doc_block(DOC, "runtimes").code).splitlines()
+    assert lines[:3] == [
+        "docker ['folder', 'image', 'space']",
+        "kubernetes ['folder', 'image']",
+        "local ['folder', 'space']",
+    ]
+    assert "ray ['folder']" in lines and "space ['space']" in lines
+
+
+def test_a_runtime_of_your_own() -> None:
+    assert _run("python", doc_block(DOC, "a runtime of your own").code).strip() == "quiet Hi"
+
+
 def test_local_folder() -> None:
     assert _run("python", doc_block(DOC, "local folder").code).strip() == "Hi"
 
