@@ -37,9 +37,11 @@ def echo_everywhere() -> Iterator[Any]:
 
 def test_the_builtin_runtimes_and_what_each_starts_from() -> None:
     assert set(runtime_names()) >= {"docker", "kubernetes", "local", "ray", "space", "swarm", "uv"}
-    assert runtime_names("space") == ["docker", "local", "space", "swarm", "uv"]
-    assert runtime_names("image") == ["docker", "kubernetes", "swarm"]
-    assert runtime_names("folder") == ["docker", "kubernetes", "local", "ray", "swarm", "uv"]
+    assert set(runtime_names("space")) >= {"docker", "local", "space", "swarm", "uv"}
+    assert set(runtime_names("image")) >= {"docker", "kubernetes", "swarm"}
+    assert set(runtime_names("folder")) >= {"docker", "kubernetes", "local", "ray", "swarm", "uv"}
+    assert not {"space", "ray"} & set(runtime_names("image"))
+    assert "space" not in runtime_names("folder") and "ray" not in runtime_names("space")
     for name in runtime_names():
         runtime = get_runtime(name)
         assert runtime.name == name and runtime.summary and runtime.options
@@ -53,7 +55,7 @@ def test_the_builtin_runtimes_and_what_each_starts_from() -> None:
         (lambda: starter("dokcer", "image", "i", {}), "(did you mean 'docker'?)"),
         (
             lambda: starter("ray", "image", "i", {}),
-            "The ray runtime cannot start from an image; these can: docker, kubernetes, swarm.",
+            "The ray runtime cannot start from an image; these can: docker, ",
         ),
         (
             lambda: starter("uv", "folder", ECHO_ENV, {"replicas": 2}),
@@ -67,7 +69,7 @@ def test_the_builtin_runtimes_and_what_each_starts_from() -> None:
         ),
         (
             lambda: EchoEnv.from_hub("alice/x", runtime="ray"),
-            "The ray runtime cannot start from a Space; these can: docker, local, space, swarm",
+            "The ray runtime cannot start from a Space; these can: docker, ",
         ),
         (
             lambda: EchoEnv.from_hub("alice/x", runtime="docker", local=True),

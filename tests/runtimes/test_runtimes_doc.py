@@ -38,12 +38,16 @@ def _run(language: str, code: str, **env: str) -> str:
 
 def test_runtimes() -> None:
     lines = _run("python", doc_block(DOC, "runtimes").code).splitlines()
-    assert lines[:3] == [
+    assert lines == sorted(lines)
+    assert {
         "docker ['folder', 'image', 'space']",
         "kubernetes ['folder', 'image']",
         "local ['folder', 'space']",
-    ]
-    assert "ray ['folder']" in lines and "space ['space']" in lines
+        "ray ['folder']",
+        "space ['space']",
+        "swarm ['folder', 'image', 'space']",
+        "uv ['folder', 'space']",
+    } <= set(lines)
 
 
 def test_a_runtime_of_your_own() -> None:

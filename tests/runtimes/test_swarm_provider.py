@@ -8,6 +8,7 @@ engine refuses swarm mode, the test reports the engine's exact words as an expec
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -90,3 +91,23 @@ def test_the_documented_swarm_example(
     from docker_support.engine import docker
 
     assert docker("service", "ls", "-q", "--filter", mine).stdout.strip() == ""
+
+
+def test_the_swarm_runtime_builds_a_folder_and_serves_it_to_a_client(swarm: None) -> None:
+    """Through the registry, a folder becomes an image (push's file selection) and a service."""
+    from docker_support.engine import BASE_IMAGE, docker
+    from runtime_support import ECHO_ENV, NO_UI
+
+    tag = f"openenv-test-rt/swarm-folder:{uuid.uuid4().hex[:8]}"
+    launcher = EchoEnv.from_folder(
+        ECHO_ENV, runtime="swarm", replicas=1, tag=tag, base_image=BASE_IMAGE, build_args=[NO_UI]
+    )
+    try:
+        with launcher.sync() as env:
+            provider = env.provider
+            assert isinstance(provider, DockerSwarmProvider) and len(provider.base_urls) == 1
+            env.reset()
+            assert env.call_tool("echo_message", message="swarm") == "swarm"
+        assert containers(f"label=com.docker.swarm.service.name={provider.name}") == []
+    finally:
+        docker("rmi", "-f", tag, check=False)
