@@ -3,8 +3,9 @@
 Agents act with :class:`~coding_env.models.CodeAction` or with the MCP tools ``run_python``,
 ``reset_context``, ``list_files`` and ``list_tasks``; all of them drive the session's one
 interpreter. ``reset(task_id=...)`` loads a task: every later step is graded by the task's
-hidden tests, run inside the sandbox, and ``reward`` is ``reward_fn`` of the result (by default
-the fraction of tests passed).
+hidden tests, and ``reward`` is ``reward_fn`` of the result (by default the fraction of tests
+passed), always in [0, 1]. The tests never enter the session's interpreter: each grading re-runs
+the session's cells in a sandbox of its own (see :mod:`coding_env.server.grader`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from coding_env.models import CodeAction, CodeObservation, CodingState, ExecutionError
-from coding_env.server.mechanism import detect
-from coding_env.server.rewards import GradeResult, RewardFn, fraction_passed
+from coding_env.server.grader import Grader
+from coding_env.server.mechanism import detect, memory_bound
+from coding_env.server.rewards import GradeResult, RewardFn, checked_reward, fraction_passed
 from coding_env.server.sandbox import Mechanism, Sandbox, SandboxDied, SandboxTimeout
 from coding_env.server.settings import SandboxSettings
 from coding_env.server.tasks import Task, TaskSet
@@ -23,6 +25,8 @@ from openenv_hub.types import Action, EnvironmentMetadata, Observation
 __all__ = ["CodingEnvironment"]
 
 _LOST = "The interpreter was restarted: names and files from earlier steps are gone."
+# The cells a grading re-runs, in all; a session past it is asked to start afresh.
+MAX_GRADED_CODE_CHARS = 8_000_000
 _UNSAFE = (
     "UNSAFE: no sandbox (unsafe_no_sandbox is set): agent code runs with the server's "
     "privileges, network and files. "
@@ -66,9 +70,11 @@ class CodingEnvironment(MCPEnvironment):
     def __init__(self) -> None:
         super().__init__()
         self._settings = self.settings or SandboxSettings.from_env()
-        launcher = detect(self._settings)
-        self._mechanism = launcher.mechanism
-        self._sandbox = Sandbox(self._settings, launcher)
+        self._launcher = detect(self._settings)
+        self._mechanism = self._launcher.mechanism
+        self._sandbox = Sandbox(self._settings, self._launcher)
+        self._grader = Grader(self._settings, self._launcher)
+        self._cells: list[str] = []  # what the session's interpreter ran, for the grader
         self._task: Task | None = None
         self._state = CodingState(sandbox=self._mechanism.value)
 
@@ -82,6 +88,8 @@ class CodingEnvironment(MCPEnvironment):
         **kwargs: Any,
     ) -> CodeObservation:
         """Start a fresh interpreter; with ``task_id``, load that task (see ``list_tasks``)."""
+        if task_id is not None and not isinstance(task_id, str):
+            raise TypeError(f"task_id must be a string such as 'HumanEval/0', not {task_id!r}")
         task = self._task_set().get(task_id) if task_id else None
         self._sandbox.stop()
         self._task = task
@@ -90,7 +98,7 @@ class CodingEnvironment(MCPEnvironment):
             task_id=task_id,
             sandbox=self._mechanism.value,
         )
-        self._sandbox.start()
+        self._start_interpreter()
         if task is None:
             return CodeObservation(message="A fresh interpreter is ready.", reward=0.0)
         return CodeObservation(
@@ -100,6 +108,14 @@ class CodingEnvironment(MCPEnvironment):
             tests_total=task.num_tests,
             reward=0.0,
         )
+
+    def _start_interpreter(self) -> None:
+        """A fresh interpreter, with no cells; with a task, the next grader starts too."""
+        self._sandbox.stop()
+        self._cells = []
+        self._sandbox.start()
+        if self._task is not None:
+            self._grader.prepare()
 
     @property
     def state(self) -> CodingState:
@@ -116,6 +132,7 @@ class CodingEnvironment(MCPEnvironment):
         return self.execute(action.code, timeout_s=timeout_s)
 
     def close(self) -> None:
+        self._grader.close()
         self._sandbox.stop()
 
     # -- running code ----------------------------------------------------------------------
@@ -131,18 +148,26 @@ class CodingEnvironment(MCPEnvironment):
         }
         try:
             self._ensure_started()
+            killed_before = self._sandbox.oom_kills()
             reply = self._sandbox.request(request, wall_s)
         except SandboxDied as exc:
             observation = self._lost(exc, wall_s)
         else:
+            self._cells.append(code)
             observation = _observation(reply, self._settings.max_output_bytes)
+            if self._sandbox.oom_kills() > killed_before:
+                observation.memory_exceeded = True
+                observation.message = (
+                    f"A process of the step was killed: the sandbox reached its memory bound "
+                    f"({self._settings.memory_mb} MB). The interpreter is still running."
+                )
         if self._task is not None:
             self._grade(observation)
         return observation
 
     def _ensure_started(self) -> None:
         if not self._sandbox.alive:
-            self._sandbox.start()
+            self._start_interpreter()
 
     def _lost(self, exc: SandboxDied, wall_s: float) -> CodeObservation:
         self._sandbox.stop()
@@ -150,6 +175,11 @@ class CodingEnvironment(MCPEnvironment):
         timed_out = isinstance(exc, SandboxTimeout) or exc.signal_number == 24  # SIGXCPU
         if isinstance(exc, SandboxTimeout):
             reason = f"The step ran out of its {wall_s:g} s of wall time."
+        elif exc.memory_exceeded:
+            reason = (
+                f"The step reached the sandbox's memory bound ({self._settings.memory_mb} MB, "
+                "shared memory and files in /workspace, /tmp and /dev/shm included)."
+            )
         elif timed_out:
             reason = f"The step used up its {self._settings.cpu_time_s:g} s of CPU time."
         else:
@@ -159,6 +189,7 @@ class CodingEnvironment(MCPEnvironment):
             error=ExecutionError(type="SandboxLimitExceeded", message=f"{reason} {_LOST}"),
             duration_s=wall_s if isinstance(exc, SandboxTimeout) else 0.0,
             timed_out=timed_out,
+            memory_exceeded=exc.memory_exceeded,
             context_lost=True,
             message=f"{reason} {_LOST}",
         )
@@ -168,12 +199,13 @@ class CodingEnvironment(MCPEnvironment):
         assert task is not None
         observation.task_id = task.task_id
         observation.tests_total = task.num_tests
-        if observation.context_lost:
+        too_long = sum(map(len, self._cells)) > MAX_GRADED_CODE_CHARS
+        if observation.context_lost or too_long:
             result = GradeResult(task.task_id, 0, task.num_tests, timed_out=observation.timed_out)
         else:
-            result = self._run_tests(task)
+            result = self._grader.grade(task, self._cells)
         observation.tests_passed = result.passed
-        observation.reward = float(self.reward_fn(result))
+        observation.reward = checked_reward(self.reward_fn, result)
         observation.done = result.total > 0 and result.passed == result.total
         if result.timed_out:
             observation.timed_out = True
@@ -181,23 +213,15 @@ class CodingEnvironment(MCPEnvironment):
                 f"The hidden tests ran out of their {self._settings.grading_timeout_s:g} s; "
                 "reward 0. Does the function loop forever on some input?"
             )
+        elif too_long:
+            observation.message = (
+                f"The session has run more than {MAX_GRADED_CODE_CHARS} characters of code, more "
+                "than a grading re-runs: call reset_context() and define the function again."
+            )
         elif result.missing_entry_point:
             observation.message = f"Define {task.entry_point}() to be graded."
-
-    def _run_tests(self, task: Task) -> GradeResult:
-        timeout = self._settings.grading_timeout_s
-        try:
-            reply = self._sandbox.request(task.grading_request(timeout), timeout + 10)
-        except SandboxDied:
-            self._sandbox.stop()
-            return GradeResult(task.task_id, 0, task.num_tests, timed_out=True)
-        return GradeResult(
-            task.task_id,
-            int(reply["passed"]),
-            int(reply["total"]),
-            timed_out=bool(reply.get("timed_out")),
-            missing_entry_point=bool(reply.get("missing")),
-        )
+        elif result.error:
+            observation.message = "The grader could not run the tests; reward 0."
 
     # -- MCP tools -------------------------------------------------------------------------
 
@@ -217,9 +241,8 @@ class CodingEnvironment(MCPEnvironment):
     @tool
     def reset_context(self) -> dict[str, Any]:
         """Forget every name and file: start a fresh interpreter (the task stays loaded)."""
-        self._sandbox.stop()
         self._state.context_restarts += 1
-        self._sandbox.start()
+        self._start_interpreter()
         return {"context_lost": True, "message": "A fresh interpreter is ready."}
 
     @tool
@@ -273,10 +296,11 @@ class CodingEnvironment(MCPEnvironment):
 
     def get_metadata(self) -> EnvironmentMetadata:
         unsafe = _UNSAFE if self._mechanism is Mechanism.NONE else ""
+        bound = memory_bound(self._launcher, self._settings)
         return EnvironmentMetadata(
             name="coding_env",
-            description=f"{unsafe}Runs Python in a sandbox ({self._mechanism.value}), "
-            "with persistent context and graded tasks.",
+            description=f"{unsafe}{bound}. Runs Python in a sandbox ({self._mechanism.value}), "
+            "with persistent context and graded tasks, rewards in [0, 1].",
             version="0.1.0",
         )
 
