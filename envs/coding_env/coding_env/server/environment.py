@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
+
 from coding_env.models import CodeAction, CodeObservation, CodingState, ExecutionError
 from coding_env.server.grader import Grader
 from coding_env.server.mechanism import detect, memory_bound
@@ -153,8 +155,14 @@ class CodingEnvironment(MCPEnvironment):
         except SandboxDied as exc:
             observation = self._lost(exc, wall_s)
         else:
-            self._cells.append(code)
-            observation = _observation(reply, self._settings.max_output_bytes)
+            try:
+                observation = _observation(reply, self._settings.max_output_bytes)
+            except ValueError:
+                self._sandbox.stop()
+                died = SandboxDied("the interpreter sent a malformed reply; it was killed")
+                observation = self._lost(died, wall_s)
+            else:
+                self._cells.append(code)
             if self._sandbox.oom_kills() > killed_before:
                 observation.memory_exceeded = True
                 observation.message = (
@@ -250,10 +258,18 @@ class CodingEnvironment(MCPEnvironment):
         """List the files in the session's working directory (/workspace) with their sizes."""
         try:
             self._ensure_started()
-            return self._sandbox.request({"op": "list_files"}, self._settings.step_timeout_s)
+            reply = self._sandbox.request({"op": "list_files"}, self._settings.step_timeout_s)
         except SandboxDied as exc:
             self._sandbox.stop()
             return {"files": [], "truncated": False, "context_lost": True, "message": str(exc)}
+        files = reply.get("files")
+        if not isinstance(files, list) or not all(_is_file_entry(f) for f in files):
+            return {
+                "files": [],
+                "truncated": False,
+                "message": "The interpreter's list was malformed.",
+            }
+        return {"files": files, "truncated": reply.get("truncated") is True}
 
     @tool(name="list_tasks")
     def list_task_ids(self, offset: int = 0, limit: int = 200) -> dict[str, Any]:
@@ -309,22 +325,48 @@ def _public(task: Task) -> dict[str, Any]:
     return {"task_id": task.task_id, "prompt": task.prompt, "entry_point": task.entry_point}
 
 
+def _is_file_entry(entry: object) -> bool:
+    return (
+        isinstance(entry, dict)
+        and set(entry) == {"path", "size"}
+        and isinstance(entry["path"], str)
+        and type(entry["size"]) is int
+    )
+
+
+def _field(reply: dict[str, Any], name: str, kinds: tuple[type, ...], default: Any) -> Any:
+    """A field of the interpreter's reply, which the agent's code may have written itself."""
+    value = reply.get(name, default)
+    if type(value) not in kinds:
+        raise ValueError(f"the interpreter's reply has a malformed {name!r}")
+    return value
+
+
 def _observation(reply: dict[str, Any], max_output_bytes: int) -> CodeObservation:
-    error = reply.get("error")
-    truncated = bool(reply.get("output_truncated"))
+    """The observation of a ``run`` reply.
+
+    Raises:
+        ValueError: a field has the wrong type.
+    """
+    error = _field(reply, "error", (dict, type(None)), None)
+    truncated = _field(reply, "output_truncated", (bool,), False)
+    memory_exceeded = _field(reply, "memory_exceeded", (bool,), False)
     message = ""
-    if reply.get("memory_exceeded"):
+    if memory_exceeded:
         message = "The step ran out of memory (MemoryError); the interpreter is still running."
     elif truncated:
         message = f"Output beyond {max_output_bytes} bytes per stream was dropped."
-    return CodeObservation(
-        stdout=reply.get("stdout", ""),
-        stderr=reply.get("stderr", ""),
-        exit_code=int(reply.get("exit_code", 0)),
-        result=reply.get("value"),
-        error=ExecutionError(**error) if error else None,
-        duration_s=float(reply.get("duration_s", 0.0)),
-        memory_exceeded=bool(reply.get("memory_exceeded")),
-        output_truncated=truncated,
-        message=message,
-    )
+    try:
+        return CodeObservation(
+            stdout=_field(reply, "stdout", (str,), ""),
+            stderr=_field(reply, "stderr", (str,), ""),
+            exit_code=_field(reply, "exit_code", (int,), 0),
+            result=_field(reply, "value", (str, type(None)), None),
+            error=ExecutionError.model_validate(error, strict=True) if error else None,
+            duration_s=float(_field(reply, "duration_s", (int, float), 0.0)),
+            memory_exceeded=memory_exceeded,
+            output_truncated=truncated,
+            message=message,
+        )
+    except ValidationError as exc:
+        raise ValueError(f"the interpreter's reply is malformed: {exc}") from None

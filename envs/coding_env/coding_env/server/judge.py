@@ -66,7 +66,7 @@ def prepare(
 def grade(request: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
     """Run the task's tests against the session's cells, re-run by the candidate."""
     try:
-        candidate.send({"cells": request.get("cells", [])})
+        candidate.ask_to_run(request.get("cells", []))
         return _judge(request, candidate)
     except CandidateGone:
         return {"passed": 0, "ended": candidate.ended()}
@@ -75,7 +75,6 @@ def grade(request: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
 
 
 def _judge(request: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
-    candidate.receive()  # the cells ran
     entry_point = request["entry_point"]
     if candidate.kind(entry_point) != "callable":
         return {"passed": 0, "missing": True}
@@ -123,7 +122,12 @@ class Candidate:
     def __init__(self, pid: int, write_fd: int, read_fd: int) -> None:
         self.pid, self._write_fd, self._read_fd = pid, write_fd, read_fd
         self._buffer = b""
+        self._questions = 0
         self._status: int | None = None
+
+    def ask_to_run(self, cells: list[str]) -> None:
+        """Have the candidate run the cells; returns once it has."""
+        self._ask({"op": "run", "cells": cells})
 
     def kind(self, name: str) -> str:
         return str(self._ask({"op": "kind", "name": name}).get("kind"))
@@ -152,8 +156,13 @@ class Candidate:
             raise CandidateError(f"not plain data: {exc}") from None
 
     def _ask(self, question: dict[str, Any]) -> dict[str, Any]:
-        self.send(question)
-        return self.receive()
+        """Send a question; its answer, skipping lines the candidate's own code wrote."""
+        self._questions += 1
+        self.send({**question, "id": self._questions})
+        while True:
+            reply = self.receive()
+            if reply.get("id") == self._questions:
+                return reply
 
     def send(self, message: dict[str, Any]) -> None:
         try:
@@ -203,10 +212,12 @@ def _serve(read_fd: int, write_fd: int, run_cells: Callable[[list[str]], dict[st
         first = reader.readline()
         if not first:
             return
-        names = run_cells(json.loads(first)["cells"])
-        _send(write_fd, {"ready": True})
+        question = json.loads(first)
+        names = run_cells(question["cells"])
+        _send(write_fd, {"ready": True, "id": question["id"]})
         for line in reader:
-            _send(write_fd, _answer(names, json.loads(line)))
+            question = json.loads(line)
+            _send(write_fd, {**_answer(names, question), "id": question["id"]})
     finally:
         os._exit(0)
 

@@ -134,6 +134,7 @@ class Sandbox:
         self.role = role
         self._process: _Process | None = None
         self._buffer = b""
+        self._requests = 0
         self.started_in_s = 0.0
 
     @property
@@ -278,14 +279,22 @@ class Sandbox:
         if process.popen.poll() is not None:
             raise self._died()
         assert process.popen.stdin is not None
+        self._requests += 1
         try:
-            process.popen.stdin.write(json.dumps(message).encode() + b"\n")
+            process.popen.stdin.write(
+                json.dumps({**message, "id": self._requests}).encode() + b"\n"
+            )
             process.popen.stdin.flush()
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        return self._reply(process, time.monotonic() + timeout_s, timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while True:  # lines the agent's code wrote to the channel itself carry no current id
+            reply = self._reply(process, deadline, timeout_s)
+            if reply.get("id") == self._requests:
+                return reply
 
     def _reply(self, process: _Process, deadline: float, timeout_s: float) -> dict[str, Any]:
+        """The next line the interpreter sent, as a JSON object."""
         assert process.popen.stdout is not None
         fd = process.popen.stdout.fileno()
         while b"\n" not in self._buffer:
@@ -303,10 +312,12 @@ class Sandbox:
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
             reply = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
+            reply = None
+        if not isinstance(reply, dict):
             self.stop()
-            raise SandboxDied("the interpreter sent a malformed reply; it was killed") from None
-        if not isinstance(reply, dict) or "protocol_error" in reply:
+            raise SandboxDied("the interpreter sent a malformed reply; it was killed")
+        if "protocol_error" in reply:
             raise SandboxError(f"the interpreter refused the request: {reply}")
         return reply
 

@@ -301,12 +301,12 @@ def main() -> None:
         _wait_as_init(child, channel)
     if first.get("role") == "grader":
         candidate = judge.prepare(channel.close, run_cells)
-        channel.send({**ready, "pid": os.getpid()})
+        channel.send({**ready, "pid": os.getpid(), "id": first.get("id")})
         request = channel.receive()
         if request is not None and request.get("op") == "grade":
-            channel.send(judge.grade(request, candidate))
+            channel.send({**judge.grade(request, candidate), "id": request.get("id")})
         return
-    channel.send({**ready, "pid": os.getpid()})
+    channel.send({**ready, "pid": os.getpid(), "id": first.get("id")})
     session = Session()
     handlers = {"run": session.run, "list_files": list_files}
     while True:
@@ -317,7 +317,7 @@ def main() -> None:
         reply = (
             handler(request) if handler else {"protocol_error": f"unknown op {request.get('op')!r}"}
         )
-        channel.send(reply)
+        channel.send({**reply, "id": request.get("id")})
 
 
 if __name__ == "__main__":
