@@ -164,6 +164,27 @@ def test_the_sandbox_holds_no_more_than_its_bound(bounded: Target, attack: str) 
         assert int(observation.result) < HELD_IF_UNBOUNDED[attack], observation
 
 
+def test_openenv_validate_reports_the_bound(bounded: Target) -> None:
+    import contextlib
+    import io
+    import json
+
+    from openenv_hub_cli.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        main(["validate", bounded.base_url, "--json", "--timeout", "60"])
+    (check,) = [c for c in json.loads(out.getvalue())["checks"] if c["name"] == "metadata_endpoint"]
+    metadata = httpx.get(f"{bounded.base_url}/metadata", timeout=30).json()
+    if metadata["description"].startswith("Memory bounded per process only"):
+        assert "coding_env: Memory bounded per process only (no cgroup" in check["message"]
+    else:
+        assert (
+            f"Memory bounded per sandbox by cgroup v{_hierarchy().version}: 256 MB"
+            in check["message"]
+        )
+
+
 def test_every_process_of_the_sandbox_is_in_its_group() -> None:
     settings = SandboxSettings(**SETTINGS)  # type: ignore[arg-type]
     hierarchy = _hierarchy()
