@@ -153,7 +153,8 @@ def test_builtins_patched_by_the_candidate_do_not_reach_the_tests(local_target: 
     with local_target.client().sync() as env:
         env.reset(task_id="HumanEval/2")
         patched: Any = env.step(CodeAction(code=PATCHED_BUILTINS))
-        assert patched.reward < 1.0 and patched.observation.tests_passed < 3, patched
+        # 0 == 0.5 fails; the two abs() tests would pass with the candidate's abs
+        assert (patched.reward, patched.observation.tests_passed) == (0.0, 0), patched
 
 
 def test_the_tests_see_the_candidates_module_names(local_target: Target) -> None:
