@@ -132,7 +132,9 @@ def check_metadata_endpoint(target: RemoteTarget) -> CheckResult:
             False,
             f"GET /metadata gave HTTP {response.status_code} without name and description",
         )
-    return CheckResult("metadata_endpoint", True, f"{body['name']}: {body['description'][:60]}")
+    # Long enough for what an environment says first about itself (e.g. the coding
+    # environment's memory bound), short enough for one line of the table.
+    return CheckResult("metadata_endpoint", True, f"{body['name']}: {body['description'][:160]}")
 
 
 def check_schema_endpoint(target: RemoteTarget) -> CheckResult:
