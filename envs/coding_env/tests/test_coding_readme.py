@@ -47,7 +47,9 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next((venv / "lib").glob("python*/site-packages"))
-    (site / "suite.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # The suite's packages, and this checkout's openenv_hub (installed editable in the suite's
+    # environment, through a finder that a .pth path entry does not run).
+    (site / "suite.pth").write_text(f"{sysconfig.get_paths()['purelib']}\n{REPO}\n")
     # pip and setuptools come from the suite's environment too (the .pth file above).
     pip = venv / "bin" / "pip"
     pip.write_text(
@@ -60,7 +62,11 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if "coding_env" not in p]
     env = {
         **os.environ,
-        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        # The suite's own commands (openenv) after the new environment's, as an activated
+        # environment would have them; CI runs the suite without activating it.
+        "PATH": os.pathsep.join(
+            [str(venv / "bin"), sysconfig.get_paths()["scripts"], os.environ["PATH"]]
+        ),
         "VIRTUAL_ENV": str(venv),
         "PYTHONPATH": os.pathsep.join(paths),
         "PIP_NO_INDEX": "1",
