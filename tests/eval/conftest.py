@@ -22,11 +22,12 @@ WORD_TASKS = [
 ]
 
 GUESS_POLICY = '''
+import os
 import random
 import time
 
 WORDS = ["crane", "slate", "pious", "mango", "fjord", "glyph", "brick", "stove", "plumb", "dwarf"]
-PAUSE_S = 0.0
+PAUSE_S = float(os.environ.get("GUESS_PAUSE_S", "0"))
 
 
 def guess(messages, tools, seed):
@@ -35,11 +36,6 @@ def guess(messages, tools, seed):
     order = random.Random(seed).sample(WORDS, 6)
     turn = sum(1 for m in messages if m["role"] == "assistant")
     return {"tool_calls": [{"name": "guess", "arguments": {"word": order[turn]}}]}
-
-
-def slow_guess(messages, tools, seed):
-    time.sleep(0.4)
-    return guess(messages, tools, seed)
 '''
 
 
@@ -66,3 +62,54 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def read_rows(folder: Path) -> list[dict[str, Any]]:
     lines = (folder / "rollouts.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
+
+
+MAKE_MODEL = """
+import sys
+sys.path.insert(0, {examples!r})
+from tiny_model import build
+talk = [{{"role": "user", "content": "Find the secret word."}}, {{"role": "assistant", "content": "crane"}}]
+model, tokenizer = build([talk], tools=[])
+model.save_pretrained({folder!r})
+tokenizer.save_pretrained({folder!r})
+"""
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """``transformers serve`` on 127.0.0.1 serving a tiny random-weight model made on the spot
+    (examples/tiny_model.py; no download). Yields ``(base_url, model_name)``."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    import httpx
+    from serving import free_port
+
+    folder = str(tmp_path_factory.mktemp("tiny-model") / "model")
+    script = MAKE_MODEL.format(examples=str(EXAMPLES), folder=folder)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=300, capture_output=True)
+    port = free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    log = open(Path(folder).parent / "serve.log", "wb")  # noqa: SIM115
+    command = ["transformers", "serve", folder, "--host", "127.0.0.1", "--port", str(port)]
+    server = subprocess.Popen(
+        command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"transformers serve did not start: see {log.name}")
+            time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/v1", folder
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
+        log.close()
