@@ -113,3 +113,29 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
         os.killpg(server.pid, signal.SIGKILL)
         server.wait(timeout=30)
         log.close()
+
+
+@pytest.fixture
+def task_game(serve: Callable[..., Any]) -> Any:
+    """The word game with tasks of its own: ``reset(task_id=WORD)`` and the task routes."""
+    from word_game import Feedback, GameState, Guess, WordGame
+
+    from openenv_hub import create_app
+
+    class TaskWordGame(WordGame):
+        def reset(
+            self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        ) -> Any:
+            observation = super().reset(seed, episode_id)
+            self._secret = kwargs.get("task_id") or self._secret
+            return observation
+
+        def list_splits(self) -> list[str]:
+            return ["test"]
+
+        def list_tasks(self, split: str) -> list[dict[str, str]]:
+            return [{"task_id": w, "prompt": "Find the word."} for w in ("crane", "mango")]
+
+    return serve(
+        create_app(TaskWordGame, Guess, Feedback, state_cls=GameState, env_name="word_game")
+    )
