@@ -35,7 +35,7 @@ def summarize(rows: Iterable[dict[str, Any]], *, rollouts_per_task: int) -> dict
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_task[f"{row['split']}/{row['task_key']}"].append(row)
-    tasks = {
+    tasks: dict[str, dict[str, Any]] = {
         name: {
             "rollouts": len(group),
             "passed": sum(bool(r["passed"]) for r in group),

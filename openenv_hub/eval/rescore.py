@@ -64,6 +64,7 @@ async def rescore_rows(
             index = queue.get_nowait()
             rescored[index] = await _replay(pool, slot, rows[index])
 
+    pool: EnvPool[Any, Any, Any]
     async with EnvPool(base_url, size=size) as pool:
         await asyncio.gather(*(worker(i, pool) for i in range(size)))
     return [r for r in rescored if r is not None]

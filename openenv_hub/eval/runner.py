@@ -95,6 +95,7 @@ async def run_eval(
             if on_row is not None:
                 on_row(row)
 
+    pool: EnvPool[Any, Any, Any]
     async with EnvPool(base_url, size=size) as pool:
         await asyncio.gather(*(worker(i, pool) for i in range(size)))
     return len(pairs)

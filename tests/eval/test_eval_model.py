@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import read_rows
-from test_eval_policy import expected_pass_at_k
+from eval_support import expected_pass_at_k, read_rows
 
 
 @pytest.mark.slow

@@ -8,19 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from conftest import read_rows
-
-
-def expected_pass_at_k(rows: list[dict[str, Any]], k: int) -> float:
-    """pass@k computed from the rows by enumerating every k-subset of each task's samples."""
-    from itertools import combinations
-
-    values = []
-    for key in {r["task_key"] for r in rows}:
-        passed = [r["passed"] for r in rows if r["task_key"] == key]
-        subsets = list(combinations(passed, k))
-        values.append(sum(any(s) for s in subsets) / len(subsets))
-    return sum(values) / len(values)
+from eval_support import expected_pass_at_k, read_rows
 
 
 def test_eval_plays_every_pair_and_summarizes_them(cli: Any, word_game: Any, workdir: Path) -> None:

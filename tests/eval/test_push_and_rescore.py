@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import read_rows
+from eval_support import read_rows
 
 ARGS = ("--policy", "guesser:guess", "--tasks", "tasks", "-k", 4, "-c", 4, "-o", "results")
 

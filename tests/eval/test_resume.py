@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import read_rows
+from eval_support import read_rows
 
 
 def test_a_killed_run_resumes_with_exactly_the_missing_rollouts(

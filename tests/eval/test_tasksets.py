@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WORD_TASKS, read_rows
+from eval_support import WORD_TASKS, read_rows
 
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.eval import Task, load_tasks
