@@ -4,6 +4,8 @@
 task K times through an :class:`~openenv_hub.client.EnvPool`, writes one row per rollout to a
 results folder as it ends, then a summary and a plot; ``openenv rescore RESULTS`` replays the
 saved actions to recompute their rewards. See docs/eval.md.
+
+Layer: client.
 """
 
 from openenv_hub.eval.passk import pass_at_k, summarize

@@ -1,4 +1,7 @@
-"""pass@k with the unbiased estimator, and the summary of a run's rollouts."""
+"""pass@k with the unbiased estimator, and the summary of a run's rollouts.
+
+Layer: client.
+"""
 
 from __future__ import annotations
 

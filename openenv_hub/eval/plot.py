@@ -1,4 +1,7 @@
-"""The plot of a run: the distribution of the return, and pass@k against k (a PNG)."""
+"""The plot of a run: the distribution of the return, and pass@k against k (a PNG).
+
+Layer: client.
+"""
 
 from __future__ import annotations
 

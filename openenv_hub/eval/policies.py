@@ -6,6 +6,8 @@ conversation so far (OpenAI chat messages) and the environment's tools, and answ
 assistant message, which may call tools. A Python function (``--policy module:function``) has
 the same signature, sync or async, and may also answer with plain text (a ``str``) or with tool
 calls whose ``arguments`` are a dict.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Publishing a results folder as a Hugging Face dataset: one split per evaluated split (a
-JSON Lines file each, under ``data/``), the summary, the settings and the plot, and a card."""
+JSON Lines file each, under ``data/``), the summary, the settings and the plot, and a card.
+
+Layer: client.
+"""
 
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ actions in order. The new rewards are compared with the recorded ones. A replay 
 observations (rewards and metadata aside) differ from the recorded ones shows the environment
 is not deterministic under the task's reset arguments: that rollout is reported as such and its
 rewards are not compared.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ its summary and a plot.
 ``rollouts.jsonl`` is appended to and flushed to disk row by row, so a crash or Ctrl-C loses at
 most the rollouts in flight; a line cut short by a kill is dropped when the folder is read
 again. ``run.json`` holds the settings, ``summary.json`` the summary, ``plot.png`` the plot.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ model answers; each tool call it makes is sent as one ``step`` and its observati
 the tool's answer. **A turn without a tool call ends the rollout** (a model that replies in
 plain text is done), as does the episode's end. The rollout's return is the sum of the rewards
 the environment gave its steps; it passes when the return reaches ``pass_threshold``.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ Each row needs a key (the first of ``key``, ``task_id``, ``id`` it has) and may 
 ``prompt`` (the text the model reads before the environment's first observation) and a
 ``reset`` object (the arguments of ``reset``). Without ``reset``, the task is started with
 ``reset(task_id=KEY)``, the rule every environment with tasks follows.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 The mapping is the one :mod:`openenv_hub.trl` uses for training: an MCP environment offers its
 tools as they are listed; any other environment offers one tool named after its action model
 (``Guess`` → ``guess``) whose parameters are the action's fields.
+
+Layer: client.
 """
 
 from __future__ import annotations
