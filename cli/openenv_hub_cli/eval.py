@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ OutputOption = typer.Option(Path("eval-results"), "--output", "-o", help="Result
 
 
 def command(
-    env: str = typer.Argument(..., help="The environment server's URL (http://host:port)."),
+    env: str = typer.Argument(..., help="The environment: a server URL or a folder."),
     model: str | None = typer.Option(None, "--model", help="Model name at --base-url."),
     base_url: str | None = typer.Option(
         None, "--base-url", help="An OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1."
@@ -53,44 +55,31 @@ def command(
     private: bool | None = typer.Option(None, "--private/--public", help="Visibility on push."),
 ) -> None:
     """Evaluate a model (or a policy) on an environment's tasks (see docs/eval.md)."""
-    from openenv_hub.eval import (
-        EvalPlan,
-        ResultsFolder,
-        environment_metadata,
-        load_function_policy,
-        load_tasks,
-        server_tasks,
-    )
+    from openenv_hub.eval import EvalPlan, ResultsFolder, environment_metadata, load_function_policy
 
-    url = env_url(env)
     chosen = _policy(model, base_url, api_key_env, policy, temperature, top_p, max_tokens)
-    metadata = environment_metadata(url)
-    name = str(metadata.get("name") or "env")
-    found = load_tasks(tasks, split=split) if tasks else server_tasks(url, name, split=split)
-    plan = EvalPlan(
-        found, rollouts_per_task, concurrency, max_turns, pass_threshold, seed, extra={}
-    )
-    settings = {
-        "env": url,
-        "environment": {k: metadata.get(k) for k in ("name", "version")},
-        "model": model,
-        "base_url": base_url,
-        "policy": policy,
-        "tasks": tasks or f"{url} task routes",
-        "split": split,
-        "sampling": {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
-        if model
-        else {},
-        "seed": seed,
-        "rollouts_per_task": rollouts_per_task,
-        "max_turns": max_turns,
-        "pass_threshold": pass_threshold,
-        "expected_rollouts": len(found) * rollouts_per_task,
-    }
     results = ResultsFolder(output)
-    results.start(settings, resume=resume)
-    chosen_policy = chosen if chosen is not None else load_function_policy(str(policy))
-    played = _run(url, plan, chosen_policy, results)
+    with env_url(env) as url:
+        metadata = environment_metadata(url)
+        found = _tasks(url, str(metadata.get("name") or "env"), tasks, split)
+        plan = EvalPlan(found, rollouts_per_task, concurrency, max_turns, pass_threshold, seed)
+        settings = {
+            "env": env,
+            "environment": {k: metadata.get(k) for k in ("name", "version")},
+            "model": model,
+            "base_url": base_url,
+            "policy": policy,
+            "tasks": tasks or "the environment's task routes",
+            "split": split,
+            "sampling": chosen.sampling if chosen is not None else {},
+            "seed": seed,
+            "rollouts_per_task": rollouts_per_task,
+            "max_turns": max_turns,
+            "pass_threshold": pass_threshold,
+            "expected_rollouts": len(found) * rollouts_per_task,
+        }
+        results.start(settings, resume=resume)
+        played = _run(url, plan, chosen or load_function_policy(str(policy)), results)
     summary = _finish(results, rollouts_per_task)
     console.print(
         f"Played {played} rollouts; {summary['rollouts']} of {settings['expected_rollouts']} "
@@ -101,19 +90,38 @@ def command(
     if push_to_hub:
         from openenv_hub.eval import push_results
 
-        console.print(
-            f"Pushed to {push_results(results, push_to_hub, partial=partial, private=private)}"
-        )
+        url = push_results(results, push_to_hub, partial=partial, private=private)
+        console.print(f"Pushed to {url}")
 
 
-def env_url(env: str) -> str:
-    """The server URL of ``env``; only URLs are accepted for now."""
-    if "://" not in env:
+def _tasks(url: str, env_name: str, source: str | None, split: str | None) -> list[Any]:
+    """The taskset given with --tasks, else the tasks the environment lists."""
+    from openenv_hub.eval import load_tasks, server_tasks
+
+    if source:
+        return load_tasks(source, split=split)
+    return server_tasks(url, env_name, split=split)
+
+
+@contextmanager
+def env_url(env: str) -> Iterator[str]:
+    """The server URL of ``env``: as given for a URL; for an environment folder, a local server
+    started for the duration (stopped at the end)."""
+    if "://" in env:
+        yield env
+        return
+    if not (Path(env) / "openenv.yaml").is_file():
         raise CommandError(
-            f"{env!r} is not a server URL.",
-            hint="Serve the environment ('openenv serve FOLDER') and pass its http://host:port.",
+            f"{env!r} is neither a server URL nor an environment folder (no openenv.yaml).",
+            hint="Pass http://host:port of a running server, or a folder made by 'openenv init'.",
         )
-    return env
+    from openenv_hub.client import GenericEnvClient
+
+    client = GenericEnvClient.from_folder(env).sync()
+    try:
+        yield str(client.base_url)
+    finally:
+        client.close()
 
 
 def _policy(

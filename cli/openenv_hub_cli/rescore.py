@@ -20,7 +20,7 @@ ResultsArgument = typer.Argument(..., help="A results folder written by 'openenv
 def command(
     results: Path = ResultsArgument,
     env: str | None = typer.Option(
-        None, "--env", help="The environment's URL (default: the one the run used)."
+        None, "--env", help="The environment: a URL or a folder (default: the run's)."
     ),
     concurrency: int = typer.Option(4, "--concurrency", "-c", min=1),
 ) -> None:
@@ -32,8 +32,8 @@ def command(
     rows = folder.rows()
     if not rows:
         raise CommandError(f"{results} holds no rollouts.")
-    url = env_url(env or settings["env"])
-    rescored = asyncio.run(rescore_rows(url, rows, concurrency=concurrency))
+    with env_url(env or settings["env"]) as url:
+        rescored = asyncio.run(rescore_rows(url, rows, concurrency=concurrency))
     folder.write_json("rescore.json", [dataclasses.asdict(r) for r in rescored])
     changed = [r for r in rescored if r.changed]
     skipped = [r for r in rescored if r.problem]

@@ -12,7 +12,7 @@ __all__ = ["command"]
 
 
 def command(
-    env: str = typer.Argument(..., help="The environment server's URL (http://host:port)."),
+    env: str = typer.Argument(..., help="The environment: a server URL or a folder."),
     split: str | None = typer.Option(None, "--split", help="List this split only."),
     tasks: str | None = typer.Option(
         None, "--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."
@@ -21,12 +21,12 @@ def command(
     """List the tasks an evaluation of ENV would play: key, split, reset arguments, prompt."""
     from openenv_hub.eval import environment_metadata, load_tasks, server_tasks
 
-    url = env_url(env)
     if tasks:
         found = load_tasks(tasks, split=split)
     else:
-        name = str(environment_metadata(url).get("name") or "env")
-        found = server_tasks(url, name, split=split)
+        with env_url(env) as url:
+            name = str(environment_metadata(url).get("name") or "env")
+            found = server_tasks(url, name, split=split)
     table = Table("split", "key", "reset", "prompt")
     for task in found:
         prompt = task.prompt if len(task.prompt) <= 60 else task.prompt[:57] + "..."

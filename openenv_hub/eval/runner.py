@@ -42,6 +42,7 @@ class EvalPlan:
         max_turns: Model turns allowed in one rollout.
         pass_threshold: The return at or above which a rollout passes.
         seed: The base seed; each rollout's seed is derived from it, the task and the sample.
+        system_prompt: A system message put before the task's prompt ("" for none).
     """
 
     tasks: list[Task]
@@ -51,7 +52,6 @@ class EvalPlan:
     pass_threshold: float = 1.0
     seed: int = 0
     system_prompt: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def rollout_seed(seed: int, task: Task, sample: int) -> int:
