@@ -42,3 +42,34 @@ def test_eval_of_a_served_model_writes_twelve_rollouts(
     recorded = (workdir / "results" / "run.json").read_text()
     assert json.loads(recorded)["sampling"] == {"temperature": 0.7, "top_p": 1.0, "max_tokens": 12}
     assert "sk-secret-value" not in recorded + result.text
+
+
+@pytest.mark.slow
+def test_a_served_model_on_a_localhub_taskset_pushed_and_rescored(
+    cli: Any, word_game: Any, workdir: Path, model_server: tuple[str, str], hub_env: Any
+) -> None:
+    import datasets
+    from eval_support import WORD_TASKS
+
+    base_url, model = model_server
+    tasks_repo, results_repo = hub_env.repo_id("word-tasks"), hub_env.repo_id("word-eval")
+    api = hub_env.api()
+    api.create_repo(tasks_repo, repo_type="dataset")
+    lines = "".join(json.dumps(task) + "\n" for task in WORD_TASKS).encode()
+    api.upload_file(
+        path_or_fileobj=lines, path_in_repo="test.jsonl", repo_id=tasks_repo, repo_type="dataset"
+    )
+    result = cli(
+        "eval", word_game.url, "--model", model, "--base-url", base_url,
+        "--tasks", f"hf://datasets/{tasks_repo}", "-k", 4, "-c", 4, "--max-turns", 2,
+        "--max-tokens", 12, "-o", "results", "--push-to-hub", results_repo,
+    )  # fmt: skip
+    assert result.code == 0, result.text
+    rows = read_rows(workdir / "results")
+    assert sorted({r["task_key"] for r in rows}) == ["brick", "crane", "pious"]
+    assert len({(r["task_key"], r["sample"]) for r in rows}) == 12
+    assert datasets.load_dataset(results_repo, split="test").to_list() == rows
+
+    rescored = cli("rescore", "results")
+    assert rescored.code == 0, rescored.text
+    assert "12 unchanged, 0 changed, 0 not rescored" in rescored.out
