@@ -68,3 +68,21 @@ def test_pass_at_k_is_the_unbiased_estimator() -> None:
     assert pass_at_k(4, 1, 2) == 0.5
     assert pass_at_k(4, 3, 2) == 1.0
     assert math.isclose(pass_at_k(10, 3, 4), 1 - math.comb(7, 4) / math.comb(10, 4))
+
+
+def test_a_failing_policy_is_recorded_as_an_error_and_counted(
+    cli: Any, word_game: Any, workdir: Path
+) -> None:
+    (workdir / "broken.py").write_text(
+        "def guess(messages, tools, seed):\n    raise RuntimeError('policy broke')\n"
+    )
+    result = cli("eval", word_game.url, "--policy", "broken:guess", "--tasks", "tasks", "-k", 2)
+    assert result.code == 0, result.text
+    assert "errors 6" in result.out  # in the progress line and in the closing one
+    assert "rollouts/s" in result.out
+    rows = read_rows(workdir / "eval-results")
+    assert {(r["finish"], r["error"], r["passed"]) for r in rows} == {
+        ("error", "RuntimeError: policy broke", False)
+    }
+    summary = json.loads((workdir / "eval-results" / "summary.json").read_text())
+    assert summary["errors"] == 6 and summary["pass_at_k"] == {"1": 0.0, "2": 0.0}
