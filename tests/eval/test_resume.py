@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from eval_support import read_rows
 
 
@@ -54,3 +55,34 @@ def test_resume_refuses_other_settings(cli: Any, word_game: Any, workdir: Path) 
     other = cli(*base, "-k", 2, "--resume")
     assert other.code != 0
     assert "other settings (expected_rollouts, rollouts_per_task)" in other.text
+
+
+@pytest.mark.slow
+def test_a_killed_run_of_a_served_model_resumes(
+    cli: Any, word_game: Any, workdir: Path, model_server: tuple[str, str]
+) -> None:
+    base_url, model = model_server
+    args = [
+        "eval", word_game.url, "--model", model, "--base-url", base_url, "--tasks", "tasks",
+        "-k", "4", "-c", "2", "--max-turns", "2", "--max-tokens", "24", "-o", "run",
+    ]  # fmt: skip
+    command = [sys.executable, "-m", "openenv_hub_cli.main", *args]
+    child = subprocess.Popen(command, cwd=workdir, start_new_session=True)
+    rollouts = workdir / "run" / "rollouts.jsonl"
+    try:
+        deadline = time.monotonic() + 120
+        while not (rollouts.is_file() and len(rollouts.read_text().splitlines()) >= 2):
+            assert child.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "no rollouts were written in 120 s"
+            time.sleep(0.05)
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
+    before = read_rows(workdir / "run")
+    assert 2 <= len(before) < 12
+
+    result = cli(*args, "--resume")
+    assert result.code == 0, result.text
+    rows = read_rows(workdir / "run")
+    assert len(rows) == 12 and len({(r["task_key"], r["sample"]) for r in rows}) == 12
+    assert rows[: len(before)] == before
