@@ -97,3 +97,29 @@ def test_rescore_refuses_rollouts_an_environment_does_not_replay_alike(
     assert result.code == 0, result.text
     assert "0 unchanged, 0 changed, 12 not rescored" in result.out
     assert "not deterministic: the observation of step 1 differs" in result.out
+
+
+def test_each_evaluated_split_is_a_split_of_the_pushed_dataset(
+    cli: Any, word_game: Any, workdir: Path, hub_env: Any
+) -> None:
+    import datasets
+
+    (workdir / "tasks" / "train.jsonl").write_text('{"key": "mango", "reset": {"seed": 3}}\n')
+    repo = hub_env.repo_id("word-eval")
+    result = cli(
+        "eval", word_game.url, "--policy", "guesser:guess", "--tasks", "tasks", "-k", 2,
+        "-o", "both", "--push-to-hub", repo,
+    )  # fmt: skip
+    assert result.code == 0, result.text
+    rows = read_rows(workdir / "both")
+    for split, keys in (("test", {"brick", "pious", "crane"}), ("train", {"mango"})):
+        pushed = datasets.load_dataset(repo, split=split).to_list()
+        assert {r["task_key"] for r in pushed} == keys
+        assert pushed == [r for r in rows if r["split"] == split]
+
+    only = cli(
+        "eval", word_game.url, "--policy", "guesser:guess", "--tasks", "tasks", "--split",
+        "train", "-o", "train-only",
+    )  # fmt: skip
+    assert only.code == 0, only.text
+    assert {r["task_key"] for r in read_rows(workdir / "train-only")} == {"mango"}
