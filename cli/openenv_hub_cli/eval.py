@@ -13,7 +13,7 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from openenv_hub_cli._utils import CommandError, console
+from openenv_hub_cli._utils import CommandError, console, err_console
 
 __all__ = ["command", "env_url"]
 
@@ -79,7 +79,14 @@ def command(
             "expected_rollouts": len(found) * rollouts_per_task,
         }
         results.start(settings, resume=resume)
-        played = _run(url, plan, chosen or load_function_policy(str(policy)), results)
+        try:
+            played = _run(url, plan, chosen or load_function_policy(str(policy)), results)
+        except KeyboardInterrupt:
+            err_console.print(
+                f"Stopped: {len(results.rows())} of {settings['expected_rollouts']} rollouts are "
+                f"in {output}; run the same command with --resume to play the others."
+            )
+            raise
     summary = _finish(results, rollouts_per_task)
     console.print(
         f"Played {played} rollouts; {summary['rollouts']} of {settings['expected_rollouts']} "

@@ -86,3 +86,34 @@ def test_a_killed_run_of_a_served_model_resumes(
     rows = read_rows(workdir / "run")
     assert len(rows) == 12 and len({(r["task_key"], r["sample"]) for r in rows}) == 12
     assert rows[: len(before)] == before
+
+
+def test_ctrl_c_keeps_the_finished_rollouts_and_says_how_to_resume(
+    word_game: Any, workdir: Path
+) -> None:
+    command = [
+        sys.executable, "-m", "openenv_hub_cli.main", "eval", word_game.url,
+        "--policy", "guesser:guess", "--tasks", "tasks", "-k", "4", "-c", "2", "-o", "run",
+    ]  # fmt: skip
+    slow = {**os.environ, "GUESS_PAUSE_S": "0.3"}
+    child = subprocess.Popen(
+        command, cwd=workdir, env=slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True,  # and SIGINT handled as a terminal's Ctrl-C would be
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    rollouts = workdir / "run" / "rollouts.jsonl"
+    try:
+        deadline = time.monotonic() + 60
+        while not (rollouts.is_file() and len(rollouts.read_text().splitlines()) >= 2):
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait(timeout=30)
+    kept = read_rows(workdir / "run")
+    assert child.returncode == 130
+    assert 2 <= len(kept) < 12
+    assert f"Stopped: {len(kept)} of 12 rollouts are in run" in err.decode()
