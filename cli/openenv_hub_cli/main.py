@@ -76,6 +76,13 @@ app.command("stop")(stop.command)
 app.add_typer(deploy.app, name="deploy")
 app.add_typer(cache.app, name="cache")
 
+from openenv_hub_cli import eval as evaluate  # noqa: E402
+from openenv_hub_cli import rescore, tasks  # noqa: E402
+
+app.command("eval")(evaluate.command)
+app.command("tasks")(tasks.command)
+app.command("rescore")(rescore.command)
+
 
 #: Options whose value may be left out, and what they mean alone: ``--ray`` is the cluster at
 #: ``$RAY_ADDRESS``. (Click cannot make a value optional through Typer, so it is filled in here.)
