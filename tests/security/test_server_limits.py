@@ -197,7 +197,7 @@ def test_an_oversized_body_is_refused_before_it_is_read(serve: Any) -> None:
     server = serve(make_app())
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
         head = (
-            "POST /step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "POST /step HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             f"Content-Length: {100 * 1024 * 1024}\r\n\r\n"
         )
         sock.sendall(head.encode() + b'{"action": {"message": "')  # and nothing more
@@ -216,7 +216,8 @@ def test_one_setting_bounds_http_bodies_and_websocket_frames(serve: Any) -> None
             yield big[start : start + 65536].encode()
         yield b'"}}'
 
-    assert httpx.post(f"{server.url}/step", content=chunks()).status_code == 413
+    as_json = {"content-type": "application/json"}
+    assert httpx.post(f"{server.url}/step", content=chunks(), headers=as_json).status_code == 413
     small = httpx.post(f"{server.url}/step", json={"action": {"message": "x" * 1000}})
     assert small.status_code == 200
     with connect(ws_url(server.url), max_size=None) as ws:
