@@ -49,6 +49,7 @@ def create_app(
     env_name: str | None = None,
     mode: ServerMode | None = None,
     max_concurrent_envs: int | None = None,
+    max_sessions_per_client: int | None = None,
     session_idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
     step_hard_timeout_s: float | None = None,
     run_on_event_loop: bool | None = None,
@@ -76,6 +77,9 @@ def create_app(
             ``"production"`` leaves them out, so agents reach the environment through MCP only.
         max_concurrent_envs: Sessions allowed at once, stateless HTTP calls included. Default
             ``$MAX_CONCURRENT_ENVS`` or 64.
+        max_sessions_per_client: Sessions one client address may hold at once. Default
+            ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own. Behind a proxy every
+            client has the proxy's address.
         session_idle_timeout_s: Close sessions idle this long; ``None`` keeps them forever.
         step_hard_timeout_s: A call stuck on a session's thread this long is abandoned and its
             slot freed. Default ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600.
@@ -106,6 +110,7 @@ def create_app(
         env_factory,
         action_cls=action_cls,
         max_sessions=max_concurrent_envs,
+        max_sessions_per_client=max_sessions_per_client,
         idle_timeout_s=session_idle_timeout_s,
         step_hard_timeout_s=step_hard_timeout_s,
         run_on_event_loop=run_on_event_loop,

@@ -4,6 +4,8 @@
 - ``OPENENV_STEP_HARD_TIMEOUT_S``: a call stuck on a session's thread this long is abandoned and
   its slot freed (default 600).
 - ``OPENENV_MAX_MESSAGE_SIZE_MB``: the largest WebSocket frame and HTTP body accepted (default 16).
+- ``OPENENV_MAX_SESSIONS_PER_CLIENT``: sessions one client address may hold at once (default:
+  no limit of its own).
 - ``OPENENV_ALLOWED_ORIGINS``: web origins (``https://app.example.com``, comma-separated; ``*``
   for any) whose pages may call the server besides its own (see
   :mod:`openenv_hub.server.browsers`).
@@ -32,6 +34,7 @@ __all__ = [
     "allowed_origins",
     "max_message_size_mb",
     "max_sessions",
+    "max_sessions_per_client",
     "space_host",
     "step_hard_timeout_s",
 ]
@@ -64,6 +67,15 @@ def max_message_size_mb(requested: float | None) -> float:
         "OPENENV_MAX_MESSAGE_SIZE_MB",
         float,
         DEFAULT_MAX_MESSAGE_SIZE_MB,
+    )
+
+
+def max_sessions_per_client(requested: int | None) -> int | None:
+    """The sessions one client address may hold at once; None: only ``max_sessions`` bounds it."""
+    if requested is None and not os.environ.get("OPENENV_MAX_SESSIONS_PER_CLIENT", "").strip():
+        return None
+    return int(
+        _setting("max_sessions_per_client", requested, "OPENENV_MAX_SESSIONS_PER_CLIENT", int, 0)
     )
 
 
