@@ -4,6 +4,8 @@ Space variables name themselves, and a proxy's headers tell the app where it is 
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -96,3 +98,31 @@ async def test_a_proxy_tells_the_app_where_it_is_served() -> None:
     plain = [(b"host", b"127.0.0.1:40001")]
     await ForwardedPrefix(app)({"type": "http", "headers": plain, "scheme": "http"}, None, None)
     assert "root_path" not in seen[1] and seen[1]["headers"] == plain
+
+
+def test_links_go_to_http_addresses_only() -> None:
+    """A Space's metadata is not trusted: a ``javascript:`` URL never becomes a link."""
+    from openenv_catalog.catalog import Badge
+    from openenv_catalog.models import CatalogPage, Details, Environment
+    from openenv_catalog.render import detail_html, table_html
+
+    evil = "javascript:alert(document.domain)"
+    env = Environment(
+        repo_id="alice/evil",
+        title="Evil",
+        stage="RUNNING",
+        error_message="",
+        likes=0,
+        tags=(),
+        last_modified=None,
+        sha=None,
+        page_url="JavaScript:alert(1)",
+        details=Details(app_url=evil, versions=(), install="pip install x", manifest_text=None),
+    )
+    badge = Badge("checking", "… checking", "")
+    shown = table_html(CatalogPage(CatalogQuery()), [env], lambda e: badge)
+    shown += detail_html(env, badge)
+    assert env.web_url is None
+    links = re.findall(r'href="([^"]*)"', shown)
+    assert links == ["?space=alice%2Fevil"]  # the Details link, within the page
+    assert evil in html.unescape(shown)  # shown as text, never as a link
