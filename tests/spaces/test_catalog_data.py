@@ -330,6 +330,11 @@ def test_the_json_api(listed: Listed, serve: Callable[..., ServerThread]) -> Non
         assert nowhere.status_code == 404 and "was not found" in nowhere.json()["detail"]
         wrong = http.get("/api/environments", params={"sort": "stars"})
         assert wrong.status_code == 400 and "likes" in wrong.json()["detail"]
+        again = http.post(f"/api/environments/{listed.echo}/recheck")
+        assert again.status_code == 200 and again.json()["id"] == listed.echo
+        too_soon = http.post(f"/api/environments/{listed.echo}/recheck")
+        assert too_soon.status_code == 429 and "CATALOG_RECHECK_S" in too_soon.json()["detail"]
+        assert 0 < int(too_soon.headers["retry-after"]) <= 60
 
 
 def test_an_app_url_that_is_not_http_is_neither_linked_nor_checked(
