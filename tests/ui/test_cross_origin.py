@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM, CHROMIUM_ARGS
 from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
+from ui.conftest import CHROMIUM, CHROMIUM_ARGS
 
 from openenv_hub import MCPEnvironment, create_app, tool
 
