@@ -32,7 +32,11 @@ def command(
         Level.runtime, "--level", "-l", help="How far to go (each level includes the ones before)."
     ),
     timeout_s: float = typer.Option(
-        10.0, "--timeout", min=0.1, help="Seconds per request (URL mode)."
+        10.0,
+        "--timeout",
+        min=0.1,
+        help="Seconds for each check in total, however slowly the server answers (URL mode); "
+        "the whole validation gets six times as long.",
     ),
     wait_s: float = typer.Option(
         0.0, "--wait", min=0.0, help="Seconds to wait for the URL to answer."

@@ -72,7 +72,8 @@ def build_router(
     @router.post("/mcp", tags=["MCP"])
     async def mcp(request: Request) -> Response:
         body = await request.body()
-        reply = await _unless_disconnected(request, handle_jsonrpc(pool, body))
+        client = request.client.host if request.client else None
+        reply = await _unless_disconnected(request, handle_jsonrpc(pool, body, client=client))
         if reply is None:  # a notification
             return Response(status_code=202)
         return JSONResponse(reply)

@@ -66,6 +66,8 @@ class SessionLifecycle:
         max_sessions: Sessions allowed at once, stateless calls included. Default:
             ``$MAX_CONCURRENT_ENVS`` or 64; 1 for environments with
             ``SUPPORTS_CONCURRENT_SESSIONS = False``.
+        max_sessions_per_client: Sessions one client (address) may hold at once; default
+            ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own.
         idle_timeout_s: Close sessions with no activity for this long; ``None`` disables reaping.
         step_hard_timeout_s: Abandon a thread whose call has run this long (default
             ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600; see :mod:`openenv_hub.server.settings`).
@@ -80,6 +82,7 @@ class SessionLifecycle:
         *,
         action_cls: type[Any],
         max_sessions: int | None = None,
+        max_sessions_per_client: int | None = None,
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         step_hard_timeout_s: float | None = None,
         run_on_event_loop: bool | None = None,
@@ -100,6 +103,7 @@ class SessionLifecycle:
             env_factory if isinstance(env_factory, type) else None
         )
         self.max_sessions = self._resolve_capacity(max_sessions)
+        self.max_sessions_per_client = settings.max_sessions_per_client(max_sessions_per_client)
         self.idle_timeout_s = idle_timeout_s
         self.step_hard_timeout_s = settings.step_hard_timeout_s(step_hard_timeout_s)
         self.env_name = env_name
@@ -163,15 +167,17 @@ class SessionLifecycle:
 
     # -- opening ---------------------------------------------------------------------------
 
-    async def open(self, kind: str = "ws") -> Session:
-        """Reserve a slot and create a new environment for it.
+    async def open(self, kind: str = "ws", *, client: str | None = None) -> Session:
+        """Reserve a slot and create a new environment for it; ``client`` is the address of
+        whoever asked (for ``max_sessions_per_client``).
 
         Raises:
-            SessionCapacityError: every slot is in use.
+            SessionCapacityError: every slot is in use, or the client's share is.
             EnvironmentFactoryError: the factory raised.
         """
-        self._reserve()
+        self._reserve(client)
         session = self._new_session(kind)
+        session.client = client
         self._sessions[session.id] = session
         self.watchdog.start()
         try:
@@ -194,9 +200,21 @@ class SessionLifecycle:
         finally:
             await self.close(session, reason="request finished")
 
-    def _reserve(self) -> None:
+    def _reserve(self, client: str | None = None) -> None:
         if self.active_sessions >= self.max_sessions:
             raise SessionCapacityError(self.active_sessions, self.max_sessions)
+        cap = self.max_sessions_per_client
+        if client is None or cap is None:
+            return
+        held = sum(session.client == client for session in self._sessions.values())
+        if held >= cap:
+            raise SessionCapacityError(
+                held,
+                cap,
+                message=f"Client {client} holds {held} sessions, the most one client may hold "
+                f"(max_sessions_per_client={cap} in create_app, or "
+                "OPENENV_MAX_SESSIONS_PER_CLIENT). Close one of them first.",
+            )
 
     def _new_session(self, kind: str, *, reuse_worker: bool = False) -> Session:
         """A session with where its calls run: a thread of its own, the shared one, a spare

@@ -44,6 +44,7 @@ class Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     on_close: list[CloseCallback] = field(default_factory=list)
     scorer: EpisodeScorer | None = None  # the environment's rubric, applied after each step
+    client: str | None = None  # the address of the client that opened it
 
     @property
     def ready(self) -> bool:

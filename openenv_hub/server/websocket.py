@@ -83,7 +83,8 @@ async def _serve(
     await websocket.accept()
     attach_to = websocket.query_params.get("session_id") if attachable else None
     try:
-        session = pool.attach(attach_to) if attach_to else await pool.open(kind="ws")
+        client = websocket.client.host if websocket.client else None
+        session = pool.attach(attach_to) if attach_to else await pool.open("ws", client=client)
     except ServerReplyError as exc:
         await websocket.send_text(refusal(exc).decode())
         await websocket.close(code=1000)
