@@ -8,8 +8,8 @@ in ``/metadata`` and flags any reward outside it.
 Example:
     >>> reward_range((0, 1), owner="Guess")
     (0.0, 1.0)
-    >>> contains((0.0, 1.0), 1.5), contains(UNBOUNDED, float("nan"))
-    (False, False)
+    >>> contains((0.0, 1.0), 1.5), contains(UNBOUNDED, 1e300), contains(UNBOUNDED, float("inf"))
+    (False, True, False)
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ def reward_range(value: Any, *, owner: str) -> tuple[float, float]:
 
 
 def contains(bounds: tuple[float, float], reward: float) -> bool:
-    """Whether ``reward`` lies in ``bounds`` (a NaN lies in no range)."""
-    return bounds[0] <= reward <= bounds[1]
+    """Whether ``reward`` lies in ``bounds``. A NaN or an infinite reward lies in no range: an
+    infinite end means no bound, not that infinity is a reward."""
+    return math.isfinite(reward) and bounds[0] <= reward <= bounds[1]
 
 
 def declared_reward_range(env: object) -> tuple[float, float]:

@@ -20,7 +20,7 @@ from openenv_hub.rubrics import (
     rubric,
     trajectory_rubric,
 )
-from openenv_hub.rubrics.ranges import UNBOUNDED, declared_reward_range, wire_range
+from openenv_hub.rubrics.ranges import UNBOUNDED, contains, declared_reward_range, wire_range
 
 
 @rubric(range=(0, 1))
@@ -117,3 +117,9 @@ def test_an_environment_declares_its_range_or_takes_its_rubrics() -> None:
     with pytest.raises(ConfigurationError, match=r"Wrong\.reward_range"):
         declared_reward_range(Wrong())
     assert wire_range(UNBOUNDED) == [None, None] and wire_range((0.0, math.inf)) == [0.0, None]
+
+
+def test_no_range_holds_a_nan_or_an_infinite_reward() -> None:
+    assert contains(UNBOUNDED, -1e308) and contains((0.0, 1.0), 1.0)
+    for reward in (math.nan, math.inf, -math.inf):
+        assert not contains(UNBOUNDED, reward)
