@@ -76,8 +76,9 @@ class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
     #: The range every reward lies in, ``(low, high)``, as Gymnasium's ``reward_range`` was.
     #: The server publishes it in ``/metadata``, and a reward outside it is flagged
     #: (``metadata["reward_out_of_range"]``, and a warning logged once). None (the default)
-    #: takes the range the rubric declares (``Rubric.range``), else ``(-inf, inf)``.
-    reward_range: ClassVar[tuple[float, float] | None] = None
+    #: takes the range the rubric declares (``Rubric.range``), else ``(-inf, inf)``. An
+    #: instance may set its own in ``__init__`` (the Gymnasium adapter does).
+    reward_range: tuple[float, float] | None = None
     #: The rubric that scores every step (see :mod:`openenv_hub.rubrics`). The server sets each
     #: step's ``reward`` to its value and reports the breakdown in the observation's metadata
     #: and in ``state``. None (the default) leaves rewards to ``step``.
