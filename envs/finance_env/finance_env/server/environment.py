@@ -14,7 +14,6 @@ Settings are chosen at ``reset``; those not given keep their current values.
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from finance_env.models import TradingAction, TradingObservation, TradingState
-from finance_env.server.data import Market, load_market, split_range
+from finance_env.server.data import Market, default_source, load_market, split_range
 from finance_env.server.indicators import INDICATORS
 from openenv_hub import MCPEnvironment, tool
 from openenv_hub.types import Action, EnvironmentMetadata, Observation
@@ -73,7 +72,7 @@ class TradingEnvironment(MCPEnvironment):
 
     def __init__(self, **settings: Any) -> None:
         super().__init__()
-        defaults = Settings(data=os.environ.get("FINANCE_DATA", "googl"))
+        defaults = Settings(data=default_source())
         self._settings = replace(defaults, **settings)
         self._market: Market | None = None
         self._account = Account(0.0, np.zeros(0, dtype=np.int64))
