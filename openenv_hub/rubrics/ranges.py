@@ -52,18 +52,19 @@ def contains(bounds: tuple[float, float], reward: float) -> bool:
 
 
 def declared_reward_range(env: object) -> tuple[float, float]:
-    """The range ``env``'s rewards are declared to lie in: its ``reward_range`` when set, else
+    """The range ``env``'s rewards (an environment, or its class) are declared to lie in: its ``reward_range`` when set, else
     its rubric's ``range`` (the rubric sets every reward), else :data:`UNBOUNDED`.
 
     Raises:
         ConfigurationError: the declared range is not a valid range.
     """
+    name = env.__name__ if isinstance(env, type) else type(env).__name__
     declared = getattr(env, "reward_range", None)
     if declared is not None:
-        return reward_range(declared, owner=f"{type(env).__name__}.reward_range")
+        return reward_range(declared, owner=f"{name}.reward_range")
     rubric = getattr(env, "rubric", None)
     if rubric is not None and hasattr(rubric, "range"):
-        return reward_range(rubric.range, owner=f"{type(env).__name__}.rubric.range")
+        return reward_range(rubric.range, owner=f"{name}.rubric.range")
     return UNBOUNDED
 
 

@@ -102,6 +102,8 @@ class SessionLifecycle:
         self._env_cls: type[Environment[Any, Any, Any]] | None = (
             env_factory if isinstance(env_factory, type) else None
         )
+        if self._env_cls is not None:
+            declared_reward_range(self._env_cls)  # a range that is none fails here, not per session
         self.max_sessions = self._resolve_capacity(max_sessions)
         self.idle_timeout_s = idle_timeout_s
         self.step_hard_timeout_s = settings.step_hard_timeout_s(step_hard_timeout_s)

@@ -20,7 +20,7 @@ from typing import Any
 from openenv_hub.environment import Environment
 from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
 from openenv_hub.protocol import observation_payload, step_frame_reader
-from openenv_hub.rubrics.ranges import declared_reward_range, wire_range
+from openenv_hub.rubrics.ranges import wire_range
 from openenv_hub.server.calls import CallPlan
 from openenv_hub.server.episodes import RewardRangeFlag, needs_reset, reset_required
 from openenv_hub.server.lifecycle import (
@@ -207,7 +207,7 @@ class SessionPool(SessionLifecycle):
         if self._metadata is None:
             async with self.ephemeral() as session, self.use(session) as env:
                 meta = await self._call(session, env.get_metadata)
-            update: dict[str, Any] = {"reward_range": wire_range(declared_reward_range(env))}
+            update: dict[str, Any] = {"reward_range": wire_range(session.reward_range)}
             if self.env_name:
                 update["name"] = self.env_name
             self._metadata = meta.model_copy(update=update)

@@ -14,7 +14,7 @@ from sample_envs import Echoed, Message
 from websockets.sync.client import connect
 
 from openenv_hub import Environment, GenericEnvClient, State, create_app
-from openenv_hub.errors import EnvironmentExecutionError, ResetRequiredError
+from openenv_hub.errors import ConfigurationError, EnvironmentExecutionError, ResetRequiredError
 from openenv_hub.rubrics import rubric
 from openenv_hub.tools import MCPEnvironment, tool
 from openenv_hub.types import Observation
@@ -197,3 +197,11 @@ def test_an_environment_that_declares_nothing_publishes_no_bounds(serve: Any) ->
     assert reply["reward"] == 1000.0 and not _flagged(reply)
     infinite = httpx.post(server.url + "/step", json={"action": {"message": "1e400"}}).json()
     assert _flagged(infinite)  # no bound is no licence for an infinite reward
+
+
+def test_a_range_that_is_no_range_fails_when_the_app_is_made() -> None:
+    class Backwards(NeedsReset):
+        reward_range = (1.0, 0.0)
+
+    with pytest.raises(ConfigurationError, match=r"Backwards\.reward_range.*is empty"):
+        create_app(Backwards, Message, Echoed)
