@@ -37,6 +37,7 @@ OpenEnvError
 │   ├── InvalidMessageError              INVALID_JSON, UNKNOWN_TYPE
 │   ├── ActionValidationError            VALIDATION_ERROR  (.errors)
 │   ├── EnvironmentExecutionError        EXECUTION_ERROR   (the environment raised)
+│   │   └── ResetRequiredError           no episode in progress: call reset() first
 │   ├── ToolCallError                    a tool call failed (.tool_name, .error_type)
 │   └── SessionError                     SESSION_ERROR     (.session_id)
 │       ├── SessionNotFoundError         no such session on the server
@@ -108,6 +109,7 @@ from openenv_hub.errors._wire import (
     EnvironmentExecutionError,
     EnvironmentFactoryError,
     InvalidMessageError,
+    ResetRequiredError,
     ServerReplyError,
     SessionCapacityError,
     SessionClosedError,
@@ -151,6 +153,7 @@ __all__ = [
     "PoolError",
     "PushIncompleteError",
     "RemoteCodeNotTrustedError",
+    "ResetRequiredError",
     "RevisionNotFoundError",
     "RevisionNotServedError",
     "ServerReplyError",

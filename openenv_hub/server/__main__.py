@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
+from openenv_hub.errors import OpenEnvError
 from openenv_hub.server.app import run
 
 
@@ -26,7 +28,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT") or 8000))
     parser.add_argument("--log-level", default="info")
     args = parser.parse_args(argv)
-    run(args.app, host=args.host, port=args.port, log_level=args.log_level)
+    try:
+        run(args.app, host=args.host, port=args.port, log_level=args.log_level)
+    except OpenEnvError as exc:  # e.g. the app needs an extra: say which, without a traceback
+        print(f"Error: {exc}" + (f"\nHint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from openenv_hub.errors import (
     SessionNotFoundError,
 )
 from openenv_hub.rubrics.episode import EpisodeScorer
+from openenv_hub.rubrics.ranges import declared_reward_range
 from openenv_hub.server import settings
 from openenv_hub.server.observers import SessionObserver, notify
 from openenv_hub.server.session import Session, SessionUse
@@ -49,6 +50,8 @@ __all__ = [
 logger = logging.getLogger("openenv_hub.server")
 
 DEFAULT_IDLE_TIMEOUT_S = 300.0
+#: The kind of the session of one stateless HTTP request.
+EPHEMERAL = "http-ephemeral"
 CLOSE_TIMEOUT_S = 10.0
 
 EnvFactory = Callable[[], Environment[Any, Any, Any]]
@@ -102,6 +105,8 @@ class SessionLifecycle:
         self._env_cls: type[Environment[Any, Any, Any]] | None = (
             env_factory if isinstance(env_factory, type) else None
         )
+        if self._env_cls is not None:
+            declared_reward_range(self._env_cls)  # a range that is none fails here, not per session
         self.max_sessions = self._resolve_capacity(max_sessions)
         self.max_sessions_per_client = settings.max_sessions_per_client(max_sessions_per_client)
         self.idle_timeout_s = idle_timeout_s
@@ -191,7 +196,7 @@ class SessionLifecycle:
     async def ephemeral(self) -> AsyncIterator[Session]:
         """A session for one stateless HTTP request, holding a slot until it is closed."""
         self._reserve()
-        session = self._new_session("http-ephemeral", reuse_worker=True)
+        session = self._new_session(EPHEMERAL, reuse_worker=True)
         self._ephemeral.add(session)
         self.watchdog.start()
         try:
@@ -238,6 +243,7 @@ class SessionLifecycle:
                 f"{type(exc).__name__}: {exc}",
             ) from exc
         session.scorer = EpisodeScorer.for_env(env)
+        session.reward_range = declared_reward_range(env)
         session.env = env
 
     def get(self, session_id: str) -> Session:

@@ -287,6 +287,7 @@ def _echoed(socket: Any) -> str:
 def test_requests_sent_during_a_step_are_answered_in_order_up_to_the_limit(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed))
     with ws(server) as s:
+        ask(s, {"type": "reset"})
         s.send(_step("slow", delay_s=0.5))
         for i in range(32):
             s.send(_step(f"m{i}"))
@@ -294,6 +295,7 @@ def test_requests_sent_during_a_step_are_answered_in_order_up_to_the_limit(serve
         s.send(_step("after"))
         assert _echoed(s) == "after"
     with ws(server) as s:
+        ask(s, {"type": "reset"})
         s.send(_step("slow", delay_s=1.0))
         for i in range(33):
             s.send(_step(f"m{i}"))
@@ -307,6 +309,7 @@ def test_requests_sent_during_a_step_are_answered_in_order_up_to_the_limit(serve
 def test_a_burst_answered_as_it_comes_is_not_refused(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed, run_on_event_loop=True))
     with ws(server) as s:
+        ask(s, {"type": "reset"})
         for i in range(200):
             s.send(_step(f"m{i}"))
         assert [_echoed(s) for _ in range(200)] == [f"m{i}" for i in range(200)]
@@ -315,6 +318,7 @@ def test_a_burst_answered_as_it_comes_is_not_refused(serve: Any) -> None:
 def test_a_binary_frame_behind_a_step_is_refused_after_the_step_is_answered(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed))
     with ws(server) as s:
+        ask(s, {"type": "reset"})
         s.send(_step("slow", delay_s=0.3))
         s.send(b"binary")
         assert _echoed(s) == "slow"
@@ -327,6 +331,7 @@ def test_a_binary_frame_behind_a_step_is_refused_after_the_step_is_answered(serv
 def test_a_close_message_behind_a_step_ends_the_session_after_it(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed))
     with ws(server) as s:
+        ask(s, {"type": "reset"})
         s.send(_step("slow", delay_s=0.3))
         s.send(json.dumps({"type": "close"}))
         s.send(_step("never"))

@@ -100,7 +100,7 @@ def test_generated_env_tests_pass_in_a_fresh_venv(fresh_venv: Path, tmp_path: Pa
     env_dir = tmp_path / "my_env"
     run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "-e", ".[dev]"], cwd=env_dir)
     output = run([str(bin_dir / "pytest"), "-q", "-p", "no:cacheprovider"], cwd=env_dir)
-    assert "4 passed" in output
+    assert "5 passed" in output
     check = "from my_env import MyEnv, MyAction; from importlib.metadata import entry_points; " \
         "print(entry_points(group='openenv.environments')['my_env'].load().__name__)"  # fmt: skip
     assert run([str(bin_dir / "python"), "-c", check], cwd=fresh_venv).strip() == "MyEnv"
