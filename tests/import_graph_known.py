@@ -39,6 +39,7 @@ KNOWN_VIOLATIONS: set[tuple[str, str]] = {
     ("openenv_hub.trajectories.recorder", "openenv_hub.client._core"),
     ("openenv_hub.trl", "openenv_hub.client._core"),
     ("openenv_hub.validation.runtime", "openenv_hub.client._core"),
+    ("openenv_hub.validation.remote", "openenv_hub.client._core"),
     ("openenv_hub_cli.deploy", "openenv_hub.providers._cleanup"),
     ("openenv_hub_cli.install", "openenv_hub.hub._client"),
     ("openenv_hub_cli.push", "openenv_hub.hub._wait"),

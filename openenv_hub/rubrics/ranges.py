@@ -10,6 +10,8 @@ Example:
     (0.0, 1.0)
     >>> contains((0.0, 1.0), 1.5), contains(UNBOUNDED, 1e300), contains(UNBOUNDED, float("inf"))
     (False, True, False)
+
+Layer: model.
 """
 
 from __future__ import annotations

@@ -23,6 +23,8 @@ Refusals are 403 (415 for the body) with a JSON body naming what was refused and
 that allows it; a WebSocket is refused at the handshake, with 403. Clients that send no
 ``Origin`` (Python clients, TRL, ``curl``) are unaffected. Pages of an allowed origin also get
 CORS headers, so they can read the answers (:func:`add_browser_guard`).
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@
   (:func:`~openenv_hub.rubrics.ranges.declared_reward_range`) is flagged on its observation,
   ``metadata["reward_out_of_range"] = True``, and a warning naming the environment is logged
   once per server.
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
 and reads no more than ``max_reply_bytes`` of an answer; past either it raises
 :class:`LimitExceeded`. So a server that trickles a byte at a time, or answers without end,
 cannot hold a validation.
+
+Layer: client.
 """
 
 from __future__ import annotations
