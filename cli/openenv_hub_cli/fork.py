@@ -51,4 +51,7 @@ def command(
     )
     console.print(f"Space: {result.url}")
     console.print(f"App:   {result.app_url}")
-    console.print(f"Edit it: openenv pull {result.repo_id}, change it, then openenv push")
+    console.print(
+        f"Edit it: openenv pull {result.repo_id}, change it, then openenv push in that folder "
+        f"(it goes to {result.repo_id})"
+    )

@@ -27,6 +27,7 @@ from openenv_hub_cli import (
     stop,
     validate,
     versions,
+    whoami,
 )
 from openenv_hub_cli._utils import run_app
 
@@ -70,6 +71,7 @@ app.command("fork")(fork.command)
 app.command("install")(install.command)
 app.command("pull")(pull.command)
 app.command("versions")(versions.command)
+app.command("whoami")(whoami.command)
 app.command("record")(record.command)
 app.command("ps")(ps.command)
 app.command("stop")(stop.command)

@@ -22,10 +22,16 @@ def command(
     ),
     token: str | None = TokenOption,
 ) -> None:
-    """Download a Space's files into a new folder, to run, change and push them."""
+    """Download a Space's files into a new folder, to run, change and push them.
+
+    The folder remembers the Space, so 'openenv push' inside it goes back there.
+    """
     from openenv_hub.hub import pull
 
     with progress(f"Downloading {repo_id}"):
         path = pull(repo_id, dest, revision=revision, token=token)
     console.print(f"[green]Pulled[/] {repo_id} into {path}", markup=True)
-    console.print(f"Next:\n  cd {path}\n  pip install -e .\n  openenv serve\n  openenv push")
+    console.print(
+        f"Next:\n  cd {path}\n  pip install -e .\n  openenv serve\n"
+        f"  openenv push   (goes back to {repo_id}; --repo-id to push elsewhere)"
+    )

@@ -22,17 +22,17 @@ def _wheels(files: set[str] | dict[str, bytes]) -> set[str]:
 
 
 def test_push_echo_env_uploads_the_files_git_would_commit(
-    hub_env: HubEnv, cli: Callable[..., CliResult]
+    hub_env: HubEnv, echo_copy: Path, cli: Callable[..., CliResult]
 ) -> None:
     repo_id = unique_repo(hub_env, "echo")
-    result = cli("push", ECHO_ENV, "--repo-id", repo_id)
+    result = cli("push", echo_copy, "--repo-id", repo_id)
     assert result.code == 0, result.text
     remote = space_files(hub_env, repo_id)
-    expected = git_visible_files(ECHO_ENV)
+    expected = git_visible_files(echo_copy)
     assert set(remote) - _wheels(remote) - {".gitattributes"} == expected
     assert len(_wheels(remote)) == 1  # a development install bundles its wheel
     for name in expected - {"pyproject.toml"}:  # pyproject.toml names the wheel: test_wheel_pin
-        assert remote[name] == (ECHO_ENV / name).read_bytes(), name
+        assert remote[name] == (echo_copy / name).read_bytes(), name
     assert f"Install: pip install git+{hub_env.endpoint}/spaces/{repo_id}" in result.out
     assert f"App:     {hub_env.endpoint}/_localhub/apps/{repo_id}" in result.out
     info = hub_env.api("alice").space_info(repo_id)
