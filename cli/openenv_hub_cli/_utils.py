@@ -66,11 +66,13 @@ def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def run_app(app: typer.Typer, args: list[str] | None = None) -> NoReturn:
+def run_app(
+    app: typer.Typer, args: list[str] | None = None, *, prog_name: str = "openenv"
+) -> NoReturn:
     """Run the CLI; turn every error into one message and an exit code (the error boundary)."""
     command = typer.main.get_command(app)
     try:
-        code = command.main(args=args, prog_name="openenv", standalone_mode=False)
+        code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
     except KeyboardInterrupt:
         code = _cancelled()
     except Exception as exc:
