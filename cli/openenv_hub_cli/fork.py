@@ -19,7 +19,7 @@ __all__ = ["command"]
 
 
 def command(
-    src: str = typer.Argument(..., help="The Space to copy, NS/NAME."),
+    src: str = typer.Argument(..., metavar="SPACE", help="The Space to copy, NS/NAME."),
     repo_id: str | None = typer.Option(
         None, "--repo-id", "-r", help="NS/NAME of the copy.", show_default="YOU/NAME"
     ),

@@ -14,7 +14,11 @@ __all__ = ["command"]
 
 
 def command(
-    spec: str = typer.Argument(..., help="NS/NAME, or NS/NAME@VERSION (a tag, branch or commit)."),
+    spec: str = typer.Argument(
+        ...,
+        metavar="SPACE",
+        help="The Space, NS/NAME, or NS/NAME@VERSION (a tag, branch or commit).",
+    ),
     yes: bool = typer.Option(
         False,
         "--yes",

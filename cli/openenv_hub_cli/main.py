@@ -29,6 +29,8 @@ from openenv_hub_cli import (
     versions,
     whoami,
 )
+from openenv_hub_cli._help import HELP_OPTIONS, decorate
+from openenv_hub_cli._help import command as help_command
 from openenv_hub_cli._utils import run_app
 from openenv_hub_cli._version import version_text
 
@@ -37,6 +39,7 @@ __all__ = ["app", "main"]
 app = typer.Typer(
     name="openenv",
     help="Make, serve, validate, build and publish OpenEnv environments.",
+    context_settings=HELP_OPTIONS,
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -78,6 +81,7 @@ app.command("ps")(ps.command)
 app.command("stop")(stop.command)
 app.add_typer(deploy.app, name="deploy")
 app.add_typer(cache.app, name="cache")
+app.command("help")(help_command)
 
 
 #: Options whose value may be left out, and what they mean alone: ``--ray`` is the cluster at
@@ -106,7 +110,7 @@ def program_name() -> str:
 def main(args: list[str] | None = None) -> None:
     """Entry point of the ``openenv`` and ``openenv-hub`` scripts (the same command)."""
     arguments = with_optional_values(sys.argv[1:] if args is None else args)
-    run_app(app, arguments, prog_name=program_name())
+    run_app(app, arguments, prog_name=program_name(), decorate=decorate)
 
 
 if __name__ == "__main__":

@@ -6,16 +6,19 @@ from pathlib import Path
 
 import typer
 
-from openenv_hub_cli._hub import TokenOption, progress
+from openenv_hub_cli._hub import SpaceArg, TokenOption, progress
 from openenv_hub_cli._utils import console
 
 __all__ = ["command"]
 
 
 def command(
-    repo_id: str = typer.Argument(..., help="The Space, NS/NAME."),
+    repo_id: str = SpaceArg,
     dest: Path | None = typer.Argument(  # noqa: B008 - typer reads defaults from here
-        None, help="Folder to create (must be new or empty).", show_default="./NAME"
+        None,
+        metavar="FOLDER",
+        help="Folder to create (must be new or empty).",
+        show_default="./NAME",
     ),
     revision: str | None = typer.Option(
         None, "--revision", help="A version, branch or commit.", show_default="main"

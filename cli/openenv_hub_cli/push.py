@@ -36,7 +36,12 @@ def command(
         show_default="the Space the folder was pulled from or last pushed to, else "
         "YOU/<manifest name>",
     ),
-    private: bool = typer.Option(False, "--private", help="Make the Space private."),
+    private: bool | None = typer.Option(
+        None,
+        "--private/--public",
+        help="Make the Space private, or public.",
+        show_default="a new Space public; an existing one as it is",
+    ),
     token: str | None = TokenOption,
     env_var: list[str] = EnvVarOption,
     secret: list[str] = SecretOption,

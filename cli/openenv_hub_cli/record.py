@@ -15,6 +15,7 @@ import typer
 
 from openenv_hub.errors import ConnectError
 from openenv_hub.manifest import MANIFEST_FILE, load_manifest
+from openenv_hub_cli._hub import TokenOption
 from openenv_hub_cli._utils import CommandError, console, err_console
 
 __all__ = ["command", "load_policy"]
@@ -26,13 +27,16 @@ OutputOption = typer.Option(
 
 def command(
     env: str = typer.Argument(
-        ..., help="A running server's URL (http://host:port), or an environment folder."
+        ...,
+        metavar="ENV",
+        help="An environment folder (served while recording), or a running server's URL.",
     ),
     episodes: int = typer.Option(..., "--episodes", "-n", min=1, help="Episodes to record."),
     policy: str = typer.Option(
         ...,
         "--policy",
-        help="module:function choosing each action from the observation (a dict).",
+        help="module:function choosing each action from the observation (a dict), "
+        "imported from the current folder.",
     ),
     output: Path = OutputOption,
     max_steps: int = typer.Option(100, "--max-steps", min=1, help="Step limit of an episode."),
@@ -46,8 +50,14 @@ def command(
     private: bool | None = typer.Option(
         None, "--private/--public", help="Visibility of a dataset repo created by the push."
     ),
+    token: str | None = TokenOption,
 ) -> None:
-    """Play episodes with a policy and record every step (see docs/rewards.md)."""
+    """Play episodes with a policy and record every step: observation, action, reward, done.
+
+    The policy is a function of yours, 'def act(observation: dict) -> dict', returning the
+    action as a dict. Each row of the output is one step; read them back with
+    openenv_hub.trajectories.read_records, or datasets.load_dataset.
+    """
     from openenv_hub.trajectories import TrajectoryWriter, record_episodes
 
     if output.exists() and not overwrite:
@@ -79,7 +89,9 @@ def command(
     if push_to_hub:
         from openenv_hub.trajectories import push_trajectories
 
-        url = push_trajectories(output, push_to_hub, env_name=info.name, private=private)
+        url = push_trajectories(
+            output, push_to_hub, env_name=info.name, private=private, token=token
+        )
         console.print(f"Pushed to {url}")
 
 

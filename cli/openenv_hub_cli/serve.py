@@ -43,7 +43,6 @@ def command(
     runtime: str = typer.Option(
         "local",
         "--runtime",
-        "-r",
         help="local (this interpreter), uv (an environment of its own) or docker (build and "
         "run the image).",
     ),

@@ -26,7 +26,12 @@ class Level(str, Enum):
 
 
 def command(
-    target: str = typer.Argument(".", help="Environment folder, or the URL of a running server."),
+    target: str = typer.Argument(
+        ".",
+        metavar="ENV",
+        help="An environment folder, or the URL of a running server.",
+        show_default="current folder",
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     level: Level = typer.Option(  # noqa: B008 - typer reads defaults from here
         Level.runtime, "--level", "-l", help="How far to go (each level includes the ones before)."

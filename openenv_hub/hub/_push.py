@@ -70,7 +70,7 @@ def push(
     path: str | Path = ".",
     repo_id: str | None = None,
     *,
-    private: bool = False,
+    private: bool | None = None,
     token: str | None = None,
     variables: Mapping[str, str] | None = None,
     secrets: Mapping[str, str] | None = None,
@@ -92,7 +92,8 @@ def push(
             manifest says ``kind: app``: checked and carded as an app, not an environment).
         repo_id: ``namespace/name``; default the Space the folder was last pushed to or pulled
             from (``.openenv/space.json``), else ``<your user name>/<manifest name>``.
-        private: Create the Space private (or make an existing public one private).
+        private: Make the Space private (``True``) or public (``False``); default: a new Space
+            public, an existing one as it is.
         token: Hub token; default ``HF_TOKEN`` or the saved login.
         variables: Space variables; override the manifest's ``variables`` defaults.
         secrets: Space secrets. Secrets the manifest names are also read from the environment.
@@ -224,7 +225,7 @@ def _plan(
     bundle: Bundle,
     remote: RemoteSpace,
     repo_id: str,
-    private: bool,
+    private: bool | None,
     variables: Mapping[str, str] | None,
     secrets: Mapping[str, str] | None,
     hardware: str | None,
@@ -240,7 +241,7 @@ def _plan(
     return PushPlan(
         repo_id=repo_id,
         create=not remote.exists,
-        private=private or remote.private,
+        private=remote.private if private is None else private,
         files=diff_files(bundle.root, bundle.files, remote.files),
         card_changes=bundle.card_changes,
         wheels=bundle.wheels,

@@ -145,3 +145,17 @@ def test_record_an_environment_folder(cli: Any, policies: Path) -> None:
     assert result.code == 0, result.text
     assert "Recorded 1 episode (2 steps) of echo_env 0.1.0 to trajectories.jsonl" in result.out
     assert len(read_records(policies / "trajectories.jsonl")) == 3
+
+
+def test_push_to_hub_takes_a_token_as_the_hub_commands_do(
+    cli: Any, echo_server: Any, policies: Path, local_hub: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HF_TOKEN")
+    token = local_hub.token_for("bob")
+    result = cli(
+        "record", echo_server.url, "-n", 1, "--policy", "echo_policy:say", "--max-steps", 1,
+        "--push-to-hub", "bob/echo-token", "--token", token,
+    )  # fmt: skip
+    assert result.code == 0, result.text
+    assert f"Pushed to {local_hub.url('bob/echo-token', 'dataset')}" in result.out
+    assert token not in result.text

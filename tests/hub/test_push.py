@@ -241,3 +241,17 @@ def test_an_existing_space_is_made_private_and_gets_the_hardware_asked_for(
     assert result.plan.private and result.plan.files.empty
     assert api.space_info(repo_id).private
     assert api.get_space_runtime(repo_id).requested_hardware == "cpu-upgrade"
+
+
+def test_public_makes_a_private_space_public_and_no_flag_keeps_it_as_it_is(
+    hub_env: HubEnv, echo_copy: Path, cli: Callable[..., CliResult]
+) -> None:
+    repo_id = unique_repo(hub_env, "visibility")
+    assert cli("push", echo_copy, "-r", repo_id, "--private").code == 0
+    api = hub_env.api("alice")
+    assert cli("push", echo_copy).code == 0  # to the same Space, remembered
+    assert api.space_info(repo_id).private
+    result = cli("push", echo_copy, "--public")
+    assert result.code == 0, result.text
+    assert f"Space {repo_id} (public)" in result.out
+    assert not api.space_info(repo_id).private
