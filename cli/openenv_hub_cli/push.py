@@ -18,6 +18,7 @@ from openenv_hub_cli._hub import (
     parse_variables,
     progress,
 )
+from openenv_hub_cli._progress import showing_progress
 from openenv_hub_cli._utils import EnvPathArg, console, err_console, resolve_env_dir
 
 if TYPE_CHECKING:
@@ -119,10 +120,8 @@ def _wait(repo_id: str, *, token: str | None, timeout_s: float) -> None:
     from openenv_hub.errors import SpaceNotRunningError
     from openenv_hub.hub._wait import wait_for_space
 
-    def show(stage: str) -> None:
-        err_console.print(f"Space stage: {stage}", style="dim")
-
-    state = wait_for_space(repo_id, token=token, timeout_s=timeout_s, on_stage=show)
+    with showing_progress():
+        state = wait_for_space(repo_id, token=token, timeout_s=timeout_s)
     if state.running:
         console.print(f"[green]Running[/] {repo_id}", markup=True)
         return

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from openenv_hub.providers.local import port_in_use
+from openenv_hub_cli._progress import showing_progress
 from openenv_hub_cli._serve_target import ServeTargetArg, serve_target
 from openenv_hub_cli._utils import CommandError, console
 
@@ -134,7 +135,8 @@ def _serve_elsewhere(
     options: dict[str, Any] = {"port": port, "env": env}
     if runtime == "docker":
         options.update(docker)
-    serve_with_provider(env_dir, runtime, options)
+    with showing_progress():  # the build and the start, as they go
+        serve_with_provider(env_dir, runtime, options)
 
 
 def _set_env(web: bool | None, max_sessions: int | None, variables: dict[str, Any]) -> None:

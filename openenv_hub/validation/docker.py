@@ -16,6 +16,7 @@ from pathlib import Path
 
 from openenv_hub.errors import DockerError, OpenEnvError
 from openenv_hub.packaging import bundle_wheels
+from openenv_hub.progress import Progress, report_progress
 from openenv_hub.providers.local import free_port, wait_for_health
 from openenv_hub.validation.result import CheckResult
 from openenv_hub.validation.runtime import runtime_checks
@@ -101,7 +102,10 @@ def build_image(
             command += ["--build-arg", arg]
         command += ["--no-cache"] if no_cache else []
         env = {**os.environ, "DOCKER_BUILDKIT": "0"}
-        code, tail = _run_build([*command, str(context)], env=env, quiet=quiet)
+        with _reported(tag, quiet=quiet) as progress:
+            code, tail = _run_build([*command, str(context)], env=env, progress=progress)
+            if progress is not None and code != 0:
+                progress.finish("failed", failed=True)
     if code != 0:
         shown = f"\n{tail[-3000:]}" if quiet else ""
         raise DockerError(
@@ -125,17 +129,32 @@ _PULL_FAILURES = (
 )
 
 
-def _run_build(command: list[str], *, env: dict[str, str], quiet: bool) -> tuple[int, str]:
-    """Run ``docker build``, showing its output unless ``quiet``; return its code and output
-    tail (kept either way, to tell why it failed)."""
+@contextmanager
+def _reported(tag: str, *, quiet: bool) -> Iterator[Progress | None]:
+    """A quiet build reports its progress (the lines it does not print)."""
+    if not quiet:
+        yield None
+        return
+    with report_progress(f"docker build {tag}", "building the image") as progress:
+        yield progress
+
+
+def _run_build(
+    command: list[str], *, env: dict[str, str], progress: Progress | None
+) -> tuple[int, str]:
+    """Run ``docker build``: its output is printed, or with ``progress`` (a quiet build) each
+    line goes there; return its code and output tail (kept either way, to tell why it
+    failed)."""
     tail: list[str] = []
     with subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     ) as process:
         assert process.stdout is not None
         for line in process.stdout:
-            if not quiet:
+            if progress is None:
                 print(line, end="", flush=True)
+            else:
+                progress.line(line)
             tail = [*tail[-200:], line]
     return process.returncode, "".join(tail)
 

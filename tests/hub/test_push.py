@@ -255,3 +255,29 @@ def test_public_makes_a_private_space_public_and_no_flag_keeps_it_as_it_is(
     assert result.code == 0, result.text
     assert f"Space {repo_id} (public)" in result.out
     assert not api.space_info(repo_id).private
+
+
+def test_push_wait_shows_each_stage_and_the_seconds_it_took(
+    hub_env: HubEnv,
+    echo_copy: Path,
+    cli: Callable[..., CliResult],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    repo_id = unique_repo(hub_env, "wait")
+    push(echo_copy, repo_id, bundle_wheel=False)
+    hub_env.hub.set_space_runtime(
+        repo_id, stage="BUILDING", then=["BUILDING", "APP_STARTING", "RUNNING"]
+    )
+    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    result = cli("push", echo_copy, "--wait")
+    assert result.code == 0, result.text
+    lines = [line for line in result.err.splitlines() if line.startswith(f"Space {repo_id}: ")]
+    assert [line.split(": ")[1].split(" (")[0] for line in lines] == [
+        "asking for its stage",
+        "BUILDING",
+        "APP_STARTING",
+        "RUNNING",
+    ]
+    assert lines[-1].endswith(" s)") and f"Running {repo_id}" in result.out
+    stages = [r.stage for r in caplog.records if r.name == "openenv_hub.progress"]  # type: ignore[attr-defined]
+    assert stages == ["asking for its stage", "BUILDING", "APP_STARTING", "RUNNING"]
