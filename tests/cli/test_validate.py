@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,20 @@ def test_a_missing_file_is_named_with_its_folder(
     result = cli("validate", root, "--level", "static", "--json")
     (failed,) = [c for c in json.loads(result.out)["checks"] if not c["ok"]]
     assert failed["message"] == f"missing my_env/client.py in {root}"
+
+
+def test_the_table_says_a_failures_hint_first(
+    cli: Callable[..., Any], new_env: Callable[[], Path]
+) -> None:
+    root = new_env()
+    broken = root / "my_env" / "server" / "app.py"
+    broken.write_text(broken.read_text() + "\ndef broken(:\n")
+    for name in [m for m in sys.modules if m.split(".")[0] == "my_env"]:
+        del sys.modules[name]
+    result = cli("validate", root, "--level", "import")
+    assert result.code == 1
+    row = result.out[result.out.index("app_import") :]
+    assert row.index("hint:") < row.index("does not import") < row.index("def broken(:")
 
 
 def test_a_missing_path(cli: Callable[..., Any], tmp_path: Path) -> None:
