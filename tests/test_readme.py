@@ -27,7 +27,7 @@ def test_write_an_environment_example_runs_as_saved_scripts(tmp_path: Path) -> N
     (tmp_path / "guess.py").write_text(environment, encoding="utf-8")
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     start = re.search(
-        r"start the server with `(uvicorn [^`]+)`, then run\n`(python play.py)`", readme
+        r"start the server with `(openenv serve [^`]+)`, then run\n`(python play.py)`", readme
     )
     assert start, "the README says how to start the server and the client"
     port = str(free_port())

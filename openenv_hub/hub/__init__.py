@@ -20,27 +20,35 @@ Example::
 
 from __future__ import annotations
 
+from openenv_hub.hub._access import Account, account
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
 from openenv_hub.hub._plan import FileChanges, PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
+from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link
 from openenv_hub.hub._urls import SpaceUrls
 from openenv_hub.hub._versions import Version, versions
 
 __all__ = [
     "TRUST_ENV",
+    "Account",
     "FileChanges",
     "ForkResult",
     "InstallResult",
     "PushPlan",
     "PushResult",
+    "PushTarget",
+    "SpaceLink",
     "SpaceUrls",
     "Version",
+    "account",
     "fork",
     "install",
     "parse_spec",
     "pull",
     "push",
+    "push_target",
+    "read_link",
     "versions",
 ]

@@ -100,9 +100,10 @@ def _ray_known(ray_address: str | None) -> bool:
 
 
 def _docker_managed() -> list[Managed]:
+    client = docker_client()  # first: without the docker package it names the extra
     import docker
 
-    return _engine_items(docker_client(), docker.errors.APIError)  # shared: not closed here
+    return _engine_items(client, docker.errors.APIError)  # shared: not closed here
 
 
 def _engine_items(client: Any, api_error: type[Exception]) -> list[Managed]:

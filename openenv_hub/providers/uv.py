@@ -31,6 +31,7 @@ from pathlib import Path
 
 from openenv_hub.errors import DependencyNotInstalledError, ServerStartError
 from openenv_hub.manifest import load_manifest
+from openenv_hub.progress import report_progress
 from openenv_hub.providers.local import LocalProcessProvider
 
 __all__ = ["UvProvider", "cache_root", "uv_binary"]
@@ -150,13 +151,15 @@ def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse
             return _used(marker, venv_python, source)
         marker.unlink(missing_ok=True)
         uv = uv_binary()
-        if not venv_python.exists():
-            _run([uv, "venv", "--quiet", "--python", python or sys.executable, str(root)])
-        install = [uv, "pip", "install", "--quiet", "--python", str(venv_python)]
-        for folder in links:
-            install += ["--find-links", str(folder)]
-        install += ["--editable", str(source)] if editable else [str(source)]
-        _run(install)
+        with report_progress(f"uv environment for {source.name}", "making it") as progress:
+            if not venv_python.exists():
+                _run([uv, "venv", "--quiet", "--python", python or sys.executable, str(root)])
+            install = [uv, "pip", "install", "--quiet", "--python", str(venv_python)]
+            for folder in links:
+                install += ["--find-links", str(folder)]
+            install += ["--editable", str(source)] if editable else [str(source)]
+            progress.stage(f"installing {source.name} and its dependencies")
+            _run(install)
         (root / SOURCE_NOTE).write_text(str(source), encoding="utf-8")
         marker.write_text(stamp)
     return venv_python

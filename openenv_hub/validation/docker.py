@@ -10,12 +10,14 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from openenv_hub.errors import DockerError, OpenEnvError
 from openenv_hub.packaging import bundle_wheels
+from openenv_hub.progress import Progress, report_progress
 from openenv_hub.providers.local import free_port, wait_for_health
 from openenv_hub.validation.result import CheckResult
 from openenv_hub.validation.runtime import runtime_checks
@@ -30,6 +32,9 @@ __all__ = [
     "run_container",
     "stage_context",
 ]
+
+LOG_LINES = 30
+"""The last lines of a failed container's log that a check reports."""
 
 _IGNORE = shutil.ignore_patterns(
     ".git",
@@ -101,7 +106,10 @@ def build_image(
             command += ["--build-arg", arg]
         command += ["--no-cache"] if no_cache else []
         env = {**os.environ, "DOCKER_BUILDKIT": "0"}
-        code, tail = _run_build([*command, str(context)], env=env, quiet=quiet)
+        with _reported(tag, quiet=quiet) as progress:
+            code, tail = _run_build([*command, str(context)], env=env, progress=progress)
+            if progress is not None and code != 0:
+                progress.finish("failed", failed=True)
     if code != 0:
         shown = f"\n{tail[-3000:]}" if quiet else ""
         raise DockerError(
@@ -125,17 +133,32 @@ _PULL_FAILURES = (
 )
 
 
-def _run_build(command: list[str], *, env: dict[str, str], quiet: bool) -> tuple[int, str]:
-    """Run ``docker build``, showing its output unless ``quiet``; return its code and output
-    tail (kept either way, to tell why it failed)."""
+@contextmanager
+def _reported(tag: str, *, quiet: bool) -> Iterator[Progress | None]:
+    """A quiet build reports its progress (the lines it does not print)."""
+    if not quiet:
+        yield None
+        return
+    with report_progress(f"docker build {tag}", "building the image") as progress:
+        yield progress
+
+
+def _run_build(
+    command: list[str], *, env: dict[str, str], progress: Progress | None
+) -> tuple[int, str]:
+    """Run ``docker build``: its output is printed, or with ``progress`` (a quiet build) each
+    line goes there; return its code and output tail (kept either way, to tell why it
+    failed)."""
     tail: list[str] = []
     with subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     ) as process:
         assert process.stdout is not None
         for line in process.stdout:
-            if not quiet:
+            if progress is None:
                 print(line, end="", flush=True)
+            else:
+                progress.line(line)
             tail = [*tail[-200:], line]
     return process.returncode, "".join(tail)
 
@@ -181,17 +204,51 @@ def run_container(
     base_url = f"http://127.0.0.1:{port}"
     try:
         try:
-            wait_for_health(base_url, timeout_s=60)
+            wait_for_health(base_url, timeout_s=60, alive=_running(cli, container))
         except OpenEnvError as exc:
-            logs = subprocess.run(
-                [cli, "logs", container], capture_output=True, text=True, check=False
-            )
-            raise DockerError(
-                f"{exc}. Container logs:\n{(logs.stdout + logs.stderr)[-3000:]}"
-            ) from None
+            raise _not_serving(cli, container, tag, exc) from None
         yield base_url
     finally:
         subprocess.run([cli, "rm", "-f", container], capture_output=True, check=False)
+
+
+def _running(cli: str, container: str, every_s: float = 1.0) -> Callable[[], bool]:
+    """Whether the container still runs, asked of the engine at most every ``every_s``."""
+    state = {"asked": 0.0, "running": True}
+
+    def running() -> bool:
+        if time.monotonic() - state["asked"] >= every_s:
+            done = subprocess.run(
+                [cli, "inspect", "-f", "{{.State.Running}}", container],
+                capture_output=True, text=True, timeout=30, check=False,
+            )  # fmt: skip
+            state["asked"], state["running"] = time.monotonic(), done.stdout.strip() != "false"
+        return bool(state["running"])
+
+    return running
+
+
+def _not_serving(cli: str, container: str, tag: str, exc: OpenEnvError) -> DockerError:
+    """Why the container did not serve: it exited (with its code), or /health stayed silent;
+    the end of its log, and a hint that says where to look."""
+    inspect = subprocess.run(
+        [cli, "inspect", "-f", "{{.State.Running}} {{.State.ExitCode}}", container],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    running, _, code = inspect.stdout.strip().partition(" ")
+    logs = subprocess.run([cli, "logs", container], capture_output=True, text=True, check=False)
+    tail = (logs.stdout + logs.stderr).strip().splitlines()[-LOG_LINES:]
+    what = (
+        f"The container of {tag} exited (code {code}) before /health answered"
+        if running == "false"
+        else str(exc)
+    )
+    last = tail[-1] if tail else "(its log is empty)"
+    return DockerError(
+        f"{what}. Its log ends with:\n" + "\n".join(tail),
+        hint=f"The last line of its log says why: {last[:200]}. Fix that, then validate again "
+        f"(docker run {tag} shows the whole log).",
+    )
 
 
 def docker_checks(

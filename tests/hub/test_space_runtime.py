@@ -90,7 +90,7 @@ async def test_push_wait_runs_the_space_and_from_hub_steps_it(
     assert words[:3] == ["openenv", "push", "envs/echo_env"]
     result = cli(*words[1:2], echo_copy, *words[3:])  # the echo env, in a copy of its own
     assert result.code == 0, result.text
-    assert f"Running {repo_id}" in result.out and "Space stage: BUILDING" in result.err
+    assert f"Running {repo_id}" in result.out and f"Space {repo_id}: BUILDING (" in result.err
     assert SECRET not in result.text
 
     env = EchoEnv.from_hub(repo_id)
