@@ -158,7 +158,7 @@ def main() -> None:
     parser.add_argument("--no-peer", action="store_true", help="Skip the openenv package.")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    from openenv_hub.testing import LocalHub
+    from openenv_hub.localhub import LocalHub
 
     with tempfile.TemporaryDirectory(prefix="hub-bench-") as tmp, LocalHub() as hub:
         work = Path(tmp)

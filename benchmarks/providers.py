@@ -114,7 +114,7 @@ def space_runtime(runs: int) -> tuple[float, list[float]]:
 
     from openenv_hub.hub import push
     from openenv_hub.hub._wait import wait_for_space
-    from openenv_hub.testing.localhub import LocalHub
+    from openenv_hub.localhub import LocalHub
 
     with LocalHub(run_spaces=True, space_build_args={"BASE_IMAGE": BASE_IMAGE, **NO_UI}) as hub:
         endpoint, token, repo_id = hub.endpoint, "hf_alice_write", "alice/echo_env"
@@ -225,7 +225,7 @@ def main() -> None:
         sys.exit("No Docker engine: export DOCKER_HOST (see .ci/docker/setup.sh).")
     os.environ["DOCKER_HOST"] = host
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    from openenv_hub.testing.localhub import LocalHub
+    from openenv_hub.localhub import LocalHub
 
     results: dict[str, tuple[float, list[float]]] = {}
     results["local"] = local_runtime(args.runs)

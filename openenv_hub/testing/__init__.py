@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .localhub import LocalHub, User
+    from openenv_hub.localhub import LocalHub, User
 
 __all__ = ["LocalHub", "User"]
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from . import localhub
+        from openenv_hub import localhub
 
         return getattr(localhub, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -51,8 +51,8 @@ import pytest
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
-    from .localhub import LocalHub
-    from .localhub.auth import Role
+    from openenv_hub.localhub import LocalHub
+    from openenv_hub.localhub.auth import Role
 
 PLUGIN_NAME = "openenv_hub.testing.pytest_plugin"
 PORT_VARIABLE = "OPENENV_LOCALHUB_PORT"
@@ -173,7 +173,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def local_hub() -> Iterator[LocalHub]:
     """The session's LocalHub, started on first use at ``HF_ENDPOINT``."""
-    from .localhub import LocalHub
+    from openenv_hub.localhub import LocalHub
 
     problem = endpoint_problem()
     if problem:

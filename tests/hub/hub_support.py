@@ -279,7 +279,7 @@ class FaultyHub:
     """
 
     def __init__(self, data_dir: Path) -> None:
-        from openenv_hub.testing.localhub import create_app
+        from openenv_hub.localhub import create_app
 
         self.inner = create_app(data_dir)
         self.failing: Callable[[str, str], bool] | None = None

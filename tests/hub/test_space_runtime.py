@@ -17,7 +17,7 @@ from doc_blocks import doc_block
 from echo_env import CallToolAction, EchoEnv
 
 from openenv_hub.hub._wait import space_logs
-from openenv_hub.testing.localhub import LocalHub
+from openenv_hub.localhub import LocalHub
 
 SECRET = "sk-local-7f3a9c-never-printed"
 DOC = "docs/runtimes.md"

@@ -29,7 +29,7 @@ from .routes.deps import HubContext
 from .space_runtime import SpaceRuntime
 from .storage import RepoStore
 
-logger = logging.getLogger("openenv_hub.testing.localhub")
+logger = logging.getLogger("openenv_hub.localhub")
 
 
 def _internal_error(exc: BaseException) -> JSONResponse:

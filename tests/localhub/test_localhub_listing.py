@@ -13,7 +13,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError
 
-from openenv_hub.testing.localhub import LocalHub
+from openenv_hub.localhub import LocalHub
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Run LocalHub by hand: ``python -m openenv_hub.testing.localhub --port 8765 --data DIR``."""
+"""Run LocalHub by hand: ``python -m openenv_hub.localhub --port 8765 --data DIR``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .server import LocalHub
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(
-        prog="python -m openenv_hub.testing.localhub",
+        prog="python -m openenv_hub.localhub",
         description="Serve a local Hugging Face Hub stand-in (API + git smart-HTTP).",
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind")

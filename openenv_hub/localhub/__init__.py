@@ -5,7 +5,7 @@ models and datasets, backed by real bare git repos that are also served over
 git smart-HTTP (``git clone``, ``git push``, ``pip install git+...``).
 
 Example:
-    >>> from openenv_hub.testing.localhub import LocalHub
+    >>> from openenv_hub.localhub import LocalHub
     >>> with LocalHub() as hub:  # doctest: +SKIP
     ...     print(hub.endpoint, hub.token_for("alice"))
 """

@@ -33,7 +33,7 @@ from .storage import RepoKey, RepoStore
 if TYPE_CHECKING:
     from openenv_hub.providers.docker import DockerProvider
 
-logger = logging.getLogger("openenv_hub.testing.localhub")
+logger = logging.getLogger("openenv_hub.localhub")
 
 __all__ = ["LogLine", "SpaceRuntime", "engine_problem"]
 

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from openenv_hub.testing.localhub import LocalHub, User, create_app
-from openenv_hub.testing.localhub.storage import RepoKey, RepoMeta
+from openenv_hub.localhub import LocalHub, User, create_app
+from openenv_hub.localhub.storage import RepoKey, RepoMeta
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -98,7 +98,7 @@ def test_command_line_prints_endpoint_and_tokens(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "openenv_hub.testing.localhub",
+            "openenv_hub.localhub",
             "--port",
             "0",
             "--data",
@@ -143,7 +143,7 @@ def test_importing_testing_does_not_load_heavy_modules() -> None:
         [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
-    code = "import sys, openenv_hub.testing.localhub; print('huggingface_hub' in sys.modules)"
+    code = "import sys, openenv_hub.localhub; print('huggingface_hub' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
     )
