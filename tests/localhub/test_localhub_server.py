@@ -150,14 +150,6 @@ def test_importing_testing_does_not_load_heavy_modules() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_lazy_exports() -> None:
-    import openenv_hub.testing as testing
-
-    assert testing.LocalHub is LocalHub
-    with pytest.raises(AttributeError):
-        _ = testing.Missing
-
-
 PLUGIN_TEST = """
 import huggingface_hub
 from huggingface_hub import constants
