@@ -1,11 +1,16 @@
-"""pytest plugin: run the whole session against a :class:`LocalHub` on 127.0.0.1.
+"""pytest plugin: run the whole session against a :class:`~openenv_hub.localhub.LocalHub` on
+127.0.0.1. Opt-in: installing openenv-hub changes no pytest run that does not ask for it.
 
-``huggingface_hub`` reads ``HF_ENDPOINT`` once, when it is imported. This
-module therefore picks a free port and exports the environment *when it is
-loaded*, before test modules (or the code they import) load huggingface_hub:
+Ask for it with ``-p openenv_hub.testing`` (on the command line, or in ``addopts``), or with
+``pytest_plugins = ["openenv_hub.testing"]`` in the root ``conftest.py``; the module name
+``openenv_hub.testing.pytest_plugin`` works in both places too.
+
+``huggingface_hub`` reads ``HF_ENDPOINT`` once, when it is imported. This module therefore
+picks a free port and exports the environment *when it is loaded*, before test modules (or
+the code they import) load huggingface_hub:
 
 * ``HF_ENDPOINT=http://127.0.0.1:<port>``
-* ``HF_TOKEN=hf_alice_write``
+* ``HF_TOKEN=hf_alice_write`` (a demo token of LocalHub's user alice)
 * ``HF_HOME`` and ``HF_TOKEN_PATH`` inside a temporary directory
 * ``HF_HUB_DISABLE_TELEMETRY=1`` (no ``/api/agent-harnesses`` request)
 * ``HF_HUB_DISABLE_PROGRESS_BARS=1``
@@ -14,22 +19,17 @@ loaded*, before test modules (or the code they import) load huggingface_hub:
 ``HF_OIDC_RESOURCE``, ``HUGGING_FACE_HUB_TOKEN`` and ``HF_HUB_OFFLINE`` are
 unset. Everything is restored when the session ends.
 
-The server itself starts lazily, on that port, the first time the
-``local_hub`` fixture is used. Set ``OPENENV_LOCALHUB_PORT`` to pin the port, and
-``OPENENV_LOCALHUB_RUN_SPACES=1`` to have it build and run pushed Docker Spaces (with
-``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` when set; see docs/runtimes.md).
+The server itself starts lazily, on that port, the first time the ``local_hub`` fixture is
+used, with LocalHub's demo tokens (``hf_alice_write``, ``hf_bob_write``, ``hf_alice_read``).
+Set ``OPENENV_LOCALHUB_PORT`` to pin the port, and ``OPENENV_LOCALHUB_RUN_SPACES=1`` to have
+it build and run pushed Docker Spaces (with ``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` when
+set; see docs/runtimes.md).
 
 Fixtures:
 
-* ``local_hub`` (session): the running :class:`LocalHub`.
+* ``local_hub`` (session): the running :class:`~openenv_hub.localhub.LocalHub`.
 * ``hub_env``: per-test :class:`HubEnv` (``login``, ``logout``, ``api``, ``repo_id``).
 * ``make_space``: factory of fresh docker Spaces, deleted after the test.
-
-Register it either with a ``pytest11`` entry point named
-``openenv_hub.testing.pytest_plugin`` or with
-``pytest_plugins = ["openenv_hub.testing.pytest_plugin"]`` in the root
-``conftest.py`` (both at once work too, thanks to that entry-point name).
-Disable it with ``-p no:openenv_hub.testing.pytest_plugin``.
 """
 
 from __future__ import annotations
@@ -138,9 +138,9 @@ def endpoint_problem() -> str | None:
         return None
     return (
         f"huggingface_hub was imported before {PLUGIN_NAME} set HF_ENDPOINT "
-        f"(it uses {endpoint}). Register the plugin with a pytest11 entry point or "
-        "`pytest_plugins` in the root conftest.py, and do not import huggingface_hub "
-        "at the top of conftest.py files."
+        f"(it uses {endpoint}). Load the plugin early, with `-p openenv_hub.testing` or "
+        '`pytest_plugins = ["openenv_hub.testing"]` in the root conftest.py, and do not '
+        "import huggingface_hub at the top of conftest.py files."
     )
 
 

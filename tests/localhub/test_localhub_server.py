@@ -1,8 +1,7 @@
-"""The LocalHub class, the ASGI wrapper, the command line and import hygiene."""
+"""The LocalHub class, the ASGI wrapper and the command line."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -121,102 +120,3 @@ def test_command_line_prints_endpoint_and_tokens(tmp_path: Path) -> None:
         assert proc.wait(timeout=20) == 0
         if proc.stdout is not None:
             proc.stdout.close()
-
-
-def test_importing_the_plugin_outside_pytest_leaves_no_temporary_folder() -> None:
-    code = "from openenv_hub.testing import pytest_plugin; print(pytest_plugin._settings.root)"
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
-    )
-    root = Path(out.stdout.strip())
-    assert root.name.startswith("localhub-pytest-")
-    assert not root.exists()
-
-
-def test_importing_testing_does_not_load_heavy_modules() -> None:
-    code = (
-        "import sys, openenv_hub.testing, openenv_hub.testing.pytest_plugin;"
-        "heavy = [m for m in ('huggingface_hub', 'fastapi', 'uvicorn') if m in sys.modules];"
-        "print(heavy)"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
-    )
-    assert out.stdout.strip() == "[]"
-    code = "import sys, openenv_hub.localhub; print('huggingface_hub' in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
-    )
-    assert out.stdout.strip() == "False"
-
-
-PLUGIN_TEST = """
-import huggingface_hub
-from huggingface_hub import constants
-
-
-def test_endpoint_was_set_before_import(hub_env):
-    assert constants.ENDPOINT == hub_env.endpoint
-    assert constants.ENDPOINT.startswith("http://127.0.0.1:")
-    api = huggingface_hub.HfApi()
-    repo = hub_env.repo_id("plugin")
-    api.create_repo(repo, repo_type="space", space_sdk="docker")
-    assert huggingface_hub.whoami()["name"] == "alice"
-    assert hub_env.hub.requests()
-"""
-
-
-def _run_python(
-    tmp_path: Path, files: dict[str, str], *args: str
-) -> subprocess.CompletedProcess[str]:
-    """Run Python in ``tmp_path`` with ``files`` written there and no ``HF_*`` variables."""
-    for name, content in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(content)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
-    env["PYTHONPATH"] = str(REPO_ROOT)
-    # The installed package registers the plugin as an entry point; these runs load it by hand.
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-PLUGIN = "openenv_hub.testing.pytest_plugin"
-
-
-def test_plugin_in_a_fresh_session(tmp_path: Path) -> None:
-    files = {"test_inner.py": PLUGIN_TEST}
-    result = _run_python(tmp_path, files, "-m", "pytest", "-q", "-p", PLUGIN, "test_inner.py")
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_plugin_refuses_a_late_endpoint(tmp_path: Path) -> None:
-    code = (
-        "import huggingface_hub.constants, pytest, sys;"
-        f"sys.exit(pytest.main(['-q', '-p', '{PLUGIN}', 'test_inner.py']))"
-    )
-    result = _run_python(tmp_path, {"test_inner.py": PLUGIN_TEST}, "-c", code)
-    assert result.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "imported before" in result.stderr
-
-
-def test_plugin_loaded_mid_collection_fails_its_tests(tmp_path: Path) -> None:
-    files = {
-        "a/test_early.py": "import huggingface_hub.constants\n\ndef test_a():\n    pass\n",
-        "b/conftest.py": (
-            f"from {PLUGIN.rsplit('.', 1)[0]} import pytest_plugin\n\n"
-            "def pytest_configure(config):\n"
-            "    config.pluginmanager.register(pytest_plugin, pytest_plugin.PLUGIN_NAME)\n"
-        ),
-        "b/test_inner.py": PLUGIN_TEST,
-    }
-    result = _run_python(tmp_path, files, "-m", "pytest", "-q", "-p", "no:cacheprovider")
-    assert result.returncode == pytest.ExitCode.TESTS_FAILED
-    assert "1 passed, 1 error" in result.stdout
-    assert "imported before" in result.stdout
