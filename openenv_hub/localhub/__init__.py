@@ -7,18 +7,18 @@ git smart-HTTP (``git clone``, ``git push``, ``pip install git+...``).
 Example:
     >>> from openenv_hub.localhub import LocalHub
     >>> with LocalHub() as hub:  # doctest: +SKIP
-    ...     print(hub.endpoint, hub.token_for("alice"))
+    ...     print(hub.endpoint, hub.token_for("alice"), hub.admin_token)
 """
 
 from __future__ import annotations
 
 from .app import LocalHubApp, create_app
-from .auth import DEFAULT_TOKENS, TokenRegistry, User
+from .auth import DEMO_TOKENS, TokenRegistry, User
 from .errors import HubError
 from .server import LocalHub
 
 __all__ = [
-    "DEFAULT_TOKENS",
+    "DEMO_TOKENS",
     "HubError",
     "LocalHub",
     "LocalHubApp",

@@ -1,4 +1,11 @@
-"""Run LocalHub by hand: ``python -m openenv_hub.localhub --port 8765 --data DIR``."""
+"""Run LocalHub by hand: ``python -m openenv_hub.localhub --port 8765 --data DIR``.
+
+It prints its endpoint, its users' tokens (new random ones each start, or the well-known demo
+tokens with ``--demo-tokens``) and its admin token, which the control routes under
+``/_localhub`` need: a new random one each start, printed once, or the value of
+``$OPENENV_LOCALHUB_ADMIN_TOKEN`` (then not printed), never a command-line option that ``ps``
+would show.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,10 @@ import signal
 import threading
 from collections.abc import Sequence
 
+from .auth import DEMO_TOKENS
 from .server import LocalHub
+
+ADMIN_TOKEN_VARIABLE = "OPENENV_LOCALHUB_ADMIN_TOKEN"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -21,6 +31,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
     parser.add_argument(
         "--data", default=None, help="data directory (default: a temporary one, deleted on exit)"
+    )
+    parser.add_argument(
+        "--demo-tokens",
+        action="store_true",
+        help="accept the well-known demo tokens (hf_alice_write, hf_bob_write, hf_alice_read) "
+        "instead of new random ones; anything on this machine can use them",
     )
     parser.add_argument(
         "--no-spaces",
@@ -59,12 +75,14 @@ def build_args(args: argparse.Namespace) -> dict[str, str]:
     return found
 
 
-def banner(hub: LocalHub) -> str:
+def banner(hub: LocalHub, *, admin_token_from_environment: bool = False) -> str:
     """What to print once the server is up: endpoint, tokens, environment."""
     lines = [f"LocalHub serving on {hub.endpoint}", f"data directory: {hub.data_dir}", "tokens:"]
     for token, user in hub.tokens:
         orgs = f", orgs: {', '.join(user.orgs)}" if user.orgs else ""
         lines.append(f"  {token:<16} {user.name} ({user.role}{orgs})")
+    admin = f"${ADMIN_TOKEN_VARIABLE}" if admin_token_from_environment else hub.admin_token
+    lines.append(f"admin token (for the control routes under /_localhub): {admin}")
     default_token = hub.token_for(next(iter(hub.tokens))[1].name)
     lines += [
         "use it with:",
@@ -84,14 +102,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    admin_token = os.environ.get(ADMIN_TOKEN_VARIABLE) or None
     with LocalHub(
         data_dir=args.data,
+        tokens=DEMO_TOKENS if args.demo_tokens else None,
         host=args.host,
         port=args.port,
+        admin_token=admin_token,
         run_spaces=not args.no_spaces,
         space_build_args=build_args(args),
     ) as hub:
-        print(banner(hub), flush=True)
+        print(banner(hub, admin_token_from_environment=admin_token is not None), flush=True)
         try:
             while not stop.wait(0.5):
                 pass

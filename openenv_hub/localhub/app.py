@@ -18,11 +18,12 @@ from fastapi import FastAPI, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
-from .auth import DEFAULT_TOKENS, TokenRegistry, User, token_from_header
+from .auth import TokenRegistry, User, generated_admin_token, token_from_header, token_registry
 from .errors import HubError, error_response
 from .git_http import GitHttpApp, match_git_path
 from .proxy import PREFIX as APPS_PREFIX
 from .proxy import SpaceAppProxy
+from .redaction import redact_query
 from .requestlog import RequestLog, RequestRecord
 from .routes import account, control, files, listing, refs, repos, spaces, upload
 from .routes.deps import HubContext
@@ -55,6 +56,7 @@ def build_api(context: HubContext) -> FastAPI:
     api.state.localhub = context
     api.add_exception_handler(HubError, _hub_error_handler)
     api.add_exception_handler(Exception, _unexpected_error_handler)
+    api.include_router(control.admin)
     for module in (control, account, listing, repos, refs, upload, spaces, files):
         api.include_router(module.router)
     return api
@@ -129,7 +131,7 @@ class LocalHubApp:
                 method=scope["method"],
                 host=headers.get("host", b"").decode("latin-1"),
                 path=scope["path"],
-                query=scope.get("query_string", b"").decode("latin-1"),
+                query=redact_query(scope.get("query_string", b"").decode("latin-1")),
                 status=response.get("status", 500),
                 duration_ms=round(elapsed_s * 1000, 2),
                 user=user.name if user else None,
@@ -142,6 +144,7 @@ def create_app(
     data_dir: str | Path,
     tokens: Mapping[str, User | Mapping[str, Any]] | TokenRegistry | None = None,
     *,
+    admin_token: str | None = None,
     run_spaces: bool = False,
     space_build_args: Mapping[str, str] | None = None,
 ) -> LocalHubApp:
@@ -149,7 +152,10 @@ def create_app(
 
     Args:
         data_dir: Directory for bare repos and metadata; created if missing.
-        tokens: ``token -> user``; defaults to :data:`~.auth.DEFAULT_TOKENS`.
+        tokens: ``token -> user``; defaults to new random tokens of the demo users
+            (:func:`~.auth.generated_tokens`).
+        admin_token: The token of the control routes (``app.context.admin_token``); a new
+            random one by default.
         run_spaces: Build and run Docker Spaces (needs a Docker engine; without one the
             runtime stays off and app URLs say why).
         space_build_args: Build arguments of Space images, e.g. ``{"BASE_IMAGE": ...}``.
@@ -162,10 +168,9 @@ def create_app(
     store = RepoStore(Path(data_dir))
     context = HubContext(
         store=store,
-        tokens=tokens
-        if isinstance(tokens, TokenRegistry)
-        else TokenRegistry(DEFAULT_TOKENS if tokens is None else tokens),
+        tokens=token_registry(tokens),
         log=RequestLog(),
+        admin_token=admin_token or generated_admin_token(),
         spaces=SpaceRuntime(store, build_args=space_build_args) if run_spaces else None,
     )
     return LocalHubApp(context)

@@ -15,7 +15,7 @@ from urllib.parse import quote
 import uvicorn
 
 from .app import LocalHubApp, create_app
-from .auth import DEFAULT_TOKENS, Role, TokenRegistry, User
+from .auth import Role, TokenRegistry, User, generated_admin_token, token_registry
 from .routes.control import RuntimeUpdate, set_likes, update_runtime
 from .routes.deps import HubContext
 from .storage import RepoKey
@@ -28,8 +28,11 @@ class LocalHub:
         data_dir: Where repos are stored; a temporary directory (removed on
             :meth:`stop`) when None.
         tokens: ``token -> user`` (a :class:`User` or ``{"name", "orgs", "role"}``).
-            Defaults to ``hf_alice_write`` (alice, member of org ``org``),
-            ``hf_bob_write`` (bob) and ``hf_alice_read`` (alice, read-only).
+            Defaults to new random tokens of alice (member of org ``org``), bob, and alice
+            read-only (:meth:`token_for` gives them); :data:`~.auth.DEMO_TOKENS` are the
+            well-known ``hf_alice_write``, ``hf_bob_write`` and ``hf_alice_read``.
+        admin_token: The token of the control routes under ``/_localhub`` (a new random one
+            by default; :attr:`admin_token` gives it).
         host: Interface to bind.
         port: Port to bind; 0 picks a free one.
         startup_timeout_s: How long :meth:`start` waits for the server.
@@ -52,6 +55,7 @@ class LocalHub:
         host: str = "127.0.0.1",
         port: int = 0,
         *,
+        admin_token: str | None = None,
         startup_timeout_s: float = 10.0,
         run_spaces: bool = False,
         space_build_args: Mapping[str, str] | None = None,
@@ -60,11 +64,9 @@ class LocalHub:
         self._requested_port = port
         self._data_dir = Path(data_dir) if data_dir is not None else None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        self.tokens = (
-            tokens
-            if isinstance(tokens, TokenRegistry)
-            else TokenRegistry(DEFAULT_TOKENS if tokens is None else tokens)
-        )
+        self.tokens = token_registry(tokens)
+        self.admin_token = admin_token or generated_admin_token()
+        """The token of the control routes: ``Authorization: Bearer <admin_token>``."""
         self._startup_timeout_s = startup_timeout_s
         self._run_spaces = run_spaces
         self._space_build_args = dict(space_build_args or {})
@@ -90,6 +92,7 @@ class LocalHub:
         self._app = create_app(
             self.data_dir,
             self.tokens,
+            admin_token=self.admin_token,
             run_spaces=self._run_spaces,
             space_build_args=self._space_build_args,
         )

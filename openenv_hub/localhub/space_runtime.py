@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .clock import iso_time
+from .redaction import redact_mapping
 from .storage import RepoKey, RepoStore
 
 if TYPE_CHECKING:
@@ -265,8 +266,12 @@ class SpaceRuntime:
             meta.stage, meta.next_stages, meta.error_message = stage, [], error
 
     def describe(self) -> dict[str, Any]:
-        """For the banner and the control route: on or off, and why."""
-        return {"enabled": self.enabled, "reason": self.unavailable, "buildArgs": self.build_args}
+        """For the banner and the control route: on or off, and why (credentials hidden)."""
+        return {
+            "enabled": self.enabled,
+            "reason": self.unavailable,
+            "buildArgs": redact_mapping(self.build_args),
+        }
 
 
 class _BuildFailed(Exception):

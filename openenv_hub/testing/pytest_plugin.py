@@ -173,7 +173,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def local_hub() -> Iterator[LocalHub]:
     """The session's LocalHub, started on first use at ``HF_ENDPOINT``."""
-    from openenv_hub.localhub import LocalHub
+    from openenv_hub.localhub import DEMO_TOKENS, LocalHub
 
     problem = endpoint_problem()
     if problem:
@@ -182,6 +182,7 @@ def local_hub() -> Iterator[LocalHub]:
     base_image = os.environ.get("OPENENV_BASE_IMAGE")
     hub = LocalHub(
         data_dir=settings.root / "data",
+        tokens=DEMO_TOKENS,
         host=HOST,
         port=settings.port,
         run_spaces=os.environ.get(RUN_SPACES_VARIABLE, "").lower() in ("1", "true", "yes"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -11,14 +12,14 @@ from typing import Any
 import httpx
 import pytest
 
-from openenv_hub.localhub import LocalHub, User, create_app
+from openenv_hub.localhub import DEMO_TOKENS, LocalHub, User, create_app
 from openenv_hub.localhub.storage import RepoKey, RepoMeta
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_lifecycle_and_addresses(tmp_path: Path) -> None:
-    hub = LocalHub(data_dir=tmp_path)
+    hub = LocalHub(data_dir=tmp_path, tokens=DEMO_TOKENS)
     assert repr(hub) == "LocalHub(stopped)"
     with hub:
         assert hub.running
@@ -93,28 +94,28 @@ async def test_asgi_app_never_raises(tmp_path: Path) -> None:
 
 
 def test_command_line_prints_endpoint_and_tokens(tmp_path: Path) -> None:
+    """With --demo-tokens, and the admin token from the environment (so not printed)."""
+    command = [sys.executable, "-m", "openenv_hub.localhub", "--port", "0", "--demo-tokens"]
+    env = {**os.environ, "OPENENV_LOCALHUB_ADMIN_TOKEN": "admin-from-the-environment"}
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "openenv_hub.localhub",
-            "--port",
-            "0",
-            "--data",
-            str(tmp_path),
-        ],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+        [*command, "--data", str(tmp_path)], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+        env=env,
+    )  # fmt: skip
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
         assert first.startswith("LocalHub serving on http://127.0.0.1:")
         endpoint = first.split()[-1]
-        rest = [proc.stdout.readline() for _ in range(8)]
+        rest = [proc.stdout.readline() for _ in range(10)]
         assert any("hf_alice_write" in line for line in rest)
+        assert (
+            "admin token (for the control routes under /_localhub): $OPENENV_LOCALHUB_ADMIN_TOKEN\n"
+            in rest
+        )
+        assert "admin-from-the-environment" not in "".join(rest)
         assert httpx.get(f"{endpoint}/_localhub/health").status_code == 200
+        admin = {"authorization": "Bearer admin-from-the-environment"}
+        assert httpx.get(f"{endpoint}/_localhub/requests", headers=admin).status_code == 200
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from openenv_hub.localhub.auth import DEFAULT_TOKENS, TokenRegistry, User, token_from_header
+from openenv_hub.localhub.auth import DEMO_TOKENS, TokenRegistry, User, token_from_header
 from openenv_hub.localhub.errors import HubError
 from openenv_hub.localhub.git_http import match_git_path, parse_cgi_output
 from openenv_hub.localhub.gitops import (
@@ -88,7 +88,7 @@ def test_front_matter() -> None:
 
 
 def test_tokens() -> None:
-    registry = TokenRegistry(DEFAULT_TOKENS)
+    registry = TokenRegistry(DEMO_TOKENS)
     basic = "Basic " + base64.b64encode(b"alice:hf_alice_write").decode()
     assert registry.authenticate(basic) == User("alice", ("org",), "write")
     assert registry.authenticate("Bearer hf_bob_write") == User("bob")
