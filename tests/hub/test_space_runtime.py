@@ -195,9 +195,13 @@ def test_a_crashing_app_is_runtime_error_and_a_paused_space_stops(on_space_hub: 
 def test_without_an_engine_app_urls_say_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from huggingface_hub import HfApi
+
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     with LocalHub(run_spaces=True) as hub:
         assert not hub.space_runtime["enabled"]
+        api = HfApi(endpoint=hub.endpoint, token=hub.token_for("alice"))
+        api.create_repo("alice/echo_env", repo_type="space", space_sdk="docker")
         reply = httpx.get(f"{hub.endpoint}/_localhub/apps/alice/echo_env/health", timeout=10)
     assert reply.status_code == 503
     assert "runs them in Docker" in reply.text and "no-engine.sock" in reply.text

@@ -1,0 +1,46 @@
+"""Spaces that LocalHub really builds and runs, in Docker: who may call a private Space's app,
+and what a Space's build and app can reach on the machine."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from localhub_spaces import push_space, space_hub, tiny_space
+
+from openenv_hub.localhub import LocalHub
+
+__all__ = ["space_hub"]  # the fixture, imported for pytest
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def private_app(space_hub: LocalHub) -> str:
+    push_space(space_hub, "alice/private-app", tiny_space(), private=True)
+    return f"{space_hub.endpoint}/_localhub/apps/alice/private-app"
+
+
+def test_a_private_app_answers_only_who_may_read_the_space(
+    space_hub: LocalHub, private_app: str
+) -> None:
+    """Threat: anyone on the machine reads a private Space's app or resets its episode."""
+    alice = {"authorization": f"Bearer {space_hub.token_for('alice')}"}
+    bob = {"authorization": f"Bearer {space_hub.token_for('bob')}"}
+    assert httpx.post(f"{private_app}/reset", timeout=10).status_code == 404
+    assert httpx.post(f"{private_app}/reset", headers=bob, timeout=10).status_code == 404
+    assert httpx.get(f"{private_app}/data", headers=alice, timeout=10).status_code == 200
+
+    seen = httpx.get(f"{private_app}/seen", headers=alice, timeout=10).json()
+    assert [(s["method"], s["path"]) for s in seen if s["path"] != "/health"] == [("GET", "/data")]
+
+
+def test_a_private_apps_code_never_sees_the_callers_token(
+    space_hub: LocalHub, private_app: str
+) -> None:
+    """Threat: the Space's code (anyone's, once it is forked) collects its callers' tokens."""
+    token = space_hub.token_for("alice")
+    httpx.get(f"{private_app}/bearer", headers={"authorization": f"Bearer {token}"}, timeout=10)
+    httpx.get(f"{private_app}/basic", auth=("alice", token), timeout=10)
+    seen = httpx.get(f"{private_app}/seen", auth=("alice", token), timeout=10).text
+    assert '"/bearer"' in seen and '"/basic"' in seen
+    assert token not in seen and "uthorization" not in seen
