@@ -1,7 +1,7 @@
 """LocalHub's app proxy (``/_localhub/apps/NS/NAME/...``) checks read access as its API does,
 before it looks for the app: a private Space's app, its stage included, is nobody else's.
 
-The same checks against apps that really run, in Docker, are in test_localhub_spaces.py."""
+The same checks against apps that really run, in Docker, are in test_localhub_running_spaces.py."""
 
 from __future__ import annotations
 
