@@ -15,6 +15,7 @@ import signal
 import threading
 from collections.abc import Sequence
 
+from .app import DEFAULT_MAX_UPLOAD_MB
 from .auth import DEMO_TOKENS
 from .server import LocalHub
 
@@ -37,6 +38,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="accept the well-known demo tokens (hf_alice_write, hf_bob_write, hf_alice_read) "
         "instead of new random ones; anything on this machine can use them",
+    )
+    parser.add_argument(
+        "--max-upload-mb",
+        type=float,
+        default=DEFAULT_MAX_UPLOAD_MB,
+        help="the largest upload (commit, git push, request to a Space's app), in MB; "
+        "413 beyond it (default: %(default)g)",
     )
     parser.add_argument(
         "--no-spaces",
@@ -109,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         host=args.host,
         port=args.port,
         admin_token=admin_token,
+        max_upload_mb=args.max_upload_mb,
         run_spaces=not args.no_spaces,
         space_build_args=build_args(args),
     ) as hub:

@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from .auth import TokenRegistry, User, generated_admin_token, token_from_header, token_registry
+from .body_limit import BodyLimit, declared_size, limit_for
 from .errors import HubError, error_response
 from .git_http import GitHttpApp, match_git_path
 from .proxy import PREFIX as APPS_PREFIX
@@ -32,6 +34,8 @@ from .storage import RepoStore
 
 logger = logging.getLogger("openenv_hub.localhub")
 
+DEFAULT_MAX_UPLOAD_MB = 1024
+
 
 def _internal_error(exc: BaseException) -> JSONResponse:
     message = f"LocalHub internal error: {type(exc).__name__}: {exc}"
@@ -44,6 +48,8 @@ async def _hub_error_handler(_: Request, exc: Exception) -> Response:
 
 
 async def _unexpected_error_handler(_: Request, exc: Exception) -> Response:
+    if isinstance(exc, ClientDisconnect):  # gone, or cut off by the body limit: nobody to tell
+        return Response(status_code=400)
     logger.error("Unhandled error in LocalHub", exc_info=exc)
     return _internal_error(exc)
 
@@ -101,8 +107,14 @@ class LocalHubApp:
         target: Any = self.git if match_git_path(scope["path"]) else self.api
         if scope["path"].startswith(APPS_PREFIX):
             target = self.apps
+        body = BodyLimit(
+            limit_for(scope["path"], self.context.max_upload_bytes), scope, receive, recording_send
+        )
         try:
-            await target(scope, receive, recording_send)
+            if (declared_size(scope) or 0) > body.limit:
+                await body.refuse()  # never read
+            else:
+                await target(scope, body.receive, body.send)
         except Exception as exc:
             if "status" not in response:
                 logger.error("Unhandled error in LocalHub", exc_info=exc)
@@ -145,6 +157,7 @@ def create_app(
     tokens: Mapping[str, User | Mapping[str, Any]] | TokenRegistry | None = None,
     *,
     admin_token: str | None = None,
+    max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB,
     run_spaces: bool = False,
     space_build_args: Mapping[str, str] | None = None,
 ) -> LocalHubApp:
@@ -156,6 +169,8 @@ def create_app(
             (:func:`~.auth.generated_tokens`).
         admin_token: The token of the control routes (``app.context.admin_token``); a new
             random one by default.
+        max_upload_mb: The largest body of an upload (a commit, a ``git push``, a request to a
+            Space's app); 413 beyond it. Other bodies are bounded at 16 MB.
         run_spaces: Build and run Docker Spaces (needs a Docker engine; without one the
             runtime stays off and app URLs say why).
         space_build_args: Build arguments of Space images, e.g. ``{"BASE_IMAGE": ...}``.
@@ -171,6 +186,7 @@ def create_app(
         tokens=token_registry(tokens),
         log=RequestLog(),
         admin_token=admin_token or generated_admin_token(),
+        max_upload_bytes=int(max_upload_mb * (1 << 20)),
         spaces=SpaceRuntime(store, build_args=space_build_args) if run_spaces else None,
     )
     return LocalHubApp(context)

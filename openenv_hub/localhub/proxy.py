@@ -22,9 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from .auth import User, token_from_header
@@ -122,12 +124,6 @@ class SpaceAppProxy:
     ) -> None:
         if self._client is None:
             self._client = httpx.AsyncClient(trust_env=False, timeout=httpx.Timeout(300.0))
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
         query = scope.get("query_string", b"").decode("latin-1")
         headers = [
             (k.decode("latin-1"), v.decode("latin-1"))
@@ -135,14 +131,17 @@ class SpaceAppProxy:
             if k.decode("latin-1").lower() not in _HOP_BY_HOP
         ]
         headers += _forwarded(scope)
+        has_body = any(k in (b"content-length", b"transfer-encoding") for k, _ in scope["headers"])
         request = self._client.build_request(
             scope["method"],
             upstream + rest + (f"?{query}" if query else ""),
             headers=headers,
-            content=body,
+            content=_body(receive) if has_body else None,
         )
         try:
             response = await self._client.send(request, stream=True)
+        except ClientDisconnect:
+            return  # the client left, or its body went over LocalHub's limit (answered 413)
         except httpx.HTTPError as exc:
             await error_response(HubError(502, f"The Space's app did not answer: {exc}"))(
                 scope, receive, send
@@ -183,6 +182,17 @@ async def _refuse_websocket(error: HubError, scope: Scope, receive: Receive, sen
         await send({"type": "websocket.http.response.body", "body": response.body})
     else:
         await send({"type": "websocket.close", "code": CLOSE_POLICY_VIOLATION})
+
+
+async def _body(receive: Receive) -> AsyncIterator[bytes]:
+    """The request body as it arrives (streamed on, never held whole)."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise ClientDisconnect()
+        yield message.get("body", b"")
+        if not message.get("more_body"):
+            return
 
 
 def _forwarded(scope: Scope) -> list[tuple[str, str]]:

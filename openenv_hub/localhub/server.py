@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import uvicorn
 
-from .app import LocalHubApp, create_app
+from .app import DEFAULT_MAX_UPLOAD_MB, LocalHubApp, create_app
 from .auth import Role, TokenRegistry, User, generated_admin_token, token_registry
 from .routes.control import RuntimeUpdate, set_likes, update_runtime
 from .routes.deps import HubContext
@@ -33,6 +33,8 @@ class LocalHub:
             well-known ``hf_alice_write``, ``hf_bob_write`` and ``hf_alice_read``.
         admin_token: The token of the control routes under ``/_localhub`` (a new random one
             by default; :attr:`admin_token` gives it).
+        max_upload_mb: The largest upload (a commit, a ``git push``, a request to a Space's
+            app); bigger ones get 413 before they are read. They go to disk as they arrive.
         host: Interface to bind.
         port: Port to bind; 0 picks a free one.
         startup_timeout_s: How long :meth:`start` waits for the server.
@@ -56,6 +58,7 @@ class LocalHub:
         port: int = 0,
         *,
         admin_token: str | None = None,
+        max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB,
         startup_timeout_s: float = 10.0,
         run_spaces: bool = False,
         space_build_args: Mapping[str, str] | None = None,
@@ -67,6 +70,7 @@ class LocalHub:
         self.tokens = token_registry(tokens)
         self.admin_token = admin_token or generated_admin_token()
         """The token of the control routes: ``Authorization: Bearer <admin_token>``."""
+        self._max_upload_mb = max_upload_mb
         self._startup_timeout_s = startup_timeout_s
         self._run_spaces = run_spaces
         self._space_build_args = dict(space_build_args or {})
@@ -93,6 +97,7 @@ class LocalHub:
             self.data_dir,
             self.tokens,
             admin_token=self.admin_token,
+            max_upload_mb=self._max_upload_mb,
             run_spaces=self._run_spaces,
             space_build_args=self._space_build_args,
         )

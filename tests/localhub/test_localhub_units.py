@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from openenv_hub.localhub.auth import DEMO_TOKENS, TokenRegistry, User, token_from_header
+from openenv_hub.localhub.commit_body import parse_commit_payload
 from openenv_hub.localhub.errors import HubError
 from openenv_hub.localhub.git_http import match_git_path, parse_cgi_output
 from openenv_hub.localhub.gitops import (
@@ -23,7 +24,6 @@ from openenv_hub.localhub.gitops import (
 from openenv_hub.localhub.gitrepo import GitRepo, git_environment
 from openenv_hub.localhub.payloads import FrontMatterError, parse_front_matter
 from openenv_hub.localhub.requestlog import RequestLog, RequestRecord
-from openenv_hub.localhub.routes.upload import parse_commit_payload
 from openenv_hub.localhub.storage import RepoKey, RepoMeta
 
 ENTRIES = {"a.txt": ("100644", "1" * 40), "dir/b.txt": ("100755", "2" * 40)}

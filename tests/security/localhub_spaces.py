@@ -34,11 +34,12 @@ SEEN = []
 
 class Handler(BaseHTTPRequestHandler):
     def answer(self):
-        self.rfile.read(int(self.headers.get("content-length") or 0))
+        length = len(self.rfile.read(int(self.headers.get("content-length") or 0)))
         if self.path == "/seen":
             body = json.dumps(SEEN).encode()
         else:
-            SEEN.append({"method": self.command, "path": self.path, "headers": dict(self.headers)})
+            seen = {"method": self.command, "path": self.path, "headers": dict(self.headers)}
+            SEEN.append({**seen, "length": length})
             body = json.dumps({"status": "healthy"}).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")

@@ -3,6 +3,8 @@ and what a Space's build and app can reach on the machine."""
 
 from __future__ import annotations
 
+import os
+
 import httpx
 import pytest
 from localhub_spaces import push_space, space_hub, tiny_space
@@ -44,3 +46,13 @@ def test_a_private_apps_code_never_sees_the_callers_token(
     seen = httpx.get(f"{private_app}/seen", auth=("alice", token), timeout=10).text
     assert '"/bearer"' in seen and '"/basic"' in seen
     assert token not in seen and "uthorization" not in seen
+
+
+def test_a_big_body_reaches_the_app_streamed(space_hub: LocalHub, private_app: str) -> None:
+    """The proxy streams a request's body to the app (never holding it whole); LocalHub's
+    upload limit bounds it (test_localhub_uploads.py)."""
+    alice = ("alice", space_hub.token_for("alice"))
+    body = os.urandom(24 << 20)
+    assert httpx.post(f"{private_app}/upload", content=body, auth=alice, timeout=60).is_success
+    seen = httpx.get(f"{private_app}/seen", auth=alice, timeout=10).json()
+    assert [s["length"] for s in seen if s["path"] == "/upload"] == [len(body)]

@@ -23,6 +23,7 @@ class HubContext:
     tokens: TokenRegistry
     log: RequestLog
     admin_token: str  # for the control routes under /_localhub
+    max_upload_bytes: int  # the largest body of an upload (commit, git push, app request)
     spaces: SpaceRuntime | None = None  # builds and runs Docker Spaces, when enabled
 
 
