@@ -166,11 +166,13 @@ class SpaceRuntime:
     # -- work, in the worker thread ---------------------------------------------------------
 
     def _build_and_run(self, key: RepoKey, commit: str) -> None:
+        from openenv_hub.providers.space import space_image_tag
+
         space = self._spaces.get(key)
         if space is None or space.commit != commit:
             return  # deleted, or a newer commit is queued
         space.build_log = []
-        tag = f"localhub-space/{key.namespace}-{key.name}:{commit[:12]}".lower()
+        tag = space_image_tag(key.repo_id, commit, prefix="localhub-space")
         try:
             self._build(key, commit, tag, space.build_log)
         except _BuildFailed as failed:

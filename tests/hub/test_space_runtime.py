@@ -126,13 +126,16 @@ def test_from_hub_with_the_docker_runtime_builds_that_commit_and_runs_it(
     from docker_support.engine import BASE_IMAGE
 
     from openenv_hub.providers.docker import DockerProvider
+    from openenv_hub.providers.space import space_image_tag
 
     monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)
     monkeypatch.setenv("OPENENV_BUILD_ARGS", "ENABLE_WEB_INTERFACE=false")
     with EchoEnv.from_hub("alice/echo_env", runtime="docker", trust_remote_code=True).sync() as env:
         provider = env.provider
         assert isinstance(provider, DockerProvider) and provider.runtime == "docker"
-        assert provider.container.image.tags[0].startswith("openenv-space-alice-echo-env:")
+        (tag,) = provider.container.image.tags
+        commit = provider.container.labels["openenv-hub.commit"]
+        assert tag == space_image_tag("alice/echo_env", commit) and len(commit) == 40
         assert env.call_tool("echo_message", message="built here") == "built here"
     assert provider.status() == "removed"
 

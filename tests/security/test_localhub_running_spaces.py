@@ -56,3 +56,22 @@ def test_a_big_body_reaches_the_app_streamed(space_hub: LocalHub, private_app: s
     assert httpx.post(f"{private_app}/upload", content=body, auth=alice, timeout=60).is_success
     seen = httpx.get(f"{private_app}/seen", auth=alice, timeout=10).json()
     assert [s["length"] for s in seen if s["path"] == "/upload"] == [len(body)]
+
+
+def test_a_spaces_image_names_that_space_and_commit(space_hub: LocalHub, private_app: str) -> None:
+    """Threat: Spaces whose names read alike (``alice/my_env``, ``alice-my/env``) share images."""
+    from docker_support.engine import docker
+    from huggingface_hub import HfApi
+
+    from openenv_hub.providers.space import space_image_tag
+
+    api = HfApi(endpoint=space_hub.endpoint, token=space_hub.token_for("alice"))
+    commit = api.space_info("alice/private-app").sha
+    assert commit is not None
+    mine = (
+        f"label=openenv-hub.owner-pid={os.getpid()}",
+        "label=openenv-hub.space=alice/private-app",
+    )
+    (container,) = docker("ps", "-q", "--filter", mine[0], "--filter", mine[1]).stdout.split()
+    image = docker("inspect", "--format", "{{.Config.Image}}", container).stdout.strip()
+    assert image == space_image_tag("alice/private-app", commit, prefix="localhub-space")
