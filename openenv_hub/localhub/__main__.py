@@ -57,6 +57,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="BASE_IMAGE build argument of Space images (default: $OPENENV_BASE_IMAGE)",
     )
     parser.add_argument(
+        "--space-wheelhouse",
+        default=os.environ.get("OPENENV_SPACE_WHEELHOUSE"),
+        metavar="DIR",
+        help="a folder of wheels, the packages Space builds may install: builds have no "
+        "network (default: $OPENENV_SPACE_WHEELHOUSE)",
+    )
+    parser.add_argument(
         "--space-build-arg",
         action="append",
         metavar="KEY=VALUE",
@@ -120,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         max_upload_mb=args.max_upload_mb,
         run_spaces=not args.no_spaces,
         space_build_args=build_args(args),
+        space_wheelhouse=args.space_wheelhouse,
     ) as hub:
         print(banner(hub, admin_token_from_environment=admin_token is not None), flush=True)
         try:

@@ -160,6 +160,7 @@ def create_app(
     max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB,
     run_spaces: bool = False,
     space_build_args: Mapping[str, str] | None = None,
+    space_wheelhouse: str | Path | None = None,
 ) -> LocalHubApp:
     """Build a LocalHub ASGI app storing repos under ``data_dir``.
 
@@ -174,6 +175,8 @@ def create_app(
         run_spaces: Build and run Docker Spaces (needs a Docker engine; without one the
             runtime stays off and app URLs say why).
         space_build_args: Build arguments of Space images, e.g. ``{"BASE_IMAGE": ...}``.
+        space_wheelhouse: A folder of wheels: the packages Space builds may install (builds
+            have no network).
 
     Example:
         Serve it with any ASGI server::
@@ -187,6 +190,12 @@ def create_app(
         log=RequestLog(),
         admin_token=admin_token or generated_admin_token(),
         max_upload_bytes=int(max_upload_mb * (1 << 20)),
-        spaces=SpaceRuntime(store, build_args=space_build_args) if run_spaces else None,
+        spaces=SpaceRuntime(
+            store,
+            build_args=space_build_args,
+            wheelhouse=Path(space_wheelhouse) if space_wheelhouse else None,
+        )
+        if run_spaces
+        else None,
     )
     return LocalHubApp(context)

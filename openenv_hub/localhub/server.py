@@ -43,6 +43,8 @@ class LocalHub:
             Docker engine; without one the runtime stays off and app URLs say why.
         space_build_args: Build arguments of Space images, e.g. ``{"BASE_IMAGE": ...}``
             where no registry is reachable.
+        space_wheelhouse: A folder of wheels, the packages Space builds may install: builds
+            have no network (a Space's Dockerfile is its author's code).
 
     Example:
         >>> with LocalHub() as hub:  # doctest: +SKIP
@@ -62,6 +64,7 @@ class LocalHub:
         startup_timeout_s: float = 10.0,
         run_spaces: bool = False,
         space_build_args: Mapping[str, str] | None = None,
+        space_wheelhouse: str | Path | None = None,
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -74,6 +77,7 @@ class LocalHub:
         self._startup_timeout_s = startup_timeout_s
         self._run_spaces = run_spaces
         self._space_build_args = dict(space_build_args or {})
+        self._space_wheelhouse = space_wheelhouse
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -100,6 +104,7 @@ class LocalHub:
             max_upload_mb=self._max_upload_mb,
             run_spaces=self._run_spaces,
             space_build_args=self._space_build_args,
+            space_wheelhouse=self._space_wheelhouse,
         )
         config = uvicorn.Config(
             self._app,

@@ -9,6 +9,12 @@ the build log) and ``PORT`` set, until ``/health`` answers: ``RUNNING``. A faile
 does not come up is ``RUNTIME_ERROR`` with its log. Changing variables or secrets restarts the
 app; pausing stops it. LocalHub proxies the app's URL to the container (``proxy.py``).
 
+Builds have no network (:mod:`.space_images`: packages come from a wheelhouse). Apps listen
+on 127.0.0.1 only: in a network of their own with the port published on 127.0.0.1 where the
+engine has a bridge network, else in the host's network with ``OPENENV_HOST=127.0.0.1`` (the
+templates' servers bind ``$OPENENV_HOST``; an app that binds ``0.0.0.0`` regardless is reachable
+from the network).
+
 Builds run one at a time in a worker thread. Without a Docker engine (or the ``docker``
 package) the runtime is off and says why (:attr:`SpaceRuntime.unavailable`).
 """
@@ -16,19 +22,17 @@ package) the runtime is off and says why (:attr:`SpaceRuntime.unavailable`).
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
-import tarfile
-import tempfile
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .clock import iso_time
 from .redaction import redact_mapping
+from .space_images import BuildFailed, build_space_image
 from .storage import RepoKey, RepoStore
 
 if TYPE_CHECKING:
@@ -75,6 +79,8 @@ class SpaceRuntime:
     Args:
         store: The repos.
         build_args: Docker build arguments, e.g. ``{"BASE_IMAGE": "python-offline:3.11"}``.
+        wheelhouse: A folder of wheels, the packages builds may install (they have no
+            network; see :mod:`.space_images`).
         startup_timeout_s: Time a Space's app gets to answer ``/health``.
     """
 
@@ -83,10 +89,13 @@ class SpaceRuntime:
         store: RepoStore,
         *,
         build_args: Mapping[str, str] | None = None,
+        wheelhouse: Path | None = None,
         startup_timeout_s: float = 120.0,
     ) -> None:
         self.store = store
         self.build_args = dict(build_args or {})
+        self.wheelhouse = wheelhouse
+        self._network_mode: Literal["host", "bridge"] | None = None
         self.startup_timeout_s = startup_timeout_s
         self.unavailable = engine_problem()
         self._spaces: dict[RepoKey, _Space] = {}
@@ -166,6 +175,7 @@ class SpaceRuntime:
     # -- work, in the worker thread ---------------------------------------------------------
 
     def _build_and_run(self, key: RepoKey, commit: str) -> None:
+        from openenv_hub.providers.docker import docker_client
         from openenv_hub.providers.space import space_image_tag
 
         space = self._spaces.get(key)
@@ -173,38 +183,25 @@ class SpaceRuntime:
             return  # deleted, or a newer commit is queued
         space.build_log = []
         tag = space_image_tag(key.repo_id, commit, prefix="localhub-space")
-        try:
-            self._build(key, commit, tag, space.build_log)
-        except _BuildFailed as failed:
-            self._set_stage(key, "BUILD_ERROR", error=str(failed))
-            return
-        except Exception as exc:  # an engine failure is the Space's failure, never LocalHub's
-            logger.exception("Building %s failed", key.repo_id)
-            self._set_stage(key, "BUILD_ERROR", error=f"{type(exc).__name__}: {exc}")
-            return
-        space.image = tag
-        self._run(key, tag)
-
-    def _build(self, key: RepoKey, commit: str, tag: str, log: list[LogLine]) -> None:
-        from openenv_hub.providers.docker import docker_client
-
         archive = self.store.git(key).run("archive", "--format=tar", commit)
-        with tempfile.TemporaryDirectory(prefix="localhub-build-") as tmp:
-            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-                _extract(tar, tmp)
-            if not (Path(tmp) / "Dockerfile").is_file():
-                raise _BuildFailed("No Dockerfile at the root of the Space.")
-            stream = docker_client().api.build(
-                path=tmp, tag=tag, buildargs=self.build_args, network_mode="host",
-                rm=True, forcerm=True, decode=True,
+        try:
+            build_space_image(
+                docker_client(), archive, tag, self.build_args,
+                lambda line: space.build_log.append(LogLine(iso_time(), line)),
+                wheelhouse=self.wheelhouse,
             )  # fmt: skip
-            for chunk in stream:
-                for line in str(chunk.get("stream", "")).splitlines():
-                    log.append(LogLine(iso_time(), line))
-                if "error" in chunk:
-                    error = str(chunk["error"]).strip()
-                    log.append(LogLine(iso_time(), error))
-                    raise _BuildFailed(f"Build failed: {error}")
+        except BuildFailed as failed:
+            error = str(failed)
+        except Exception as exc:  # an engine failure is the Space's failure, never LocalHub's
+            logger.warning("Building %s failed: %s: %s", key.repo_id, type(exc).__name__, exc)
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            space.image = tag
+            if space.commit == commit:  # else a newer commit is queued, and its build runs
+                self._run(key, tag)
+            return
+        if space.commit == commit:  # else the newer commit's build decides the stage
+            self._set_stage(key, "BUILD_ERROR", error=error)
 
     def _run(self, key: RepoKey, image: str) -> None:
         from openenv_hub.errors import ServerStartError
@@ -213,14 +210,17 @@ class SpaceRuntime:
         space = self._spaces.get(key)
         if space is None:
             return
+        network = self._network()
         for _ in range(3):  # again if variables or secrets changed while it started
             self._stop_app(space)
             variables, secrets = self._environment(key)
+            loopback_only = {"OPENENV_HOST": "127.0.0.1"} if network == "host" else {}
             try:
                 space.app = DockerProvider.start(
                     image,
-                    env=variables,
+                    env={**variables, **loopback_only},
                     secrets=secrets,
+                    network=network,
                     pull="never",
                     runtime="localhub-space",
                     extra_labels={"openenv-hub.space": key.repo_id},
@@ -233,6 +233,14 @@ class SpaceRuntime:
             if self._environment(key) == (variables, secrets):
                 break
         self._set_stage(key, "RUNNING")
+
+    def _network(self) -> Literal["host", "bridge"]:
+        """A network of the app's own where the engine has a bridge, else the host's."""
+        from openenv_hub.providers.docker import docker_client, has_bridge_network
+
+        if self._network_mode is None:
+            self._network_mode = "bridge" if has_bridge_network(docker_client()) else "host"
+        return self._network_mode
 
     def _environment(self, key: RepoKey) -> tuple[dict[str, str], dict[str, str]]:
         """The app's variables (with the ``SPACE_*`` ones the Hub sets) and its secrets."""
@@ -273,16 +281,5 @@ class SpaceRuntime:
             "enabled": self.enabled,
             "reason": self.unavailable,
             "buildArgs": redact_mapping(self.build_args),
+            "wheelhouse": str(self.wheelhouse) if self.wheelhouse else None,
         }
-
-
-class _BuildFailed(Exception):
-    pass
-
-
-def _extract(tar: tarfile.TarFile, target: str) -> None:
-    """Unpack a ``git archive`` (the data filter where this Python has it)."""
-    if hasattr(tarfile, "data_filter"):
-        tar.extractall(target, filter="data")
-    else:  # pragma: no cover - Python < 3.10.12
-        tar.extractall(target)

@@ -22,8 +22,8 @@ unset. Everything is restored when the session ends.
 The server itself starts lazily, on that port, the first time the ``local_hub`` fixture is
 used, with LocalHub's demo tokens (``hf_alice_write``, ``hf_bob_write``, ``hf_alice_read``).
 Set ``OPENENV_LOCALHUB_PORT`` to pin the port, and ``OPENENV_LOCALHUB_RUN_SPACES=1`` to have
-it build and run pushed Docker Spaces (with ``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` when
-set; see docs/runtimes.md).
+it build and run pushed Docker Spaces (with ``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` and the
+wheels builds install from ``OPENENV_SPACE_WHEELHOUSE``, when set; see docs/runtimes.md).
 
 Fixtures:
 
@@ -187,6 +187,7 @@ def local_hub() -> Iterator[LocalHub]:
         port=settings.port,
         run_spaces=os.environ.get(RUN_SPACES_VARIABLE, "").lower() in ("1", "true", "yes"),
         space_build_args={"BASE_IMAGE": base_image} if base_image else None,
+        space_wheelhouse=os.environ.get("OPENENV_SPACE_WHEELHOUSE") or None,
     )
     try:
         hub.start()

@@ -27,10 +27,12 @@ DOC = "docs/runtimes.md"
 def space_hub() -> Iterator[LocalHub]:
     """A LocalHub of its own that builds and runs Docker Spaces on the CI engine."""
     from docker_support.engine import BASE_IMAGE, require_docker
+    from docker_support.wheelhouse import wheelhouse
 
     os.environ["DOCKER_HOST"] = require_docker()
     offline = f'"{BASE_IMAGE}", "ENABLE_WEB_INTERFACE": "false"'  # as the document says
     code = doc_block(DOC, "localhub with spaces").code.replace('"YOUR_BASE_IMAGE"', offline)
+    code = code.replace("YOUR_WHEELHOUSE", str(wheelhouse()))
     names: dict[str, object] = {}
     exec(compile(code, DOC, "exec"), names)
     hub = names["hub"]
@@ -42,7 +44,10 @@ def space_hub() -> Iterator[LocalHub]:
     gc.collect()  # a connection the proxy left open would be reported (as an error) here
     from docker_support.engine import docker
 
-    left = docker("ps", "-aq", "--filter", "label=openenv-hub.runtime=localhub-space").stdout
+    mine = f"label=openenv-hub.owner-pid={os.getpid()}"  # the engine is shared: ours only
+    left = docker(
+        "ps", "-aq", "--filter", "label=openenv-hub.runtime=localhub-space", "--filter", mine
+    ).stdout
     assert left.strip() == "", "LocalHub left a Space container behind"
 
 
@@ -53,15 +58,34 @@ def on_space_hub(space_hub: LocalHub, monkeypatch: pytest.MonkeyPatch) -> LocalH
     return space_hub
 
 
+def _space_containers(repo_id: str) -> list[str]:
+    """The containers of ``repo_id`` that this process's LocalHub runs (the engine is shared)."""
+    from docker_support.engine import docker
+
+    mine = f"label=openenv-hub.owner-pid={os.getpid()}"
+    space = f"label=openenv-hub.space={repo_id}"
+    return docker("ps", "-q", "--filter", space, "--filter", mine).stdout.split()
+
+
 def _space_container_env(repo_id: str) -> list[str]:
     from docker_support.engine import docker
 
-    ids = docker("ps", "-q", "--filter", f"label=openenv-hub.space={repo_id}").stdout.split()
+    ids = _space_containers(repo_id)
     assert len(ids) == 1, ids
     out = docker("inspect", "--format", "{{json .Config.Env}}", ids[0]).stdout
     import json
 
     return list(json.loads(out))
+
+
+def _app_addresses(repo_id: str) -> set[str]:
+    """Where the Space's app listens (its port is in its container's URL label)."""
+    from docker_support.engine import docker, listening_addresses
+
+    ids = _space_containers(repo_id)
+    assert len(ids) == 1, ids
+    url = docker("inspect", "--format", '{{index .Config.Labels "openenv-hub.url"}}', ids[0])
+    return listening_addresses(int(url.stdout.strip().rsplit(":", 1)[1]))
 
 
 def _command_lines() -> str:
@@ -109,6 +133,7 @@ async def test_push_wait_runs_the_space_and_from_hub_steps_it(
 
     environment = _space_container_env(repo_id)
     assert "LOG_LEVEL=debug" in environment and f"API_KEY={SECRET}" in environment
+    assert _app_addresses(repo_id) == {"127.0.0.1"}  # no other interface
     build_log = space_logs(repo_id, build=True)
     run_log = space_logs(repo_id, build=False)
     assert any("Step 1/" in line for line in build_log), build_log[:5]

@@ -1,12 +1,14 @@
 """A LocalHub that builds and runs Docker Spaces on the CI engine, and tiny Spaces to run on it:
 an app that answers every request and tells what it was sent (``/seen``), built in seconds from
-the offline base image (nothing to install)."""
+the offline base image. Its builds may install one package, ``tinypkg``, from its wheelhouse."""
 
 from __future__ import annotations
 
 import os
 import time
+import zipfile
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,19 +55,43 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
-address = (os.environ.get("HOST", "0.0.0.0"), int(os.environ.get("PORT", "8000")))
+address = (os.environ.get("OPENENV_HOST", "0.0.0.0"), int(os.environ.get("PORT", "8000")))
 ThreadingHTTPServer(address, Handler).serve_forever()
 '''
 
 
+def tiny_wheel(folder: Path) -> Path:
+    """A wheel of ``tinypkg`` (``import tinypkg; tinypkg.VALUE == 42``), written in ``folder``."""
+    name = "tinypkg-1.0"
+    files = {
+        "tinypkg.py": "VALUE = 42\n",
+        f"{name}.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
+        f"{name}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = "".join(f"{path},,\n" for path in files) + f"{name}.dist-info/RECORD,,\n"
+    wheel = folder / f"{name}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in {**files, f"{name}.dist-info/RECORD": record}.items():
+            archive.writestr(path, text)
+    return wheel
+
+
 @pytest.fixture(scope="module")
-def space_hub() -> Iterator[LocalHub]:
+def space_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
     """A LocalHub of its own, building and running Docker Spaces on the CI engine."""
     from docker_support.engine import BASE_IMAGE, docker, require_docker
 
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setenv("DOCKER_HOST", require_docker())
-    hub = LocalHub(run_spaces=True, space_build_args={"BASE_IMAGE": BASE_IMAGE}).start()
+    wheelhouse = tmp_path_factory.mktemp("wheelhouse")
+    tiny_wheel(wheelhouse)
+    hub = LocalHub(
+        run_spaces=True,
+        space_build_args={"BASE_IMAGE": BASE_IMAGE},
+        space_wheelhouse=wheelhouse,
+        max_upload_mb=64,
+    ).start()
     try:
         assert hub.space_runtime["enabled"], hub.space_runtime
         yield hub

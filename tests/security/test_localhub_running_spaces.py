@@ -3,6 +3,7 @@ and what a Space's build and app can reach on the machine."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import httpx
@@ -75,3 +76,84 @@ def test_a_spaces_image_names_that_space_and_commit(space_hub: LocalHub, private
     (container,) = docker("ps", "-q", "--filter", mine[0], "--filter", mine[1]).stdout.split()
     image = docker("inspect", "--format", "{{.Config.Image}}", container).stdout.strip()
     assert image == space_image_tag("alice/private-app", commit, prefix="localhub-space")
+
+
+PROBE = """\
+import socket
+for host, port in [("127.0.0.1", {port}), ("pypi.org", 443)]:
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+        print(f"PROBE reached {{host}}:{{port}}", flush=True)
+    except OSError:
+        print(f"PROBE could not reach {{host}}:{{port}}", flush=True)
+"""
+PROBING_DOCKERFILE = """\
+ARG BASE_IMAGE=python:3.11-slim
+FROM ${BASE_IMAGE}
+COPY probe.py /srv/probe.py
+RUN python3 /srv/probe.py
+RUN python3 -m venv /srv/venv && /srv/venv/bin/pip install --retries 0 tinypkg \\
+    && /srv/venv/bin/python -c "import tinypkg; print('tinypkg', tinypkg.VALUE)"
+COPY app.py /srv/app.py
+CMD ["python3", "/srv/app.py"]
+"""
+
+
+def _build_log(hub: LocalHub, repo_id: str) -> str:
+    alice = {"authorization": f"Bearer {hub.token_for('alice')}"}
+    url = f"{hub.endpoint}/api/spaces/{repo_id}/logs/build"
+    events = httpx.get(url, headers=alice, timeout=30).text.splitlines()
+    return "".join(json.loads(e[len("data: ") :])["data"] for e in events if e.startswith("data: "))
+
+
+@pytest.fixture(scope="module")
+def probing_space(space_hub: LocalHub) -> str:
+    files = tiny_space(
+        **{"Dockerfile": PROBING_DOCKERFILE, "probe.py": PROBE.format(port=space_hub.port)}
+    )
+    push_space(space_hub, "alice/probe", files)
+    return "alice/probe"
+
+
+def test_a_build_reaches_nothing_and_installs_from_the_wheelhouse(
+    space_hub: LocalHub, probing_space: str
+) -> None:
+    """Threat: a Space's ``RUN`` step (its author's code) reads LocalHub's request log, a private
+    app's data or its build arguments through the host's loopback, or the internet."""
+    log = _build_log(space_hub, probing_space)
+    assert f"PROBE could not reach 127.0.0.1:{space_hub.port}" in log
+    assert "PROBE could not reach pypi.org:443" in log and "PROBE reached" not in log
+    assert "tinypkg 42" in log  # packages come from the wheelhouse
+
+
+def test_a_spaces_app_listens_on_loopback_only(space_hub: LocalHub, probing_space: str) -> None:
+    """Threat: a Space's app, run in the host's network, listens on every interface, so anyone
+    on the network reaches it, a private one included, without LocalHub's access check."""
+    from docker_support.engine import docker, listening_addresses
+
+    mine = (
+        f"label=openenv-hub.owner-pid={os.getpid()}",
+        f"label=openenv-hub.space={probing_space}",
+    )
+    (container,) = docker("ps", "-q", "--filter", mine[0], "--filter", mine[1]).stdout.split()
+    url = docker("inspect", "--format", '{{index .Config.Labels "openenv-hub.url"}}', container)
+    port = int(url.stdout.strip().rsplit(":", 1)[1])
+    assert listening_addresses(port) == {"127.0.0.1"}
+
+
+NEEDS_A_PACKAGE = """\
+FROM {base}
+RUN python3 -m venv /srv/venv && /srv/venv/bin/pip install --retries 0 --timeout 3 tinypkg
+"""
+
+
+def test_a_build_that_cannot_get_a_package_says_where_packages_come_from(
+    space_hub: LocalHub,
+) -> None:
+    from docker_support.engine import BASE_IMAGE
+
+    files = {"Dockerfile": NEEDS_A_PACKAGE.format(base=BASE_IMAGE)}  # not FROM ${BASE_IMAGE}
+    runtime = push_space(space_hub, "alice/needs-a-package", files, wait_for=("BUILD_ERROR",))
+    message = runtime["errorMessage"]
+    assert "Space builds have no network" in message and "--space-wheelhouse" in message
+    assert "FROM ${BASE_IMAGE}" in message

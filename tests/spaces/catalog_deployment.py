@@ -139,6 +139,7 @@ class Deployment:
 
 def _environment(tmp: Path) -> dict[str, str]:
     from docker_support.engine import BASE_IMAGE, require_docker
+    from docker_support.wheelhouse import wheelhouse
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env.update(
@@ -148,12 +149,19 @@ def _environment(tmp: Path) -> dict[str, str]:
         HF_HUB_DISABLE_TELEMETRY="1",
         OPENENV_BASE_IMAGE=BASE_IMAGE,
         OPENENV_BUILD_ARGS="ENABLE_WEB_INTERFACE=false",
+        # Space builds have no network: their packages (the catalog's gradio too) come from here
+        OPENENV_SPACE_WHEELHOUSE=str(wheelhouse(*_catalog_requirements())),
         CATALOG_POLL_S="1",
         CATALOG_PAGE_SIZE="3",
         # LocalHub's control routes need it; given this way, LocalHub does not print it
         OPENENV_LOCALHUB_ADMIN_TOKEN=secrets.token_urlsafe(24),
     )
     return env
+
+
+def _catalog_requirements() -> list[str]:
+    lines = (REPO / "spaces" / "catalog" / "requirements.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 def _admin(env: dict[str, str]) -> dict[str, str]:
