@@ -43,6 +43,8 @@ logger = logging.getLogger("openenv_hub.localhub")
 __all__ = ["LogLine", "SpaceRuntime", "engine_problem"]
 
 INTERMEDIATE = ("BUILDING", "APP_STARTING", "RUNNING_BUILDING", "RUNNING_APP_STARTING")
+STOPPED = "STOPPED"
+"""The stage of a Space that this LocalHub cannot run (no engine): not the Space's fault."""
 
 
 @dataclass(frozen=True)
@@ -63,13 +65,14 @@ class _Space:
 
 
 def engine_problem() -> str | None:
-    """Why Spaces cannot run here (no ``docker`` package, no engine), or None."""
+    """Why Spaces cannot run here (no ``docker`` package, no engine) and what to do, or None."""
     try:
         from openenv_hub.providers.docker import docker_client
 
         docker_client().ping()
     except Exception as exc:
-        return f"{exc}".strip() or type(exc).__name__
+        hint = str(getattr(exc, "hint", "") or "")
+        return " ".join(part for part in (str(exc).strip() or type(exc).__name__, hint) if part)
     return None
 
 
@@ -106,11 +109,32 @@ class SpaceRuntime:
     def enabled(self) -> bool:
         return self.unavailable is None
 
+    def cannot_run(self, key: RepoKey) -> str:
+        """Why this LocalHub cannot run the Space ``key``, and what to install or start."""
+        return (
+            f"LocalHub cannot run {key.repo_id}: it runs Spaces in Docker. {self.unavailable} "
+            "Then restart LocalHub; or serve the app yourself and give LocalHub its URL: "
+            "LocalHub.set_space_runtime(repo_id, host=URL)."
+        )
+
     # -- events from the API --------------------------------------------------------------
 
+    def added(self, key: RepoKey) -> None:
+        """A new Space, or a copy of one: run it once it has a Dockerfile, as the Hub does."""
+        git = self.store.git(key)
+        commit = git.resolve("main")
+        if not self.enabled or (commit is not None and git.entry(commit, "Dockerfile")):
+            self.changed(key)
+
     def changed(self, key: RepoKey) -> None:
-        """``main`` of ``key`` may have moved: build and run the new commit."""
+        """``main`` of ``key`` may have moved: build and run the new commit.
+
+        Where no engine answers, the Space is ``STOPPED`` instead, its message saying why.
+        """
         if not self._is_docker_space(key):
+            return
+        if not self.enabled:
+            self._set_stage(key, STOPPED, error=self.cannot_run(key))
             return
         commit = self.store.git(key).resolve("main")
         with self._lock:
@@ -125,7 +149,7 @@ class SpaceRuntime:
         """Run the Space's image again (new variables or secrets, or a restart)."""
         with self._lock:
             space = self._spaces.get(key)
-        if space is None or space.image is None or not self._is_docker_space(key):
+        if space is None or space.image is None or not self.enabled:
             self.changed(key)
             return
         self._set_stage(key, "APP_STARTING")
