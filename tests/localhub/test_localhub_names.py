@@ -17,6 +17,11 @@ import pytest
 import openenv_hub.localhub
 import openenv_hub.localhub.auth
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = REPO_ROOT / "openenv_hub" / "localhub"
 OLD = "openenv_hub.testing.localhub"
@@ -85,3 +90,9 @@ def test_localhub_uses_only_public_modules_of_lower_layers() -> None:
             if upper or any(part.startswith("_") for part in parts):
                 offenders.append(f"{path.relative_to(REPO_ROOT)}: {name}")
     assert offenders == []
+
+
+def test_localhub_has_an_extra_of_its_own() -> None:
+    """``pip install "openenv-hub[localhub]"``: what running Docker Spaces needs."""
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    assert project["optional-dependencies"]["localhub"] == ["openenv-hub[docker]"]
