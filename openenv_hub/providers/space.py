@@ -8,7 +8,8 @@ sha) into the cache, once per commit, and run them only with the user's consent
   environment of its own, kept for that commit;
 - ``docker``: the Space's Dockerfile is built (as the Hub builds it; ``BASE_IMAGE`` from
   ``$OPENENV_BASE_IMAGE`` and more build arguments from ``$OPENENV_BUILD_ARGS``, space-separated
-  ``KEY=VALUE``, when set) into ``openenv-space-NS-NAME:COMMIT``, once per commit, and
+  ``KEY=VALUE``, when set) into ``openenv-space-ns-name-HASH:COMMIT`` (:func:`space_image_tag`),
+  once per commit, and
   :class:`~openenv_hub.providers.docker.DockerProvider` runs it.
 """
 
@@ -24,7 +25,29 @@ from pathlib import Path
 from openenv_hub.providers.docker import DockerProvider, docker_client
 from openenv_hub.providers.uv import UvProvider, cache_root
 
-__all__ = ["SpaceSource", "download_space", "start_space_docker", "start_space_uv"]
+__all__ = [
+    "SpaceSource",
+    "download_space",
+    "space_image_tag",
+    "start_space_docker",
+    "start_space_uv",
+]
+
+
+def space_image_tag(repo_id: str, commit: str, *, prefix: str = "openenv-space") -> str:
+    """The image built from ``repo_id`` at ``commit``: one name per Space and commit.
+
+    Docker names are lower case with few symbols, so the readable part alone would be the same
+    for ``alice/my_env`` and ``alice-my/env`` (or ``Alice/env`` and ``alice/env``): a hash of
+    the exact id follows it, and the tag is the full commit.
+
+    Example:
+        >>> space_image_tag("alice/my_env", "0" * 40)
+        'openenv-space-alice-my-env-3130b422c07d:0000000000000000000000000000000000000000'
+    """
+    slug = "".join(c if c.isalnum() else "-" for c in repo_id.lower()).strip("-")
+    digest = hashlib.sha256(repo_id.encode()).hexdigest()[:12]
+    return f"{prefix}-{'-'.join(filter(None, slug.split('-')))}-{digest}:{commit}"
 
 
 @dataclass(frozen=True)
@@ -43,8 +66,8 @@ class SpaceSource:
 
     @property
     def image_tag(self) -> str:
-        slug = self.repo_id.lower().replace("/", "-").replace("_", "-")
-        return f"openenv-space-{slug}:{self.commit[:12]}"
+        """The image built from this commit (:func:`space_image_tag`)."""
+        return space_image_tag(self.repo_id, self.commit)
 
 
 def download_space(

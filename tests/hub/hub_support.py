@@ -279,9 +279,9 @@ class FaultyHub:
     """
 
     def __init__(self, data_dir: Path) -> None:
-        from openenv_hub.testing.localhub import create_app
+        from openenv_hub.localhub import DEMO_TOKENS, create_app
 
-        self.inner = create_app(data_dir)
+        self.inner = create_app(data_dir, DEMO_TOKENS)
         self.failing: Callable[[str, str], bool] | None = None
         self.failed: list[str] = []
 

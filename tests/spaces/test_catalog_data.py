@@ -26,7 +26,7 @@ from serving import ServerThread, free_port
 from openenv_catalog import Catalog, CatalogQuery, CatalogSettings, HubCatalog, ValidationCache
 from openenv_catalog.checks import check_app
 from openenv_hub.hub import push, versions
-from openenv_hub.testing.localhub import LocalHub
+from openenv_hub.localhub import LocalHub
 
 TAG = f"catalog-{uuid.uuid4().hex[:8]}"
 

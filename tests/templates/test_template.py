@@ -69,13 +69,12 @@ def test_the_dockerfile_follows_the_space_rules(echo_rendering: Path) -> None:
     )
     assert "urllib.request" in text and "curl" not in text
     # Exec form (the server is PID 1 and gets docker stop's SIGTERM), with the server's own
-    # settings; the port comes from $PORT.
+    # settings; the interface comes from $OPENENV_HOST (all of them, unless a runtime says
+    # otherwise), the port from $PORT.
     assert re.search(
-        r'^CMD \["python", "-m", "openenv_hub\.server", "echo_env\.server\.app:app", '
-        r'"--host", "0\.0\.0\.0"\]$',
-        text,
-        re.M,
+        r'^CMD \["python", "-m", "openenv_hub\.server", "echo_env\.server\.app:app"\]$', text, re.M
     )
+    assert "    OPENENV_HOST=0.0.0.0 \\\n" in text
 
 
 def test_the_wheel_ships_the_template() -> None:

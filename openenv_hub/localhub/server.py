@@ -14,8 +14,8 @@ from urllib.parse import quote
 
 import uvicorn
 
-from .app import LocalHubApp, create_app
-from .auth import DEFAULT_TOKENS, Role, TokenRegistry, User
+from .app import DEFAULT_MAX_UPLOAD_MB, LocalHubApp, create_app
+from .auth import Role, TokenRegistry, User, generated_admin_token, token_registry
 from .routes.control import RuntimeUpdate, set_likes, update_runtime
 from .routes.deps import HubContext
 from .storage import RepoKey
@@ -28,8 +28,13 @@ class LocalHub:
         data_dir: Where repos are stored; a temporary directory (removed on
             :meth:`stop`) when None.
         tokens: ``token -> user`` (a :class:`User` or ``{"name", "orgs", "role"}``).
-            Defaults to ``hf_alice_write`` (alice, member of org ``org``),
-            ``hf_bob_write`` (bob) and ``hf_alice_read`` (alice, read-only).
+            Defaults to new random tokens of alice (member of org ``org``), bob, and alice
+            read-only (:meth:`token_for` gives them); :data:`~.auth.DEMO_TOKENS` are the
+            well-known ``hf_alice_write``, ``hf_bob_write`` and ``hf_alice_read``.
+        admin_token: The token of the control routes under ``/_localhub`` (a new random one
+            by default; :attr:`admin_token` gives it).
+        max_upload_mb: The largest upload (a commit, a ``git push``, a request to a Space's
+            app); bigger ones get 413 before they are read. They go to disk as they arrive.
         host: Interface to bind.
         port: Port to bind; 0 picks a free one.
         startup_timeout_s: How long :meth:`start` waits for the server.
@@ -38,6 +43,8 @@ class LocalHub:
             Docker engine; without one the runtime stays off and app URLs say why.
         space_build_args: Build arguments of Space images, e.g. ``{"BASE_IMAGE": ...}``
             where no registry is reachable.
+        space_wheelhouse: A folder of wheels, the packages Space builds may install: builds
+            have no network (a Space's Dockerfile is its author's code).
 
     Example:
         >>> with LocalHub() as hub:  # doctest: +SKIP
@@ -52,22 +59,25 @@ class LocalHub:
         host: str = "127.0.0.1",
         port: int = 0,
         *,
+        admin_token: str | None = None,
+        max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB,
         startup_timeout_s: float = 10.0,
         run_spaces: bool = False,
         space_build_args: Mapping[str, str] | None = None,
+        space_wheelhouse: str | Path | None = None,
     ) -> None:
         self.host = host
         self._requested_port = port
         self._data_dir = Path(data_dir) if data_dir is not None else None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        self.tokens = (
-            tokens
-            if isinstance(tokens, TokenRegistry)
-            else TokenRegistry(DEFAULT_TOKENS if tokens is None else tokens)
-        )
+        self.tokens = token_registry(tokens)
+        self.admin_token = admin_token or generated_admin_token()
+        """The token of the control routes: ``Authorization: Bearer <admin_token>``."""
+        self._max_upload_mb = max_upload_mb
         self._startup_timeout_s = startup_timeout_s
         self._run_spaces = run_spaces
         self._space_build_args = dict(space_build_args or {})
+        self._space_wheelhouse = space_wheelhouse
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -90,8 +100,11 @@ class LocalHub:
         self._app = create_app(
             self.data_dir,
             self.tokens,
+            admin_token=self.admin_token,
+            max_upload_mb=self._max_upload_mb,
             run_spaces=self._run_spaces,
             space_build_args=self._space_build_args,
+            space_wheelhouse=self._space_wheelhouse,
         )
         config = uvicorn.Config(
             self._app,

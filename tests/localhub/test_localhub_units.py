@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from openenv_hub.testing.localhub.auth import DEFAULT_TOKENS, TokenRegistry, User, token_from_header
-from openenv_hub.testing.localhub.errors import HubError
-from openenv_hub.testing.localhub.git_http import match_git_path, parse_cgi_output
-from openenv_hub.testing.localhub.gitops import (
+from openenv_hub.localhub.auth import DEMO_TOKENS, TokenRegistry, User, token_from_header
+from openenv_hub.localhub.commit_body import parse_commit_payload
+from openenv_hub.localhub.errors import HubError
+from openenv_hub.localhub.git_http import match_git_path, parse_cgi_output
+from openenv_hub.localhub.gitops import (
     Author,
     DeletePath,
     PutFile,
@@ -20,11 +21,10 @@ from openenv_hub.testing.localhub.gitops import (
     commit_files,
     normalize_path,
 )
-from openenv_hub.testing.localhub.gitrepo import GitRepo, git_environment
-from openenv_hub.testing.localhub.payloads import FrontMatterError, parse_front_matter
-from openenv_hub.testing.localhub.requestlog import RequestLog, RequestRecord
-from openenv_hub.testing.localhub.routes.upload import parse_commit_payload
-from openenv_hub.testing.localhub.storage import RepoKey, RepoMeta
+from openenv_hub.localhub.gitrepo import GitRepo, git_environment
+from openenv_hub.localhub.payloads import FrontMatterError, parse_front_matter
+from openenv_hub.localhub.requestlog import RequestLog, RequestRecord
+from openenv_hub.localhub.storage import RepoKey, RepoMeta
 
 ENTRIES = {"a.txt": ("100644", "1" * 40), "dir/b.txt": ("100755", "2" * 40)}
 
@@ -88,7 +88,7 @@ def test_front_matter() -> None:
 
 
 def test_tokens() -> None:
-    registry = TokenRegistry(DEFAULT_TOKENS)
+    registry = TokenRegistry(DEMO_TOKENS)
     basic = "Basic " + base64.b64encode(b"alice:hf_alice_write").decode()
     assert registry.authenticate(basic) == User("alice", ("org",), "write")
     assert registry.authenticate("Bearer hf_bob_write") == User("bob")

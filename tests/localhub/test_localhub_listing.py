@@ -13,7 +13,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError
 
-from openenv_hub.testing.localhub import LocalHub
+from openenv_hub.localhub import LocalHub
 
 
 @dataclass
@@ -136,9 +136,10 @@ def test_the_client_raises_on_a_bad_sort(listed: Listed) -> None:
 
 def test_likes_are_set_only_through_the_control_route(listed: Listed, local_hub: LocalHub) -> None:
     url = f"{local_hub.endpoint}/_localhub/spaces/{listed.ids[0]}/likes"
-    assert httpx.post(url, json={"likes": 7}).json() == {"likes": 7}
+    admin = {"authorization": f"Bearer {local_hub.admin_token}"}
+    assert httpx.post(url, json={"likes": 7}, headers=admin).json() == {"likes": 7}
     assert listed.api.space_info(listed.ids[0]).likes == 7
-    assert httpx.post(url, json={"likes": -1}).status_code == 422
+    assert httpx.post(url, json={"likes": -1}, headers=admin).status_code == 422
     missing = f"{local_hub.endpoint}/_localhub/spaces/alice/no-such-space/likes"
-    assert httpx.post(missing, json={"likes": 1}).status_code == 404
+    assert httpx.post(missing, json={"likes": 1}, headers=admin).status_code == 404
     local_hub.set_likes(listed.ids[0], 0)

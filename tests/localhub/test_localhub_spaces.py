@@ -35,14 +35,13 @@ def test_scripted_stages(hub_env: HubEnv, make_space: SpaceFactory) -> None:
 def test_runtime_control_route_and_host(hub_env: HubEnv, make_space: SpaceFactory) -> None:
     repo_id = make_space()
     url = f"{hub_env.endpoint}/_localhub/spaces/{repo_id}/runtime"
-    response = httpx.post(url, json={"stage": "SLEEPING", "host": "http://127.0.0.1:1"})
-    assert response.json()["stage"] == "SLEEPING"
+    admin = {"authorization": f"Bearer {hub_env.hub.admin_token}"}
+    update = {"stage": "SLEEPING", "host": "http://127.0.0.1:1"}
+    assert httpx.post(url, json=update, headers=admin).json()["stage"] == "SLEEPING"
     info = hub_env.api("alice").space_info(repo_id)
     assert info.host == "http://127.0.0.1:1"
-    assert (
-        httpx.post(f"{hub_env.endpoint}/_localhub/spaces/alice/nope/runtime", json={}).status_code
-        == 404
-    )
+    missing = f"{hub_env.endpoint}/_localhub/spaces/alice/nope/runtime"
+    assert httpx.post(missing, json={}, headers=admin).status_code == 404
 
 
 def test_default_host_explains_itself(hub_env: HubEnv, make_space: SpaceFactory) -> None:
@@ -133,7 +132,8 @@ def test_request_log_only_sees_localhost(hub_env: HubEnv, make_space: SpaceFacto
         (entry["method"], entry["path"], entry["user"]) for entry in log
     }
     assert all(entry["path"] != "/api/agent-harnesses" for entry in log)
-    over_http = httpx.get(f"{hub_env.endpoint}/_localhub/requests").json()
+    admin = {"authorization": f"Bearer {hub_env.hub.admin_token}"}
+    over_http = httpx.get(f"{hub_env.endpoint}/_localhub/requests", headers=admin).json()
     assert len(over_http) >= len(log)
 
 

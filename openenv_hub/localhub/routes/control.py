@@ -1,23 +1,30 @@
-"""Test-only routes under ``/_localhub``: health, request log, Space runtime control, likes.
+"""LocalHub's own routes under ``/_localhub``: health, request log, Space runtime control, likes.
+
+They do not exist on the real Hub. Every one but ``/_localhub/health`` needs the admin token
+(``Authorization: Bearer <admin token>``), whatever user tokens the caller holds: a request log
+names private repos, build arguments may hold credentials, and a Space's ``host`` decides where
+clients connect. What they show has its credentials replaced by ``***`` (:mod:`..redaction`).
 
 A Space's app URL, ``/_localhub/apps/NS/NAME``, is served by ``proxy.py``.
-
-These do not exist on the real Hub and need no token.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import HubError
 from ..payloads import runtime_json
 from ..storage import RepoKey, RepoStore
-from .deps import Context, repo_key
+from .deps import Context, repo_key, require_admin
 
 router = APIRouter(prefix="/_localhub")
+"""Open to anyone: only the liveness probe."""
+
+admin = APIRouter(prefix="/_localhub", dependencies=[Depends(require_admin)])
+"""Everything else: admin token only."""
 
 
 class RuntimeUpdate(BaseModel):
@@ -68,7 +75,7 @@ def health() -> dict[str, bool]:
     return {"ok": True}
 
 
-@router.get("/space-runtime")
+@admin.get("/space-runtime")
 def space_runtime(context: Context) -> dict[str, Any]:
     """Whether LocalHub builds and runs Docker Spaces, and if not, why."""
     if context.spaces is None:
@@ -76,20 +83,20 @@ def space_runtime(context: Context) -> dict[str, Any]:
     return context.spaces.describe()
 
 
-@router.get("/requests")
+@admin.get("/requests")
 def requests_log(context: Context) -> list[dict[str, Any]]:
     """Every request served so far, oldest first."""
     return context.log.entries()
 
 
-@router.delete("/requests")
+@admin.delete("/requests")
 def clear_requests_log(context: Context) -> dict[str, Any]:
     """Forget the request log."""
     context.log.clear()
     return {}
 
 
-@router.post("/spaces/{namespace}/{name}/runtime")
+@admin.post("/spaces/{namespace}/{name}/runtime")
 def set_space_runtime(
     namespace: str, name: str, update: RuntimeUpdate, context: Context
 ) -> dict[str, Any]:
@@ -116,7 +123,7 @@ def set_likes(store: RepoStore, key: RepoKey, likes: int) -> int:
     return meta.likes
 
 
-@router.post("/{plural}/{namespace}/{name}/likes")
+@admin.post("/{plural}/{namespace}/{name}/likes")
 def update_likes(
     plural: str, namespace: str, name: str, update: LikesUpdate, context: Context
 ) -> dict[str, Any]:

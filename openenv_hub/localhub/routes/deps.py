@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from ..auth import TokenRegistry, User
+from ..auth import TokenRegistry, User, is_admin
 from ..errors import HubError
 from ..gitrepo import GitRepo
 from ..requestlog import RequestLog
@@ -22,6 +22,8 @@ class HubContext:
     store: RepoStore
     tokens: TokenRegistry
     log: RequestLog
+    admin_token: str  # for the control routes under /_localhub
+    max_upload_bytes: int  # the largest body of an upload (commit, git push, app request)
     spaces: SpaceRuntime | None = None  # builds and runs Docker Spaces, when enabled
 
 
@@ -50,6 +52,16 @@ def require_user(user: OptionalUser) -> User:
 
 
 CurrentUser = Annotated[User, Depends(require_user)]
+
+
+def require_admin(request: Request, context: Context) -> None:
+    """Let only holders of the admin token through (401 otherwise, whoever the caller is)."""
+    if not is_admin(request.headers.get("authorization"), context.admin_token):
+        raise HubError.unauthorized(
+            "LocalHub's control routes need its admin token: send 'Authorization: Bearer "
+            "<admin token>' (printed when LocalHub starts, or set by "
+            "$OPENENV_LOCALHUB_ADMIN_TOKEN; LocalHub.admin_token in Python)"
+        )
 
 
 def base_url(request: Request) -> str:

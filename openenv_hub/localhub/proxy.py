@@ -1,10 +1,20 @@
 """A Space's app URL on LocalHub, ``/_localhub/apps/NS/NAME/...``, proxied to its container.
 
-HTTP requests are forwarded with their method, query, headers and body, and the answer is
-streamed back; ``Forwarded: host=...;proto=...`` (RFC 7239) and ``X-Forwarded-Prefix`` tell the
-app the address the client used, for an app that builds its own URLs (a Gradio page); WebSocket connections are relayed frame by frame both ways, close codes
-included. A Space with no running app answers 503 (HTTP) or closes with 1013 (WebSocket),
-saying why: the runtime is off, or the Space is not running.
+Access is checked as the Hub API checks it, before anything else: a private Space's app answers
+only callers who may read the Space, and to everyone else exactly what a missing Space answers
+(404 ``RepoNotFound``; a WebSocket handshake is refused with 404), so neither its existence nor
+its stage leaks. Callers send their token as the API takes it, ``Authorization: Bearer <token>``,
+or as HTTP Basic ``user:token`` (what a client given ``http://user:token@host/...`` sends). A
+browser sends neither unprompted, and LocalHub has no login page: private apps are for clients.
+A token LocalHub knows is removed before the request reaches the app, so a Space's code never
+sees a user's token; other credentials (an app's own API key) pass through.
+
+HTTP requests are forwarded with their method, query, headers and body (streamed), and the
+answer is streamed back; ``Forwarded: host=...;proto=...`` (RFC 7239) and ``X-Forwarded-Prefix``
+tell the app the address the client used, for an app that builds its own URLs (a Gradio page);
+WebSocket connections are relayed frame by frame both ways, close codes included. A Space with
+no running app answers 503 (HTTP) or closes with 1013 (WebSocket), saying why: the runtime is
+off, or the Space is not running.
 """
 
 from __future__ import annotations
@@ -12,12 +22,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
+from .auth import User, token_from_header
 from .errors import HubError, error_response
+from .routes.deps import open_repo
 from .storage import RepoKey
 
 if TYPE_CHECKING:
@@ -32,6 +46,7 @@ _HOP_BY_HOP = {
     "transfer-encoding", "upgrade", "host",
 }  # fmt: skip
 CLOSE_TRY_AGAIN_LATER = 1013
+CLOSE_POLICY_VIOLATION = 1008
 
 
 def match_app_path(path: str) -> tuple[RepoKey, str] | None:
@@ -52,22 +67,38 @@ class SpaceAppProxy:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         matched = match_app_path(scope["path"])
         key, rest = matched if matched else (None, "/")
-        upstream = self._upstream(key)
+        user, headers = self._caller(scope)
+        upstream = self._upstream(key, user)
         if isinstance(upstream, str) and scope["type"] == "http":
-            await self._http(upstream, rest, scope, receive, send)
+            await self._http(upstream, rest, {**scope, "headers": headers}, receive, send)
         elif isinstance(upstream, str):
             await _relay_websocket(upstream, rest, scope, receive, send)
         elif scope["type"] == "http":
             await error_response(upstream)(scope, receive, send)
         else:
-            await receive()
-            await send({"type": "websocket.close", "code": CLOSE_TRY_AGAIN_LATER})
+            await _refuse_websocket(upstream, scope, receive, send)
 
-    def _upstream(self, key: RepoKey | None) -> str | HubError:
+    def _caller(self, scope: Scope) -> tuple[User | None, list[tuple[bytes, bytes]]]:
+        """The LocalHub user whose token the request carries, if any, and the headers to
+        forward: without that token."""
+        headers = list(scope["headers"])
+        for name, value in headers:
+            if name == b"authorization":
+                token = token_from_header(value.decode("latin-1"))
+                user = self.context.tokens.user_for(token) if token else None
+                if user is not None:
+                    return user, [(n, v) for n, v in headers if n != b"authorization"]
+        return None, headers
+
+    def _upstream(self, key: RepoKey | None, user: User | None) -> str | HubError:
         """The app's base URL, or the error that says why there is none."""
         runtime = self.context.spaces
         if key is None:
             return HubError(404, "Not a Space app URL: use /_localhub/apps/NS/NAME/...")
+        try:
+            open_repo(self.context, key, user, write=False)  # 404 for what the caller may not see
+        except HubError as error:
+            return error
         if runtime is None:
             return HubError(
                 503,
@@ -84,9 +115,7 @@ class SpaceAppProxy:
             )
         url = runtime.app_url(key)
         if url is None:
-            stage = (
-                self.context.store.read_meta(key).stage if self.context.store.exists(key) else "?"
-            )
+            stage = self.context.store.read_meta(key).stage
             return HubError(503, f"Space {key.repo_id} has no running app (stage {stage}).")
         return url
 
@@ -95,12 +124,6 @@ class SpaceAppProxy:
     ) -> None:
         if self._client is None:
             self._client = httpx.AsyncClient(trust_env=False, timeout=httpx.Timeout(300.0))
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
         query = scope.get("query_string", b"").decode("latin-1")
         headers = [
             (k.decode("latin-1"), v.decode("latin-1"))
@@ -108,14 +131,17 @@ class SpaceAppProxy:
             if k.decode("latin-1").lower() not in _HOP_BY_HOP
         ]
         headers += _forwarded(scope)
+        has_body = any(k in (b"content-length", b"transfer-encoding") for k, _ in scope["headers"])
         request = self._client.build_request(
             scope["method"],
             upstream + rest + (f"?{query}" if query else ""),
             headers=headers,
-            content=body,
+            content=_body(receive) if has_body else None,
         )
         try:
             response = await self._client.send(request, stream=True)
+        except ClientDisconnect:
+            return  # the client left, or its body went over LocalHub's limit (answered 413)
         except httpx.HTTPError as exc:
             await error_response(HubError(502, f"The Space's app did not answer: {exc}"))(
                 scope, receive, send
@@ -140,6 +166,33 @@ class SpaceAppProxy:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+async def _refuse_websocket(error: HubError, scope: Scope, receive: Receive, send: Send) -> None:
+    """Refuse a handshake: an app that is not running closes with 1013 ("try again later");
+    anything else answers the error's status where the server can send one (else 1008)."""
+    await receive()  # websocket.connect
+    if error.status == 503:
+        await send({"type": "websocket.close", "code": CLOSE_TRY_AGAIN_LATER})
+    elif "websocket.http.response" in scope.get("extensions", {}):
+        response = error_response(error)
+        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.items()]
+        start = {"type": "websocket.http.response.start", "status": error.status}
+        await send({**start, "headers": headers})
+        await send({"type": "websocket.http.response.body", "body": response.body})
+    else:
+        await send({"type": "websocket.close", "code": CLOSE_POLICY_VIOLATION})
+
+
+async def _body(receive: Receive) -> AsyncIterator[bytes]:
+    """The request body as it arrives (streamed on, never held whole)."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise ClientDisconnect()
+        yield message.get("body", b"")
+        if not message.get("more_body"):
+            return
 
 
 def _forwarded(scope: Scope) -> list[tuple[str, str]]:

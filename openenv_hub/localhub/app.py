@@ -15,21 +15,26 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
-from .auth import DEFAULT_TOKENS, TokenRegistry, User, token_from_header
+from .auth import TokenRegistry, User, generated_admin_token, token_from_header, token_registry
+from .body_limit import BodyLimit, declared_size, limit_for
 from .errors import HubError, error_response
 from .git_http import GitHttpApp, match_git_path
 from .proxy import PREFIX as APPS_PREFIX
 from .proxy import SpaceAppProxy
+from .redaction import redact_query
 from .requestlog import RequestLog, RequestRecord
 from .routes import account, control, files, listing, refs, repos, spaces, upload
 from .routes.deps import HubContext
 from .space_runtime import SpaceRuntime
 from .storage import RepoStore
 
-logger = logging.getLogger("openenv_hub.testing.localhub")
+logger = logging.getLogger("openenv_hub.localhub")
+
+DEFAULT_MAX_UPLOAD_MB = 1024
 
 
 def _internal_error(exc: BaseException) -> JSONResponse:
@@ -43,6 +48,8 @@ async def _hub_error_handler(_: Request, exc: Exception) -> Response:
 
 
 async def _unexpected_error_handler(_: Request, exc: Exception) -> Response:
+    if isinstance(exc, ClientDisconnect):  # gone, or cut off by the body limit: nobody to tell
+        return Response(status_code=400)
     logger.error("Unhandled error in LocalHub", exc_info=exc)
     return _internal_error(exc)
 
@@ -55,6 +62,7 @@ def build_api(context: HubContext) -> FastAPI:
     api.state.localhub = context
     api.add_exception_handler(HubError, _hub_error_handler)
     api.add_exception_handler(Exception, _unexpected_error_handler)
+    api.include_router(control.admin)
     for module in (control, account, listing, repos, refs, upload, spaces, files):
         api.include_router(module.router)
     return api
@@ -99,8 +107,14 @@ class LocalHubApp:
         target: Any = self.git if match_git_path(scope["path"]) else self.api
         if scope["path"].startswith(APPS_PREFIX):
             target = self.apps
+        body = BodyLimit(
+            limit_for(scope["path"], self.context.max_upload_bytes), scope, receive, recording_send
+        )
         try:
-            await target(scope, receive, recording_send)
+            if (declared_size(scope) or 0) > body.limit:
+                await body.refuse()  # never read
+            else:
+                await target(scope, body.receive, body.send)
         except Exception as exc:
             if "status" not in response:
                 logger.error("Unhandled error in LocalHub", exc_info=exc)
@@ -129,7 +143,7 @@ class LocalHubApp:
                 method=scope["method"],
                 host=headers.get("host", b"").decode("latin-1"),
                 path=scope["path"],
-                query=scope.get("query_string", b"").decode("latin-1"),
+                query=redact_query(scope.get("query_string", b"").decode("latin-1")),
                 status=response.get("status", 500),
                 duration_ms=round(elapsed_s * 1000, 2),
                 user=user.name if user else None,
@@ -142,17 +156,27 @@ def create_app(
     data_dir: str | Path,
     tokens: Mapping[str, User | Mapping[str, Any]] | TokenRegistry | None = None,
     *,
+    admin_token: str | None = None,
+    max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB,
     run_spaces: bool = False,
     space_build_args: Mapping[str, str] | None = None,
+    space_wheelhouse: str | Path | None = None,
 ) -> LocalHubApp:
     """Build a LocalHub ASGI app storing repos under ``data_dir``.
 
     Args:
         data_dir: Directory for bare repos and metadata; created if missing.
-        tokens: ``token -> user``; defaults to :data:`~.auth.DEFAULT_TOKENS`.
+        tokens: ``token -> user``; defaults to new random tokens of the demo users
+            (:func:`~.auth.generated_tokens`).
+        admin_token: The token of the control routes (``app.context.admin_token``); a new
+            random one by default.
+        max_upload_mb: The largest body of an upload (a commit, a ``git push``, a request to a
+            Space's app); 413 beyond it. Other bodies are bounded at 16 MB.
         run_spaces: Build and run Docker Spaces (needs a Docker engine; without one the
             runtime stays off and app URLs say why).
         space_build_args: Build arguments of Space images, e.g. ``{"BASE_IMAGE": ...}``.
+        space_wheelhouse: A folder of wheels: the packages Space builds may install (builds
+            have no network).
 
     Example:
         Serve it with any ASGI server::
@@ -162,10 +186,16 @@ def create_app(
     store = RepoStore(Path(data_dir))
     context = HubContext(
         store=store,
-        tokens=tokens
-        if isinstance(tokens, TokenRegistry)
-        else TokenRegistry(DEFAULT_TOKENS if tokens is None else tokens),
+        tokens=token_registry(tokens),
         log=RequestLog(),
-        spaces=SpaceRuntime(store, build_args=space_build_args) if run_spaces else None,
+        admin_token=admin_token or generated_admin_token(),
+        max_upload_bytes=int(max_upload_mb * (1 << 20)),
+        spaces=SpaceRuntime(
+            store,
+            build_args=space_build_args,
+            wheelhouse=Path(space_wheelhouse) if space_wheelhouse else None,
+        )
+        if run_spaces
+        else None,
     )
     return LocalHubApp(context)

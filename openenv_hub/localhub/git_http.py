@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from .commit_body import spool_body
 from .errors import HubError, error_response
 from .gitrepo import git_environment
 from .routes.deps import HubContext, open_repo
@@ -94,9 +96,10 @@ def parse_cgi_output(output: bytes) -> tuple[int, dict[str, str], bytes]:
 
 
 def run_http_backend(
-    repo_dir: Path, route: GitRoute, request: Request, body: bytes, remote_user: str | None
+    repo_dir: Path, route: GitRoute, request: Request, body: Path, remote_user: str | None
 ) -> Response:
-    """Run ``git http-backend`` for one request and convert its CGI answer."""
+    """Run ``git http-backend`` for one request (its body in the file ``body``) and convert
+    its CGI answer."""
     env = {
         "GIT_PROJECT_ROOT": str(repo_dir.parent),
         "GIT_HTTP_EXPORT_ALL": "1",
@@ -104,7 +107,7 @@ def run_http_backend(
         "REQUEST_METHOD": request.method,
         "QUERY_STRING": request.url.query,
         "CONTENT_TYPE": request.headers.get("content-type", ""),
-        "CONTENT_LENGTH": str(len(body)),
+        "CONTENT_LENGTH": str(body.stat().st_size),
         "REMOTE_ADDR": request.client.host if request.client else "127.0.0.1",
     }
     optional = {
@@ -113,13 +116,14 @@ def run_http_backend(
         "HTTP_CONTENT_ENCODING": request.headers.get("content-encoding"),
     }
     env.update({name: value for name, value in optional.items() if value})
-    proc = subprocess.run(
-        ["git", "http-backend"],
-        input=body,
-        env=git_environment(env),
-        capture_output=True,
-        check=False,
-    )
+    with body.open("rb") as stdin:
+        proc = subprocess.run(
+            ["git", "http-backend"],
+            stdin=stdin,
+            env=git_environment(env),
+            capture_output=True,
+            check=False,
+        )
     if not proc.stdout:
         stderr = proc.stderr.decode(errors="replace").strip()
         raise HubError(500, f"git http-backend failed: {stderr}")
@@ -153,16 +157,12 @@ class GitHttpApp:
         if request.method != _METHODS[route.action]:
             raise HubError(405, f"{route.action} expects {_METHODS[route.action]}")
         remote_user = authorize(self.context, route, request)
-        body = await request.body()
-        run = functools.partial(
-            run_http_backend,
-            self.context.store.path(route.key),
-            route,
-            request,
-            body,
-            remote_user,
-        )
-        response = await anyio.to_thread.run_sync(run)
+        tmp = self.context.store.root / "tmp"
+        with tempfile.TemporaryDirectory(prefix="git-", dir=tmp) as spool:
+            body = await spool_body(request.stream(), Path(spool) / "body")  # a push: to disk
+            repo_dir = self.context.store.path(route.key)
+            run = functools.partial(run_http_backend, repo_dir, route, request, body, remote_user)
+            response = await anyio.to_thread.run_sync(run)
         spaces = self.context.spaces
         if spaces is not None and route.action == "git-receive-pack":
             spaces.changed(route.key)  # a push to main builds the Space again

@@ -3,12 +3,20 @@
 The rules follow the Hub: anyone may read a public repo; a private repo is
 visible only to its owner or members of the owning org; writing needs a token
 with the ``write`` role and ownership of (or membership in) the namespace.
+
+Every LocalHub has three users: alice (member of org ``org``), bob, and alice again through a
+read-only token. Their tokens are new random ones for each server (:func:`generated_tokens`),
+unless it is given the well-known :data:`DEMO_TOKENS`, which anything on the machine can guess;
+the pytest plugin asks for those. The control routes (``/_localhub/...``) need the admin token,
+which is not a user token (:func:`is_admin`).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hmac
+import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -41,12 +49,28 @@ class User:
         return self.role == "write" and self.can_see(namespace)
 
 
-DEFAULT_TOKENS: Mapping[str, User] = {
+DEMO_TOKENS: Mapping[str, User] = {
     "hf_alice_write": User("alice", orgs=("org",), role="write"),
     "hf_bob_write": User("bob", role="write"),
     "hf_alice_read": User("alice", orgs=("org",), role="read"),
 }
-"""Demo tokens used when no mapping is given."""
+"""Well-known tokens, for tests and demos only (anything on the machine can use them)."""
+
+
+def generated_tokens() -> dict[str, User]:
+    """The users of :data:`DEMO_TOKENS`, each with a new random token."""
+    return {f"hf_{secrets.token_urlsafe(24)}": user for user in DEMO_TOKENS.values()}
+
+
+def generated_admin_token() -> str:
+    """A new random admin token."""
+    return f"localhub_admin_{secrets.token_urlsafe(24)}"
+
+
+def is_admin(authorization: str | None, admin_token: str) -> bool:
+    """Whether an ``Authorization`` header carries ``admin_token`` (Bearer, or Basic password)."""
+    token = token_from_header(authorization)
+    return token is not None and hmac.compare_digest(token.encode(), admin_token.encode())
 
 
 def _as_user(value: User | Mapping[str, Any]) -> User:
@@ -63,10 +87,11 @@ class TokenRegistry:
     """Maps access tokens to users.
 
     Args:
-        tokens: ``token -> User`` or ``token -> {"name", "orgs", "role"}``.
+        tokens: ``token -> User`` or ``token -> {"name", "orgs", "role"}`` (default:
+            :func:`generated_tokens`).
     """
 
-    tokens: Mapping[str, User | Mapping[str, Any]] = field(default_factory=lambda: DEFAULT_TOKENS)
+    tokens: Mapping[str, User | Mapping[str, Any]] = field(default_factory=generated_tokens)
 
     def __post_init__(self) -> None:
         self._users = {token: _as_user(user) for token, user in self.tokens.items()}
@@ -109,6 +134,15 @@ class TokenRegistry:
         if user is None:
             raise HubError.unauthorized()
         return user
+
+
+def token_registry(
+    tokens: Mapping[str, User | Mapping[str, Any]] | TokenRegistry | None,
+) -> TokenRegistry:
+    """``tokens`` as a registry; None gives new random tokens of the demo users."""
+    if isinstance(tokens, TokenRegistry):
+        return tokens
+    return TokenRegistry() if tokens is None else TokenRegistry(tokens)
 
 
 def token_from_header(authorization: str | None) -> str | None:

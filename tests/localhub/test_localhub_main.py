@@ -1,4 +1,4 @@
-"""``python -m openenv_hub.testing.localhub``: the build arguments of Space images, from
+"""``python -m openenv_hub.localhub``: the build arguments of Space images, from
 ``--space-base-image`` and ``--space-build-arg`` or from ``$OPENENV_BASE_IMAGE`` and
 ``$OPENENV_BUILD_ARGS``, as ``openenv build`` reads them."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from openenv_hub.testing.localhub.__main__ import build_args, parse_args
+from openenv_hub.localhub.__main__ import build_args, parse_args
 
 
 def test_build_args_from_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:

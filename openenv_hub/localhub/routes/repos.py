@@ -140,6 +140,8 @@ def create_repo(
         context.store.create(key, meta, files=_initial_files(key, body.sdk), author=user.name)
     except FileExistsError:
         raise _conflict(key, request) from None
+    if context.spaces is not None:
+        context.spaces.added(key)
     url = f"{base_url(request)}/{key.web_path}"
     return {"url": url, "name": key.repo_id, "id": key.repo_id}
 
@@ -194,6 +196,8 @@ def duplicate_repo(
         context.store.duplicate(source.key, target, meta)
     except FileExistsError:
         raise _conflict(target, request) from None
+    if context.spaces is not None:
+        context.spaces.added(target)  # a copy runs as its source does, or says why it cannot
     return {"url": f"{base_url(request)}/{target.web_path}", "filesCopyPending": False}
 
 

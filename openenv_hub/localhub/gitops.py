@@ -25,10 +25,12 @@ _BLOB_MODES = frozenset({"100644", "100755"})
 
 @dataclass(frozen=True)
 class PutFile:
-    """Add or overwrite a file."""
+    """Add or overwrite a file, whose content is ``content`` or, if set, the file ``source``
+    (a big upload, spooled to disk)."""
 
     path: str
-    content: bytes
+    content: bytes = b""
+    source: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -141,13 +143,17 @@ def _delete(entries: IndexEntries, edit: DeletePath, commit: str | None) -> None
         del entries[existing]
 
 
-def write_blobs(repo: GitRepo, contents: Sequence[bytes]) -> list[str]:
-    """Store ``contents`` as blobs with a single ``hash-object`` call; return their ids."""
+def write_blobs(repo: GitRepo, contents: Sequence[bytes | Path]) -> list[str]:
+    """Store ``contents`` (bytes, or files holding them) as blobs with a single
+    ``hash-object`` call; return their ids."""
     if not contents:
         return []
     with tempfile.TemporaryDirectory(prefix="localhub-blobs-") as tmp:
         paths = []
         for index, content in enumerate(contents):
+            if isinstance(content, Path):
+                paths.append(str(content))
+                continue
             path = Path(tmp, str(index))
             path.write_bytes(content)
             paths.append(str(path))
@@ -169,7 +175,7 @@ def _stage(repo: GitRepo, ops: Sequence[FileOp]) -> list[tuple[str, str] | Delet
     """Validate paths, then store the new contents as blobs in one go."""
     paths = [normalize_path(op.path) for op in ops]
     puts = [op for op in ops if isinstance(op, PutFile)]
-    oids = iter(write_blobs(repo, [op.content for op in puts]))
+    oids = iter(write_blobs(repo, [op.source or op.content for op in puts]))
     staged: list[tuple[str, str] | DeletePath] = []
     for path, op in zip(paths, ops, strict=True):
         if isinstance(op, PutFile):

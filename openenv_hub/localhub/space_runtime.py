@@ -9,6 +9,12 @@ the build log) and ``PORT`` set, until ``/health`` answers: ``RUNNING``. A faile
 does not come up is ``RUNTIME_ERROR`` with its log. Changing variables or secrets restarts the
 app; pausing stops it. LocalHub proxies the app's URL to the container (``proxy.py``).
 
+Builds have no network (:mod:`.space_images`: packages come from a wheelhouse). Apps listen
+on 127.0.0.1 only: in a network of their own with the port published on 127.0.0.1 where the
+engine has a bridge network, else in the host's network with ``OPENENV_HOST=127.0.0.1`` (the
+templates' servers bind ``$OPENENV_HOST``; an app that binds ``0.0.0.0`` regardless is reachable
+from the network).
+
 Builds run one at a time in a worker thread. Without a Docker engine (or the ``docker``
 package) the runtime is off and says why (:attr:`SpaceRuntime.unavailable`).
 """
@@ -16,28 +22,29 @@ package) the runtime is off and says why (:attr:`SpaceRuntime.unavailable`).
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
-import tarfile
-import tempfile
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .clock import iso_time
+from .redaction import redact_mapping
+from .space_images import BuildFailed, build_space_image
 from .storage import RepoKey, RepoStore
 
 if TYPE_CHECKING:
     from openenv_hub.providers.docker import DockerProvider
 
-logger = logging.getLogger("openenv_hub.testing.localhub")
+logger = logging.getLogger("openenv_hub.localhub")
 
 __all__ = ["LogLine", "SpaceRuntime", "engine_problem"]
 
 INTERMEDIATE = ("BUILDING", "APP_STARTING", "RUNNING_BUILDING", "RUNNING_APP_STARTING")
+STOPPED = "STOPPED"
+"""The stage of a Space that this LocalHub cannot run (no engine): not the Space's fault."""
 
 
 @dataclass(frozen=True)
@@ -58,13 +65,14 @@ class _Space:
 
 
 def engine_problem() -> str | None:
-    """Why Spaces cannot run here (no ``docker`` package, no engine), or None."""
+    """Why Spaces cannot run here (no ``docker`` package, no engine) and what to do, or None."""
     try:
         from openenv_hub.providers.docker import docker_client
 
         docker_client().ping()
     except Exception as exc:
-        return f"{exc}".strip() or type(exc).__name__
+        hint = str(getattr(exc, "hint", "") or "")
+        return " ".join(part for part in (str(exc).strip() or type(exc).__name__, hint) if part)
     return None
 
 
@@ -74,6 +82,8 @@ class SpaceRuntime:
     Args:
         store: The repos.
         build_args: Docker build arguments, e.g. ``{"BASE_IMAGE": "python-offline:3.11"}``.
+        wheelhouse: A folder of wheels, the packages builds may install (they have no
+            network; see :mod:`.space_images`).
         startup_timeout_s: Time a Space's app gets to answer ``/health``.
     """
 
@@ -82,10 +92,13 @@ class SpaceRuntime:
         store: RepoStore,
         *,
         build_args: Mapping[str, str] | None = None,
+        wheelhouse: Path | None = None,
         startup_timeout_s: float = 120.0,
     ) -> None:
         self.store = store
         self.build_args = dict(build_args or {})
+        self.wheelhouse = wheelhouse
+        self._network_mode: Literal["host", "bridge"] | None = None
         self.startup_timeout_s = startup_timeout_s
         self.unavailable = engine_problem()
         self._spaces: dict[RepoKey, _Space] = {}
@@ -96,11 +109,32 @@ class SpaceRuntime:
     def enabled(self) -> bool:
         return self.unavailable is None
 
+    def cannot_run(self, key: RepoKey) -> str:
+        """Why this LocalHub cannot run the Space ``key``, and what to install or start."""
+        return (
+            f"LocalHub cannot run {key.repo_id}: it runs Spaces in Docker. {self.unavailable} "
+            "Then restart LocalHub; or serve the app yourself and give LocalHub its URL: "
+            "LocalHub.set_space_runtime(repo_id, host=URL)."
+        )
+
     # -- events from the API --------------------------------------------------------------
 
+    def added(self, key: RepoKey) -> None:
+        """A new Space, or a copy of one: run it once it has a Dockerfile, as the Hub does."""
+        git = self.store.git(key)
+        commit = git.resolve("main")
+        if not self.enabled or (commit is not None and git.entry(commit, "Dockerfile")):
+            self.changed(key)
+
     def changed(self, key: RepoKey) -> None:
-        """``main`` of ``key`` may have moved: build and run the new commit."""
+        """``main`` of ``key`` may have moved: build and run the new commit.
+
+        Where no engine answers, the Space is ``STOPPED`` instead, its message saying why.
+        """
         if not self._is_docker_space(key):
+            return
+        if not self.enabled:
+            self._set_stage(key, STOPPED, error=self.cannot_run(key))
             return
         commit = self.store.git(key).resolve("main")
         with self._lock:
@@ -115,7 +149,7 @@ class SpaceRuntime:
         """Run the Space's image again (new variables or secrets, or a restart)."""
         with self._lock:
             space = self._spaces.get(key)
-        if space is None or space.image is None or not self._is_docker_space(key):
+        if space is None or space.image is None or not self.enabled:
             self.changed(key)
             return
         self._set_stage(key, "APP_STARTING")
@@ -165,43 +199,33 @@ class SpaceRuntime:
     # -- work, in the worker thread ---------------------------------------------------------
 
     def _build_and_run(self, key: RepoKey, commit: str) -> None:
+        from openenv_hub.providers.docker import docker_client
+        from openenv_hub.providers.space import space_image_tag
+
         space = self._spaces.get(key)
         if space is None or space.commit != commit:
             return  # deleted, or a newer commit is queued
         space.build_log = []
-        tag = f"localhub-space/{key.namespace}-{key.name}:{commit[:12]}".lower()
-        try:
-            self._build(key, commit, tag, space.build_log)
-        except _BuildFailed as failed:
-            self._set_stage(key, "BUILD_ERROR", error=str(failed))
-            return
-        except Exception as exc:  # an engine failure is the Space's failure, never LocalHub's
-            logger.exception("Building %s failed", key.repo_id)
-            self._set_stage(key, "BUILD_ERROR", error=f"{type(exc).__name__}: {exc}")
-            return
-        space.image = tag
-        self._run(key, tag)
-
-    def _build(self, key: RepoKey, commit: str, tag: str, log: list[LogLine]) -> None:
-        from openenv_hub.providers.docker import docker_client
-
+        tag = space_image_tag(key.repo_id, commit, prefix="localhub-space")
         archive = self.store.git(key).run("archive", "--format=tar", commit)
-        with tempfile.TemporaryDirectory(prefix="localhub-build-") as tmp:
-            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-                _extract(tar, tmp)
-            if not (Path(tmp) / "Dockerfile").is_file():
-                raise _BuildFailed("No Dockerfile at the root of the Space.")
-            stream = docker_client().api.build(
-                path=tmp, tag=tag, buildargs=self.build_args, network_mode="host",
-                rm=True, forcerm=True, decode=True,
+        try:
+            build_space_image(
+                docker_client(), archive, tag, self.build_args,
+                lambda line: space.build_log.append(LogLine(iso_time(), line)),
+                wheelhouse=self.wheelhouse,
             )  # fmt: skip
-            for chunk in stream:
-                for line in str(chunk.get("stream", "")).splitlines():
-                    log.append(LogLine(iso_time(), line))
-                if "error" in chunk:
-                    error = str(chunk["error"]).strip()
-                    log.append(LogLine(iso_time(), error))
-                    raise _BuildFailed(f"Build failed: {error}")
+        except BuildFailed as failed:
+            error = str(failed)
+        except Exception as exc:  # an engine failure is the Space's failure, never LocalHub's
+            logger.warning("Building %s failed: %s: %s", key.repo_id, type(exc).__name__, exc)
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            space.image = tag
+            if space.commit == commit:  # else a newer commit is queued, and its build runs
+                self._run(key, tag)
+            return
+        if space.commit == commit:  # else the newer commit's build decides the stage
+            self._set_stage(key, "BUILD_ERROR", error=error)
 
     def _run(self, key: RepoKey, image: str) -> None:
         from openenv_hub.errors import ServerStartError
@@ -210,14 +234,17 @@ class SpaceRuntime:
         space = self._spaces.get(key)
         if space is None:
             return
+        network = self._network()
         for _ in range(3):  # again if variables or secrets changed while it started
             self._stop_app(space)
             variables, secrets = self._environment(key)
+            loopback_only = {"OPENENV_HOST": "127.0.0.1"} if network == "host" else {}
             try:
                 space.app = DockerProvider.start(
                     image,
-                    env=variables,
+                    env={**variables, **loopback_only},
                     secrets=secrets,
+                    network=network,
                     pull="never",
                     runtime="localhub-space",
                     extra_labels={"openenv-hub.space": key.repo_id},
@@ -230,6 +257,14 @@ class SpaceRuntime:
             if self._environment(key) == (variables, secrets):
                 break
         self._set_stage(key, "RUNNING")
+
+    def _network(self) -> Literal["host", "bridge"]:
+        """A network of the app's own where the engine has a bridge, else the host's."""
+        from openenv_hub.providers.docker import docker_client, has_bridge_network
+
+        if self._network_mode is None:
+            self._network_mode = "bridge" if has_bridge_network(docker_client()) else "host"
+        return self._network_mode
 
     def _environment(self, key: RepoKey) -> tuple[dict[str, str], dict[str, str]]:
         """The app's variables (with the ``SPACE_*`` ones the Hub sets) and its secrets."""
@@ -265,17 +300,10 @@ class SpaceRuntime:
             meta.stage, meta.next_stages, meta.error_message = stage, [], error
 
     def describe(self) -> dict[str, Any]:
-        """For the banner and the control route: on or off, and why."""
-        return {"enabled": self.enabled, "reason": self.unavailable, "buildArgs": self.build_args}
-
-
-class _BuildFailed(Exception):
-    pass
-
-
-def _extract(tar: tarfile.TarFile, target: str) -> None:
-    """Unpack a ``git archive`` (the data filter where this Python has it)."""
-    if hasattr(tarfile, "data_filter"):
-        tar.extractall(target, filter="data")
-    else:  # pragma: no cover - Python < 3.10.12
-        tar.extractall(target)
+        """For the banner and the control route: on or off, and why (credentials hidden)."""
+        return {
+            "enabled": self.enabled,
+            "reason": self.unavailable,
+            "buildArgs": redact_mapping(self.build_args),
+            "wheelhouse": str(self.wheelhouse) if self.wheelhouse else None,
+        }

@@ -1,7 +1,8 @@
 """Space-only endpoints: secrets, variables, the runtime and its logs.
 
 With its Space runtime on (``space_runtime.py``), LocalHub builds and runs Docker Spaces, and
-the stage is theirs; changing variables or secrets restarts the app. Otherwise the stage is
+the stage is theirs; changing variables or secrets restarts the app; where no engine answers,
+Docker Spaces are ``STOPPED`` with a message that says why. With the runtime off the stage is
 ``RUNNING`` unless a test changes it through the control routes (see ``control.py``).
 """
 
@@ -110,8 +111,11 @@ def _set_stage(context: HubContext, repo: OpenRepo, stage: str) -> dict[str, Any
 
 @router.post(f"{SPACE}/restart")
 def restart(repo: WritableRepo, context: Context, factory: bool = False) -> dict[str, Any]:
-    """Restart: the app starts again (rebuilt with ``factory``); without a runtime, at once."""
-    if context.spaces is None or not context.spaces.enabled:
+    """Restart: the app starts again (rebuilt with ``factory``); without a runtime, at once.
+
+    Where the runtime cannot run Spaces (no engine), the Space stays ``STOPPED``, saying why.
+    """
+    if context.spaces is None:
         return _set_stage(context, repo, "RUNNING")
     if factory:
         context.spaces.forget(repo.key)

@@ -6,19 +6,18 @@ file as base64 in the commit and never needs LFS or xet.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
-import json
-from dataclasses import dataclass, field
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
+from ..commit_body import CommitPayload, read_commit_body, spool_body
 from ..errors import HubError
-from ..gitops import Author, DeletePath, FileOp, PutFile, commit_files
+from ..gitops import Author, commit_files
 from .deps import Context, CurrentUser, HubContext, OpenRepo, WritableRepo, base_url
 
 router = APIRouter()
@@ -65,81 +64,21 @@ def preupload(revision: str, body: PreuploadBody, repo: WritableRepo) -> dict[st
     return {"files": files, "commitOid": head}
 
 
-@dataclass
-class CommitPayload:
-    """A parsed NDJSON commit request."""
-
-    summary: str
-    description: str = ""
-    parent_commit: str | None = None
-    operations: list[FileOp] = field(default_factory=list)
-
-    @property
-    def message(self) -> str:
-        """Git commit message: summary, blank line, description."""
-        return f"{self.summary}\n\n{self.description}" if self.description else self.summary
-
-
-def _operation(key: str, value: dict[str, Any]) -> FileOp:
-    path = value.get("path")
-    if not isinstance(path, str):
-        raise HubError.bad_request(f"Commit line {key!r} needs a string 'path'")
-    if key == "file":
-        if value.get("encoding", "base64") != "base64":
-            raise HubError.bad_request("Only base64-encoded file content is supported")
-        try:
-            return PutFile(path, base64.b64decode(value.get("content", ""), validate=True))
-        except (binascii.Error, TypeError):
-            raise HubError.bad_request(f"Invalid base64 content for {path!r}") from None
-    if key in ("deletedFile", "deletedFolder"):
-        return DeletePath(path, folder=key == "deletedFolder")
-    if key == "lfsFile":
-        raise HubError.bad_request(
-            f"LFS is not supported by LocalHub ({path!r}); preupload always answers 'regular'"
-        )
-    raise HubError.bad_request(f"Unknown commit operation {key!r}")
-
-
-def parse_commit_payload(body: bytes) -> CommitPayload:
-    """Parse the NDJSON body of ``POST .../commit/{revision}``.
-
-    Raises:
-        HubError: 400 for malformed lines, a missing header, or LFS files.
-    """
-    header: dict[str, Any] | None = None
-    operations: list[FileOp] = []
-    for number, line in enumerate(body.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-            key, value = item["key"], item["value"]
-        except (ValueError, KeyError, TypeError):
-            raise HubError.bad_request(f"Line {number} is not a commit item") from None
-        if key == "header":
-            header = value
-        else:
-            operations.append(_operation(key, value))
-    if not header or not header.get("summary"):
-        raise HubError.bad_request("The commit needs a header line with a 'summary'")
-    return CommitPayload(
-        summary=header["summary"],
-        description=header.get("description") or "",
-        parent_commit=header.get("parentCommit"),
-        operations=operations,
-    )
-
-
 @router.post("/api/{plural}/{namespace}/{name}/commit/{revision:path}")
 async def commit(
     revision: str, request: Request, repo: WritableRepo, user: CurrentUser, context: Context
 ) -> dict[str, Any]:
-    """Apply file additions and deletions as one commit on a branch."""
+    """Apply file additions and deletions as one commit on a branch.
+
+    The body goes to disk as it arrives, and big files' contents are decoded from there into
+    files of their own (:mod:`..commit_body`), so memory stays small whatever the commit holds.
+    """
     if request.query_params.get("create_pr"):
         raise HubError.bad_request("Pull requests are not supported by LocalHub")
-    payload = parse_commit_payload(await request.body())
-    run = functools.partial(_commit_locked, context, repo, revision, payload, user.name)
-    sha = await anyio.to_thread.run_sync(run)
+    with tempfile.TemporaryDirectory(prefix="upload-", dir=context.store.root / "tmp") as tmp:
+        body = await spool_body(request.stream(), Path(tmp) / "body.ndjson")
+        run = functools.partial(_read_and_commit, context, repo, revision, body, user.name)
+        sha = await anyio.to_thread.run_sync(run)
     if context.spaces is not None:
         context.spaces.changed(repo.key)
     return {
@@ -149,6 +88,13 @@ async def commit(
         "hookOutput": "",
         "pullRequestUrl": None,
     }
+
+
+def _read_and_commit(
+    context: HubContext, repo: OpenRepo, revision: str, body: Path, author: str
+) -> str:
+    payload = read_commit_body(body, body.parent)
+    return _commit_locked(context, repo, revision, payload, author)
 
 
 def _commit_locked(
