@@ -135,6 +135,33 @@ EXAMPLES: dict[str, list[Example]] = {
         Example("openenv cache prune --dry-run", "what pruning would remove"),
         Example("openenv cache prune --older-than 7", "remove those unused for a week"),
     ],
+    "eval": [
+        Example(
+            "openenv eval http://127.0.0.1:8000 --model my-model "
+            "--base-url http://127.0.0.1:8001/v1 -k 4 -c 4 -o results",
+            "4 rollouts of each task by a served model; key from $OPENAI_API_KEY",
+            "an environment server and a model server",
+        ),
+        Example(
+            "openenv eval my_env --policy my_policy:act --tasks tasks/ -o results --resume",
+            "a Python policy on the tasks in tasks/*.jsonl; play only what is missing",
+            "a policy module",
+        ),
+    ],
+    "tasks": [
+        Example(
+            "openenv tasks http://127.0.0.1:8000 --split test",
+            "the tasks an evaluation plays",
+            _SERVER,
+        ),
+    ],
+    "rescore": [
+        Example(
+            "openenv rescore results --env http://127.0.0.1:8000",
+            "replay saved rollouts, report changed rewards",
+            "saved results and a server",
+        ),
+    ],
     "help": [
         Example("openenv help", "the commands"),
         Example("openenv help push", "the help of one command (as openenv push --help)"),

@@ -23,12 +23,15 @@ from openenv_hub_cli import (
     pull,
     push,
     record,
+    rescore,
     serve,
     stop,
+    tasks,
     validate,
     versions,
     whoami,
 )
+from openenv_hub_cli import eval as evaluate
 from openenv_hub_cli._help import HELP_OPTIONS, decorate
 from openenv_hub_cli._help import command as help_command
 from openenv_hub_cli._utils import run_app
@@ -81,14 +84,10 @@ app.command("ps")(ps.command)
 app.command("stop")(stop.command)
 app.add_typer(deploy.app, name="deploy")
 app.add_typer(cache.app, name="cache")
-app.command("help")(help_command)
-
-from openenv_hub_cli import eval as evaluate  # noqa: E402
-from openenv_hub_cli import rescore, tasks  # noqa: E402
-
 app.command("eval")(evaluate.command)
 app.command("tasks")(tasks.command)
 app.command("rescore")(rescore.command)
+app.command("help")(help_command)
 
 
 #: Options whose value may be left out, and what they mean alone: ``--ray`` is the cluster at

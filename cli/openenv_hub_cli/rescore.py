@@ -14,7 +14,9 @@ from openenv_hub_cli.eval import env_url
 
 __all__ = ["command"]
 
-ResultsArgument = typer.Argument(..., help="A results folder written by 'openenv eval'.")
+ResultsArgument = typer.Argument(
+    ..., metavar="FOLDER", help="A results folder written by 'openenv eval'."
+)
 
 
 def command(
