@@ -4,6 +4,8 @@
 - ``OPENENV_STEP_HARD_TIMEOUT_S``: a call stuck on a session's thread this long is abandoned and
   its slot freed (default 600).
 - ``OPENENV_MAX_MESSAGE_SIZE_MB``: the largest WebSocket frame and HTTP body accepted (default 16).
+- ``OPENENV_SESSION_THREADS``: the threads sessions' synchronous calls run on, each session
+  pinned to one (default four per CPU this process may use, from 8 to 32).
 
 An argument passed in code wins over the variable.
 """
@@ -18,8 +20,10 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE_MB",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_STEP_HARD_TIMEOUT_S",
+    "default_session_threads",
     "max_message_size_mb",
     "max_sessions",
+    "session_threads",
     "step_hard_timeout_s",
 ]
 
@@ -41,6 +45,24 @@ def step_hard_timeout_s(requested: float | None) -> float:
         "OPENENV_STEP_HARD_TIMEOUT_S",
         float,
         DEFAULT_STEP_HARD_TIMEOUT_S,
+    )
+
+
+def default_session_threads() -> int:
+    """Four threads per CPU this process may run on, at least 8 and at most 32."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(max(4 * (cpus or 1), 8), 32)
+
+
+def session_threads(requested: int | None) -> int:
+    return int(
+        _setting(
+            "session_threads",
+            requested,
+            "OPENENV_SESSION_THREADS",
+            int,
+            default_session_threads(),
+        )
     )
 
 
