@@ -47,17 +47,26 @@ class Worker:
         self.slow_after_s = slow_after_s
         self.on_slow = on_slow
         self._queue: _Queue = queue.SimpleQueue()
-        self.thread = self._start(self._queue)
+        self._busy: list[float | None] = [None]  # when the thread's current call began
+        self.thread = self._start(self._queue, self._busy)
 
-    def _start(self, calls: _Queue) -> threading.Thread:
-        thread = threading.Thread(target=self._serve, args=(calls,), name=self.name, daemon=True)
+    @property
+    def busy_since(self) -> float | None:
+        """When (``time.monotonic()``) the call running on the thread began; ``None``: idle."""
+        return self._busy[0]
+
+    def _start(self, calls: _Queue, busy: list[float | None]) -> threading.Thread:
+        thread = threading.Thread(
+            target=self._serve, args=(calls, busy), name=self.name, daemon=True
+        )
         thread.start()
         return thread
 
-    def _serve(self, calls: _Queue) -> None:
+    def _serve(self, calls: _Queue, busy: list[float | None]) -> None:
         while (item := calls.get()) is not None:
             loop, future, fn = item
             started = time.perf_counter()
+            busy[0] = time.monotonic()
             try:
                 result = fn()
             except BaseException as exc:  # handed to the awaiting coroutine
@@ -68,6 +77,7 @@ class Worker:
             else:
                 if future is not None:
                     _call_soon(loop, _settle, future, result, None)
+            busy[0] = None
             if self.slow_after_s is not None and self.on_slow is not None:
                 elapsed = time.perf_counter() - started
                 if elapsed > self.slow_after_s and (waiting := calls.qsize()):
@@ -94,7 +104,8 @@ class Worker:
         moved.
         """
         stuck, self._queue = self._queue, queue.SimpleQueue()
-        self.thread = self._start(self._queue)
+        self._busy = [None]
+        self.thread = self._start(self._queue, self._busy)
         left: list[tuple[Any, ...]] = []
         moved = 0
         with contextlib.suppress(queue.Empty):
