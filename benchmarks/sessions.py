@@ -9,7 +9,7 @@ size in turn. For each size, ``--clients`` client processes open their share of 
 (one WebSocket each, reset), then all step at once, each session ``--steps`` steps one after
 the other. The server's RSS, threads and open files are sampled every 0.2 s (the tables give
 the peak), and the CPU time of the server and of the clients while stepping says which side
-limited. A mode whose sessions fail at one size is not given the larger ones.
+limited. The server's CPU time per step depends less on what else the machine runs than steps/s. A mode whose sessions fail at one size is not given the larger ones.
 
 Modes: ``threaded`` (the default settings: a bounded set of threads, each session pinned to
 one), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's server),
@@ -253,6 +253,7 @@ def measure(server: Server, sessions: int, steps: int, clients: int) -> dict[str
         "threads": int(peaks.peak["threads"]),
         "fds": int(peaks.peak["fds"]),
         "server cores": server_cores,
+        "server us/step": (after["cpu"] - before["cpu"]) / max(len(latencies), 1) * 1e6,
         "client cores": sum(client_cpu) / elapsed,
         "limited by": _limited_by(server_cores, [c / elapsed for c in client_cpu]),
     }
@@ -324,7 +325,8 @@ def _line(r: dict[str, Any]) -> str:
     return (
         f"{r['sessions']:>6,} sessions: {r['steps/s']:>7,.0f} steps/s, p50 {r['p50 ms']:.1f} ms, "
         f"p99 {r['p99 ms']:.1f} ms, RSS {r['rss MiB']:.0f} MiB, threads {r['threads']}, "
-        f"files {r['fds']}, errors {r['errors']}, server {r['server cores']:.2f} cores, "
+        f"files {r['fds']}, errors {r['errors']}, server {r['server cores']:.2f} cores "
+        f"({r['server us/step']:.0f} us CPU a step), "
         f"clients {r['client cores']:.2f} cores ({r['limited by']})"
         + (f"\n            e.g. {r['error_sample'][:2]}" if r["errors"] else "")
     )
@@ -345,7 +347,8 @@ def report(results: dict[str, list[dict[str, Any]]], sizes: list[int]) -> None:
                 ratio = r["steps/s"] / first["steps/s"] if first and "steps/s" in first else 0
                 cells.append(f"{r['steps/s']:,.0f} ({ratio:.2f}x)")
         print(f"| {size:,} | " + " | ".join(cells) + " |")
-    figures = ["p50 ms", "p99 ms", "rss MiB", "threads", "fds", "errors", "limited by"]
+    figures = ["p50 ms", "p99 ms", "server us/step", "rss MiB", "threads", "fds", "errors"]
+    figures.append("limited by")
     print("\n| sessions | mode | " + " | ".join(figures) + " |")
     print("|---:|---|" + "---:|" * len(figures))
     for size in sizes:
