@@ -9,7 +9,8 @@ size in turn. For each size, ``--clients`` client processes open their share of 
 (one WebSocket each, reset), then all step at once, each session ``--steps`` steps one after
 the other. The server's RSS, threads and open files are sampled every 0.2 s (the tables give
 the peak), and the CPU time of the server and of the clients while stepping says which side
-limited. The server's CPU time per step depends less on what else the machine runs than steps/s. A mode whose sessions fail at one size is not given the larger ones.
+limited. The server's CPU time per step depends less on what else the machine runs than
+steps/s. A mode whose sessions fail at one size is not given the larger ones.
 
 Modes: ``threaded`` (the default settings: a bounded set of threads, each session pinned to
 one), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's server),
