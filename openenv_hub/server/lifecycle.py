@@ -27,13 +27,13 @@ from openenv_hub.errors import (
     ConcurrencyConfigurationError,
     ConfigurationError,
     EnvironmentFactoryError,
-    SessionCapacityError,
     SessionError,
     SessionNotFoundError,
 )
 from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.rubrics.ranges import declared_reward_range
 from openenv_hub.server import settings
+from openenv_hub.server.capacity import SessionRoom
 from openenv_hub.server.observers import SessionObserver, notify
 from openenv_hub.server.session import Session, SessionUse
 from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_TIMEOUT_S
@@ -118,6 +118,7 @@ class SessionLifecycle:
         self._draining: set[Session] = set()  # closed, their thread still running a call
         self._finishing: set[asyncio.Task[None]] = set()
         self.threads = self._threads(run_on_event_loop)
+        self.room = SessionRoom(self.max_sessions, env_name or self._factory_name)
         self.watchdog = Watchdog(self)
         self.observers: list[SessionObserver] = []  # told of every reset, step and close
 
@@ -206,8 +207,7 @@ class SessionLifecycle:
             await self.close(session, reason="request finished")
 
     def _reserve(self, client: str | None = None) -> None:
-        if self.active_sessions >= self.max_sessions:
-            raise SessionCapacityError(self.active_sessions, self.max_sessions)
+        self.room.check(self.active_sessions, self.max_sessions)
         cap = self.max_sessions_per_client
         if client is None or cap is None:
             return

@@ -13,6 +13,8 @@
   loopback answers besides ``localhost``, ``127.0.0.1`` and ``[::1]``.
 - ``SPACE_HOST`` (or ``SPACE_ID``), set by Hugging Face Spaces: the Space's own origin and host
   are allowed.
+- ``OPENENV_SESSION_THREADS``: the threads sessions' synchronous calls run on, each session
+  pinned to one (default four per CPU this process may use, from 8 to 32).
 
 An argument passed in code wins over the variable.
 """
@@ -32,9 +34,11 @@ __all__ = [
     "DEFAULT_STEP_HARD_TIMEOUT_S",
     "allowed_hosts",
     "allowed_origins",
+    "default_session_threads",
     "max_message_size_mb",
     "max_sessions",
     "max_sessions_per_client",
+    "session_threads",
     "space_host",
     "step_hard_timeout_s",
 ]
@@ -57,6 +61,24 @@ def step_hard_timeout_s(requested: float | None) -> float:
         "OPENENV_STEP_HARD_TIMEOUT_S",
         float,
         DEFAULT_STEP_HARD_TIMEOUT_S,
+    )
+
+
+def default_session_threads() -> int:
+    """Four threads per CPU this process may run on, at least 8 and at most 32."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(max(4 * (cpus or 1), 8), 32)
+
+
+def session_threads(requested: int | None) -> int:
+    return int(
+        _setting(
+            "session_threads",
+            requested,
+            "OPENENV_SESSION_THREADS",
+            int,
+            default_session_threads(),
+        )
     )
 
 

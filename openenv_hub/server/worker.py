@@ -7,39 +7,81 @@ import contextlib
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Worker"]
+__all__ = ["SlowCallReport", "Worker"]
 
 logger = logging.getLogger("openenv_hub.server")
+
+#: Told, on the worker's thread, of a call that ran ``seconds`` while ``waiting`` calls queued
+#: behind it.
+SlowCallReport = Callable[[float, int], None]
+
+_Queue = queue.SimpleQueue[tuple[Any, ...] | None]
 
 
 class Worker:
     """A thread that runs submitted calls one at a time; results come back as asyncio futures.
 
     Leaner than ``loop.run_in_executor`` with a one-thread pool: one queue hand-off in, one
-    ``call_soon_threadsafe`` out.
+    ``call_soon_threadsafe`` out. :meth:`replace_thread` swaps a stuck thread for a new one, so
+    that the sessions pinned to the worker go on.
+
+    Args:
+        name: The thread's name.
+        slow_after_s: Calls that run longer than this, with others queued behind them, are
+            passed to ``on_slow``.
+        on_slow: Told of such calls (on the worker's thread).
     """
 
-    def __init__(self, name: str) -> None:
-        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._serve, name=name, daemon=True)
-        self.thread.start()
+    def __init__(
+        self,
+        name: str,
+        *,
+        slow_after_s: float | None = None,
+        on_slow: SlowCallReport | None = None,
+    ) -> None:
+        self.name = name
+        self.slow_after_s = slow_after_s
+        self.on_slow = on_slow
+        self._queue: _Queue = queue.SimpleQueue()
+        self._busy: list[float | None] = [None]  # when the thread's current call began
+        self.thread = self._start(self._queue, self._busy)
 
-    def _serve(self) -> None:
-        while (item := self._queue.get()) is not None:
+    @property
+    def busy_since(self) -> float | None:
+        """When (``time.monotonic()``) the call running on the thread began; ``None``: idle."""
+        return self._busy[0]
+
+    def _start(self, calls: _Queue, busy: list[float | None]) -> threading.Thread:
+        thread = threading.Thread(
+            target=self._serve, args=(calls, busy), name=self.name, daemon=True
+        )
+        thread.start()
+        return thread
+
+    def _serve(self, calls: _Queue, busy: list[float | None]) -> None:
+        while (item := calls.get()) is not None:
             loop, future, fn = item
+            started = time.perf_counter()
+            busy[0] = time.monotonic()
             try:
                 result = fn()
             except BaseException as exc:  # handed to the awaiting coroutine
                 if future is None:
-                    logger.exception("%s: a background call failed", self.thread.name)
+                    logger.exception("%s: a background call failed", self.name)
                 else:
                     _call_soon(loop, _settle, future, None, exc)
             else:
                 if future is not None:
                     _call_soon(loop, _settle, future, result, None)
+            busy[0] = None
+            if self.slow_after_s is not None and self.on_slow is not None:
+                elapsed = time.perf_counter() - started
+                if elapsed > self.slow_after_s and (waiting := calls.qsize()):
+                    self.on_slow(elapsed, waiting)
 
     def run(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
         """Run ``fn`` on the thread after the calls queued before it; await its result."""
@@ -52,6 +94,34 @@ class Worker:
         """Run ``fn`` on the thread after the calls queued before it, without waiting for it
         (exceptions are logged)."""
         self._queue.put((None, None, fn))
+
+    def replace_thread(self) -> int:
+        """Serve from a new thread, leaving the current one (stuck in a call) behind.
+
+        Calls queued and awaited move to the new thread, in order; calls only posted (the
+        environment ``close()`` of a session abandoned with the stuck call) stay behind and run
+        if the stuck call ever returns, after which the old thread exits. Returns how many calls
+        moved.
+        """
+        stuck, self._queue = self._queue, queue.SimpleQueue()
+        self._busy = [None]
+        self.thread = self._start(self._queue, self._busy)
+        left: list[tuple[Any, ...]] = []
+        moved = 0
+        with contextlib.suppress(queue.Empty):
+            while True:
+                item = stuck.get_nowait()
+                if item is None:  # shut down: the new thread ends too, after the calls before
+                    self._queue.put(None)
+                elif item[1] is None:
+                    left.append(item)
+                else:
+                    self._queue.put(item)
+                    moved += 1
+        for item in left:
+            stuck.put(item)
+        stuck.put(None)
+        return moved
 
     def shutdown(self, timeout_s: float | None = 0.0) -> bool:
         """Let the thread exit once the calls already queued have run.
