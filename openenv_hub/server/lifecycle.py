@@ -27,6 +27,7 @@ from openenv_hub.errors import (
     ConcurrencyConfigurationError,
     ConfigurationError,
     EnvironmentFactoryError,
+    SessionCapacityError,
     SessionError,
     SessionNotFoundError,
 )
