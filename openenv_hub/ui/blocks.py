@@ -16,6 +16,7 @@ import gradio as gr
 
 from openenv_hub.ui.actions import Actions
 from openenv_hub.ui.context import UIContext
+from openenv_hub.ui.replay_tab import replay_tab
 from openenv_hub.ui.schema import FieldSpec, collect, form_fields
 from openenv_hub.ui.view import ResultView
 from openenv_hub.ui.widgets import field_widget
@@ -48,10 +49,12 @@ def build_blocks(
         view = ResultView(actions)
         if show_default:
             view.build_banner()
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             if show_default:
                 with gr.Tab("Playground", id="playground", elem_id="tab-playground"):
                     load_outputs, on_load = _playground(ctx, actions, view)
+                with gr.Tab("Replay", id="replay", elem_id="tab-replay"):
+                    replay_tab(actions, view, tabs)
             if custom is not None:
                 with gr.Tab(_tab_name(custom), id="custom", elem_id="tab-custom"):
                     cast(Any, custom).render()  # gradio leaves render() unannotated
