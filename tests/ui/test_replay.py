@@ -5,6 +5,7 @@ contradicts shown as such."""
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,9 @@ from openenv_hub import create_app
 from openenv_hub.trajectories import read_records
 
 pytestmark = pytest.mark.browser
+
+# docs/debugging.md's screenshot: refreshed when OPENENV_UPDATE_SCREENSHOTS=1, else into tmp_path.
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "replay.png"
 
 
 def chess_app(**options: Any) -> Any:
@@ -69,6 +73,12 @@ def test_a_recorded_game_steps_back_and_forth_and_forks_into_the_playground(
     pages.click(page, "replay-back")
     expect(page.locator("#replay-position")).to_contain_text("Step 2 of 8")
     expect(page.locator("#replay-observation")).to_contain_text(fen(records, 2))
+
+    target = (
+        SCREENSHOT if os.environ.get("OPENENV_UPDATE_SCREENSHOTS") == "1" else tmp_path / "r.png"
+    )
+    page.screenshot(path=str(target), full_page=True)  # docs/debugging.md shows this
+    assert target.read_bytes().startswith(b"\x89PNG")
 
     pages.click(page, "replay-fork")
     pages.expect_banner(page, "Forked at step 2")
