@@ -17,7 +17,7 @@ from openenv_hub.server.sessions import SessionPool
 from openenv_hub.server.watch import SessionWatch, WatchedSession, watching_refused_message
 from openenv_hub.ui.observation import split_observation
 
-__all__ = ["REFRESH_S", "sessions_tab"]
+__all__ = ["REFRESH_S", "session_rows", "sessions_tab", "step_rows"]
 
 REFRESH_S = 0.25  # how often an open Sessions tab asks for news
 _EVENT: dict[str, Any] = {"api_visibility": "private", "show_progress": "hidden"}
@@ -25,7 +25,8 @@ SESSION_COLUMNS = ["Session", "Client", "Episode", "Steps", "Return so far", "La
 STEP_COLUMNS = ["#", "Episode", "Step", "Action", "Reward", "Done", "Breakdown"]
 
 
-def _session_rows(pool: SessionPool, watch: SessionWatch) -> list[list[Any]]:
+def session_rows(pool: SessionPool, watch: SessionWatch) -> list[list[Any]]:
+    """A row per open session (stateless calls left out), as the sessions table shows it."""
     rows = []
     now = time.monotonic()
     for session in pool.sessions():
@@ -38,7 +39,8 @@ def _session_rows(pool: SessionPool, watch: SessionWatch) -> list[list[Any]]:
     return rows
 
 
-def _step_rows(watched: WatchedSession) -> list[list[Any]]:
+def step_rows(watched: WatchedSession) -> list[list[Any]]:
+    """A row per kept step of ``watched``, oldest first."""
     return [
         [entry.index, entry.episode, entry.step, json.dumps(entry.action),
          json.dumps(entry.payload.get("reward")), json.dumps(entry.payload.get("done")),
@@ -65,7 +67,7 @@ def sessions_tab(pool: SessionPool, watch: SessionWatch | None) -> None:
     timer = gr.Timer(REFRESH_S)
 
     def refresh(chosen: str | None) -> dict[Any, Any]:
-        rows = _session_rows(pool, watch)
+        rows = session_rows(pool, watch)
         ids = [row[0] for row in rows]
         if chosen and chosen not in ids and chosen in watch.sessions:
             ids.append(chosen)  # ended: still shown, so the viewer sees how it ended
@@ -80,7 +82,7 @@ def sessions_tab(pool: SessionPool, watch: SessionWatch | None) -> None:
         changes.update({
             status: f"Session `{watched.session_id}` · {state} · episode {watched.episodes} · "
             f"{watched.steps} steps · return so far {watched.return_so_far:g}",
-            steps: _step_rows(watched),
+            steps: step_rows(watched),
             observation: view.summary,
             images: gr.update(value=shown or None, visible=bool(shown)),
         })  # fmt: skip
