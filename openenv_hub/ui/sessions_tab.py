@@ -13,6 +13,7 @@ from typing import Any
 
 import gradio as gr
 
+from openenv_hub.rubrics.episode import BREAKDOWN_KEY
 from openenv_hub.server.sessions import SessionPool
 from openenv_hub.server.watch import SessionWatch, WatchedSession, watching_refused_message
 from openenv_hub.ui.observation import split_observation
@@ -45,7 +46,7 @@ def step_rows(watched: WatchedSession) -> list[list[Any]]:
         [entry.index, entry.episode, entry.step, json.dumps(entry.action),
          json.dumps(entry.payload.get("reward")), json.dumps(entry.payload.get("done")),
          json.dumps((entry.payload.get("observation") or {}).get("metadata", {}).get(
-             "reward_breakdown", {}))]
+             BREAKDOWN_KEY, {}))]
         for entry in watched.recent
     ]  # fmt: skip
 

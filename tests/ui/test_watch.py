@@ -4,10 +4,12 @@ end is shown, and where watching is off the tab says how to turn it on."""
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,9 @@ from openenv_hub.server.watch import WATCH_SETTING
 from openenv_hub.ui.sessions_tab import REFRESH_S
 
 pytestmark = pytest.mark.browser
+
+# docs/debugging.md's screenshot: refreshed when OPENENV_UPDATE_SCREENSHOTS=1, else into tmp_path.
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "sessions.png"
 
 
 class TypedEcho(EnvClient[TypedEchoAction, TypedEchoObservation, Any]):
@@ -80,7 +85,7 @@ def stepping(echo: Any) -> Iterator[Any]:
 
 
 def test_every_step_of_a_live_session_appears_within_a_second_in_order(
-    echo: Any, new_page: Any, stepping: Any
+    echo: Any, new_page: Any, stepping: Any, tmp_path: Path
 ) -> None:
     session_id, go, sent, done = stepping
     page = open_sessions(new_page(), echo.web_url)
@@ -99,6 +104,11 @@ def test_every_step_of_a_live_session_appears_within_a_second_in_order(
     lags = {m: seen[m] - sent[m] for m in seen if m in sent}
     assert len(lags) == 12, seen
     assert max(lags.values()) < 1.0, lags
+    target = (
+        SCREENSHOT if os.environ.get("OPENENV_UPDATE_SCREENSHOTS") == "1" else tmp_path / "s.png"
+    )
+    page.screenshot(path=str(target), full_page=True)  # docs/debugging.md shows this
+    assert target.read_bytes().startswith(b"\x89PNG")
     assert done.wait(10)
     expect(page.locator("#watch-status")).to_contain_text("ended · episode 1 · 12 steps")
     expect(page.locator("#watch-status")).to_contain_text("return so far 2.7")  # 9 x 0.2 + 3 x 0.3
