@@ -27,6 +27,7 @@ from openenv_hub.client._core import (
 from openenv_hub.types import StepResult
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from openenv_hub.client._launch import ClientLauncher
@@ -276,6 +277,13 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
 
     async def state(self) -> StateT:
         return self._parse_state(await self._request("state", expect="state"))
+
+    async def fork(self, episode: Sequence[Any], step: int) -> StepResult[ObsT]:
+        """Bring this session to a recorded ``episode``'s state at ``step`` by replay (see
+        :mod:`openenv_hub.client.fork`); raises ``ReplayMismatchError`` where it differs."""
+        from openenv_hub.client.fork import fork_episode
+
+        return await fork_episode(self, episode, step)
 
     def sync(self) -> SyncEnvClient[ActT, ObsT, StateT]:
         """A synchronous twin of this client, with the same options and parsing."""

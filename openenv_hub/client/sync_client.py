@@ -32,6 +32,8 @@ from openenv_hub.client._core import (
 from openenv_hub.types import StepResult
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from openenv_hub.providers import Provider
 
 __all__ = ["SyncEnvClient"]
@@ -180,6 +182,13 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
 
     def state(self) -> StateT:
         return self.codec._parse_state(self._request("state", expect="state"))
+
+    def fork(self, episode: Sequence[Any], step: int) -> StepResult[ObsT]:
+        """Bring this session to a recorded ``episode``'s state at ``step`` by replay (see
+        :mod:`openenv_hub.client.fork`); raises ``ReplayMismatchError`` where it differs."""
+        from openenv_hub.client.fork import fork_episode_sync
+
+        return fork_episode_sync(self, episode, step)
 
 
 def _last_frame(ws: ClientConnection) -> str | bytes | None:
