@@ -9,6 +9,8 @@ Example:
     >>> write_line_plot(  # doctest: +SKIP
     ...     "rewards.png", {"return": [(0, 1.0), (1, 0.5)]}, title="echo_env", x_label="episode"
     ... )
+
+Layer: core.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ Each report goes to three places:
 
 Reports are cheap: call :meth:`Progress.update` from a polling loop as often as it polls; the
 status line is redrawn at most a few times a second.
+
+Layer: core.
 """
 
 from __future__ import annotations

@@ -87,6 +87,7 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     import os
     import signal
     import subprocess
+    import sysconfig
     import time
 
     import httpx
@@ -96,7 +97,14 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     script = MAKE_MODEL.format(examples=str(EXAMPLES), folder=folder)
     subprocess.run([sys.executable, "-c", script], check=True, timeout=300, capture_output=True)
     port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    # The suite's own commands (transformers) first, as an activated environment has them: CI
+    # runs the suite without activating it.
+    scripts = sysconfig.get_paths()["scripts"]
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "PATH": f"{scripts}{os.pathsep}{os.environ['PATH']}",
+    }
     log = open(Path(folder).parent / "serve.log", "wb")  # noqa: SIM115
     command = shlex.split(SERVE_COMMAND.format(folder=folder, port=port))
     server = subprocess.Popen(

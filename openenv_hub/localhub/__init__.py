@@ -8,6 +8,8 @@ Example:
     >>> from openenv_hub.localhub import LocalHub
     >>> with LocalHub() as hub:  # doctest: +SKIP
     ...     print(hub.endpoint, hub.token_for("alice"), hub.admin_token)
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

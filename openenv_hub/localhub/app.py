@@ -4,6 +4,8 @@ The outer :class:`LocalHubApp` logs every request and guarantees that no
 exception reaches the server. An escaping exception makes uvicorn drop the
 keep-alive connection, and the client's *next* request then fails with a
 confusing "connection reset".
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

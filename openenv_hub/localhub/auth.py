@@ -9,6 +9,8 @@ read-only token. Their tokens are new random ones for each server (:func:`genera
 unless it is given the well-known :data:`DEMO_TOKENS`, which anything on the machine can guess;
 the pytest plugin asks for those. The control routes (``/_localhub/...``) need the admin token,
 which is not a user token (:func:`is_admin`).
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

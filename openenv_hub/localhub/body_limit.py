@@ -5,6 +5,8 @@ Uploads (API commits, ``git push``, and requests to a Space's app) may reach
 body is JSON that a handler reads at once, bounded by :data:`MAX_OTHER_BODY`. A body that says
 its size (``Content-Length``) over the bound is refused unread; a chunked one is refused once
 it has sent more than the bound, and the handler reading it sees the client gone.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

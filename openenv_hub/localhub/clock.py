@@ -1,4 +1,7 @@
-"""Timestamps in the one format ``huggingface_hub`` parses (``...T...Z``)."""
+"""Timestamps in the one format ``huggingface_hub`` parses (``...T...Z``).
+
+Layer: runtimes.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ one item: a header, a file (its content in base64), or a deletion. A line under
 decoded in pieces into a file of its own, so a commit of any size (up to LocalHub's body limit)
 takes a few megabytes of memory. Such a line must start as ``huggingface_hub`` writes it,
 ``{"key": "file", "value": {"content": "...``; any other long line is read whole.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ The real Hub tells clients *which* thing is missing through the ``X-Error-Code``
 header; ``huggingface_hub`` maps it to ``RepositoryNotFoundError``,
 ``RevisionNotFoundError`` and ``RemoteEntryNotFoundError``. Every failure in
 LocalHub is a :class:`HubError` so that header is never forgotten.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

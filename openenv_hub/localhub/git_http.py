@@ -4,6 +4,8 @@ URLs mirror the Hub: ``/spaces/NS/NAME[.git]/...``, ``/datasets/NS/NAME[.git]/..
 and ``/NS/NAME[.git]/...`` for models, each followed by ``info/refs``,
 ``git-upload-pack`` or ``git-receive-pack``. Credentials are HTTP Basic
 ``user:token``; git only sends them after a 401 with ``WWW-Authenticate``.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

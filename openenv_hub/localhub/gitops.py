@@ -4,6 +4,8 @@ Commits are built with plumbing only (no work tree): the parent's tree is read
 into a dict, edited in Python, written through a throwaway index, committed
 with ``commit-tree`` and published with a compare-and-swap ``update-ref``. A
 concurrent ``git push`` therefore can never be overwritten silently.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

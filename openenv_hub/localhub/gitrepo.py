@@ -2,6 +2,8 @@
 
 Everything the Hub API reports (files, sizes, blob ids, commits, refs) is read
 straight from git, so API commits and ``git push`` see each other at once.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ Query parameters, as ``HfApi.list_spaces`` (and ``list_models``...) send them:
 
 When more items follow a page, the answer carries ``Link: <URL>; rel="next"``: the same query
 with a ``cursor``, which ``huggingface_hub`` follows until it has ``limit`` items (or all).
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

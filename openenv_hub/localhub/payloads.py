@@ -2,6 +2,8 @@
 
 Field names follow the real Hub (camelCase); only what the client reads, plus
 a few fields users commonly print, is included.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ tell the app the address the client used, for an app that builds its own URLs (a
 WebSocket connections are relayed frame by frame both ways, close codes included. A Space with
 no running app answers 503 (HTTP) or closes with 1013 (WebSocket), saying why: the runtime is
 off, or the Space is not running.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ Example:
     'https://***@pypi.example/simple'
     >>> redact_query("token=hf_x&recursive=true")
     'token=%2A%2A%2A&recursive=true'
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ Example:
     >>> log.record(RequestRecord("GET", "127.0.0.1:8000", "/api/whoami-v2", "", 200, 1.2))
     >>> [entry["path"] for entry in log.entries()]
     ['/api/whoami-v2']
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Run LocalHub in a background thread, for tests and local development."""
+"""Run LocalHub in a background thread, for tests and local development.
+
+Layer: runtimes.
+"""
 
 from __future__ import annotations
 

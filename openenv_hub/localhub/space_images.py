@@ -11,6 +11,8 @@ of wheels, copied once into an image made from the build's ``BASE_IMAGE``, at
 image is then the ``BASE_IMAGE`` of every Space build, so a Dockerfile that starts
 ``FROM ${BASE_IMAGE}`` (as the templates' do) installs from it. A build that needs a package
 the wheelhouse lacks fails, and its error message says where packages come from.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ from the network).
 
 Builds run one at a time in a worker thread. Without a Docker engine (or the ``docker``
 package) the runtime is off and says why (:attr:`SpaceRuntime.unavailable`).
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ Layout under the data directory::
 
 New and duplicated repos are built under ``tmp/`` and renamed into place, so
 other requests never see a half-made repository.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

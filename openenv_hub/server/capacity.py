@@ -4,6 +4,8 @@ Every WebSocket session holds at least one file descriptor (its socket), so the 
 on open files (``ulimit -n``, ``RLIMIT_NOFILE``) caps sessions too, whatever ``max_sessions``
 says. When that limit is what stops a new session, the capacity error says so (and how far it
 can be raised), and a server whose ``max_sessions`` the limit cannot hold warns when it starts.
+
+Layer: server.
 """
 
 from __future__ import annotations

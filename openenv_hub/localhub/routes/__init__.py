@@ -1,1 +1,4 @@
-"""FastAPI routers of LocalHub, one per concern."""
+"""FastAPI routers of LocalHub, one per concern.
+
+Layer: runtimes.
+"""

@@ -1,4 +1,7 @@
-"""Account-level endpoints: whoami, README metadata validation, client bootstrap."""
+"""Account-level endpoints: whoami, README metadata validation, client bootstrap.
+
+Layer: runtimes.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ names private repos, build arguments may hold credentials, and a Space's ``host`
 clients connect. What they show has its credentials replaced by ``***`` (:mod:`..redaction`).
 
 A Space's app URL, ``/_localhub/apps/NS/NAME``, is served by ``proxy.py``.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

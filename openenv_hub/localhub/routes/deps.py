@@ -1,4 +1,7 @@
-"""Request-scoped helpers shared by the routers: server state, caller, repo access."""
+"""Request-scoped helpers shared by the routers: server state, caller, repo access.
+
+Layer: runtimes.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 Revisions arrive percent-encoded (``feat%2Fx``) and Starlette decodes ``%2F``
 before routing, so routes whose revision is followed by a file path split the
 *raw* path themselves.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

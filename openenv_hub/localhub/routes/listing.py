@@ -1,6 +1,8 @@
 """``GET /api/spaces`` (and ``/api/models``, ``/api/datasets``): search, tags, sort and pages.
 
 The rules live in :mod:`..listing`; this router gathers the repos the caller may see.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

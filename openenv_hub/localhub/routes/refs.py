@@ -1,4 +1,7 @@
-"""Git history endpoints: refs, commit listing, tags and branches."""
+"""Git history endpoints: refs, commit listing, tags and branches.
+
+Layer: runtimes.
+"""
 
 from __future__ import annotations
 

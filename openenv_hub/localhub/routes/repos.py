@@ -1,4 +1,7 @@
-"""Repo lifecycle: create, delete, move, duplicate, settings and repo info."""
+"""Repo lifecycle: create, delete, move, duplicate, settings and repo info.
+
+Layer: runtimes.
+"""
 
 from __future__ import annotations
 

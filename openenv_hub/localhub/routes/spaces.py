@@ -4,6 +4,8 @@ With its Space runtime on (``space_runtime.py``), LocalHub builds and runs Docke
 the stage is theirs; changing variables or secrets restarts the app; where no engine answers,
 Docker Spaces are ``STOPPED`` with a message that says why. With the runtime off the stage is
 ``RUNNING`` unless a test changes it through the control routes (see ``control.py``).
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 LocalHub always answers ``uploadMode: "regular"``, so the client inlines every
 file as base64 in the commit and never needs LFS or xet.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 ``import openenv_hub.testing.localhub`` (and any of its submodules, such as
 ``openenv_hub.testing.localhub.auth``) gives the very module objects of ``openenv_hub.localhub``
 and warns once with a :class:`DeprecationWarning` naming the new path.
+
+Layer: ui.
 """
 
 from __future__ import annotations
