@@ -45,6 +45,13 @@ def step_frame(**work: Any) -> str:
     return json.dumps({"type": "step", "data": Work(**work).model_dump(exclude={"metadata"})})
 
 
+def reset(ws: Any) -> Any:
+    """Start the socket's episode (a step needs one) and return the socket."""
+    ws.send(json.dumps({"type": "reset"}))
+    assert strict_json(ws.recv(timeout=10))["type"] == "observation"
+    return ws
+
+
 def vanish(ws: Any) -> None:
     """Drop a connection the way a killed client does: no closing handshake."""
     ws.socket.shutdown(socket.SHUT_RDWR)
@@ -113,7 +120,7 @@ def test_capacity_four_survives_a_flood_stuck_steps_and_sigterm(limits_server: A
     # 2. Four steps that never return, whose clients then vanish: the slots stay taken ...
     with contextlib.ExitStack() as clients:
         for _ in range(CAPACITY):
-            ws = clients.enter_context(connect(ws_url(url)))
+            ws = reset(clients.enter_context(connect(ws_url(url))))
             ws.send(step_frame(stuck=True))
             vanish(ws)
     with connect(ws_url(url)) as refused:
@@ -152,7 +159,7 @@ def test_an_async_step_is_cancelled_when_its_client_vanishes(serve: Any) -> None
     server = serve(make_app(AsyncSlow))
     before = AsyncSlow.cancelled
     with connect(ws_url(server.url)) as ws:
-        ws.send(step_frame(seconds=60))
+        reset(ws).send(step_frame(seconds=60))
         server.wait_for(lambda: server.pool.active_sessions == 1)
         vanish(ws)
         server.wait_for(lambda: server.pool.active_sessions == 0, timeout_s=5)
