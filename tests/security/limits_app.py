@@ -34,9 +34,6 @@ _forever = threading.Event()
 
 
 class SlowOrStuck(Environment[Work, Done, State]):
-    # Its steps need no episode: these tests send a slow or stuck step first thing.
-    ALLOWS_STEP_BEFORE_RESET = True
-
     def __init__(self) -> None:
         global _live
         with _counts_lock:
