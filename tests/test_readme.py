@@ -62,10 +62,12 @@ def test_the_first_command_serves_echo_with_its_ui() -> None:
     """The quick start's first command, after its install step (which the suite's own install did)."""
     import os
     import shlex
+    import signal
     import subprocess
     import time
 
     import httpx
+    from child_processes import end_child, start_child
     from serving import free_port
 
     install, serve = doc_block("README.md", "quick start").code.strip().split(" && ")
@@ -73,7 +75,7 @@ def test_the_first_command_serves_echo_with_its_ui() -> None:
     port = free_port()
     argv = [*shlex.split(serve), "--port", str(port)]
     argv[0] = str(Path(sys.executable).with_name("openenv"))
-    process = subprocess.Popen(
+    process = start_child(
         argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
@@ -90,8 +92,7 @@ def test_the_first_command_serves_echo_with_its_ui() -> None:
             time.sleep(0.2)
         assert httpx.get(f"http://127.0.0.1:{port}/health").json() == {"status": "healthy"}
     finally:
-        process.terminate()
-        process.communicate(timeout=10)  # also closes the pipe
+        end_child(process, signal.SIGTERM, timeout_s=10)
     assert (
         os.path.isfile(REPO / "scripts" / "test.sh")
         and doc_block("README.md", "test command").code.strip() == "bash scripts/test.sh"

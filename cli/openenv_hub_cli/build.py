@@ -1,10 +1,12 @@
-"""``openenv build``: the Space's Docker image, built from a staged copy of the environment."""
+"""``openenv build``: the Space's Docker image, built from a staged copy of the environment
+holding what ``openenv push`` would upload (the files it leaves out are listed)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from openenv_hub.manifest import load_manifest
 from openenv_hub.validation.docker import build_image, default_tag
@@ -31,11 +33,18 @@ def command(
         help="KEY=VALUE, repeatable (or $OPENENV_BUILD_ARGS, space-separated).",
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Build every layer again."),
+    include_secret: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
+        [],
+        "--include-secret",
+        help="Build this secret-looking file (*.pem, *.key, ...) into the image on purpose; a "
+        "path or a .gitignore-style pattern (repeatable).",
+    ),
 ) -> None:
     """Build the environment's image with the local Docker engine (on the host network).
 
-    A development version of openenv-hub is bundled into the build context as a wheel, so
-    the image runs the same openenv-hub as this command.
+    The image gets the files 'openenv push' would upload: no .env, no secret-looking file,
+    no link to outside the folder. A development version of openenv-hub is bundled into the
+    build context as a wheel, so the image runs the same openenv-hub as this command.
     """
     env_dir = resolve_env_dir(path)
     manifest = load_manifest(env_dir)
@@ -44,6 +53,17 @@ def command(
         raise CommandError(f"--build-arg must be KEY=VALUE, got {', '.join(bad)}")
     tag = tag or default_tag(manifest.name)
     console.print(f"Building [bold]{tag}[/] from {env_dir}", markup=True)
-    build_image(env_dir, tag, base_image=base_image, build_args=build_arg, no_cache=no_cache)
+    selection = build_image(
+        env_dir,
+        tag,
+        base_image=base_image,
+        build_args=build_arg,
+        no_cache=no_cache,
+        include_secrets=include_secret,
+    )
+    if selection.skipped:
+        console.print("[yellow]Not in the image:[/]", markup=True)
+    for item in selection.skipped:
+        console.print(f"  {escape(item.path)}: {escape(item.reason)}")
     console.print(f"[green]Built[/] {tag}", markup=True)
     console.print(f"Run it: docker run --rm --network host -e PORT={manifest.port} {tag}")

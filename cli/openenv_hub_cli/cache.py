@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from openenv_hub.providers.uv import cache_root
-from openenv_hub.providers.uv_cache import cached_envs, remove_cached
+from openenv_hub.providers.uv_cache import CachedEnv, cached_envs, remove_cached
 from openenv_hub_cli._utils import CommandError, console
 
 __all__ = ["app"]
@@ -34,7 +34,7 @@ def list_envs() -> None:
     for env in envs:
         table.add_row(
             env.name,
-            escape(env.source or "?"),
+            escape(_source(env)),
             _size(env.size_bytes),
             _ago(env.unused_for_days(now)),
             "yes" if env.in_use else "",
@@ -51,7 +51,8 @@ def prune(
     remove_all: bool = typer.Option(False, "--all", help="Remove every one not in use."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would go; remove nothing."),
 ) -> None:
-    """Remove unused uv environments (they are made again when needed). Never one in use."""
+    """Remove unused uv environments (they are made again when needed). Never one in use; an
+    entry that is a link is removed alone, never what it points to."""
     now = time.time()
     chosen = [
         env
@@ -60,12 +61,12 @@ def prune(
     ]
     if dry_run:
         for env in chosen:
-            console.print(f"Would remove {env.name} ({escape(env.source or '?')}).")
+            console.print(f"Would remove {_what(env)}.")
         console.print(f"{len(chosen)} would go, {_size(sum(e.size_bytes for e in chosen))}.")
         return
     removed = remove_cached(chosen)
     for env in removed:
-        console.print(f"Removed {env.name} ({escape(env.source or '?')}).")
+        console.print(f"Removed {_what(env)}.")
     console.print(f"Removed {len(removed)}, {_size(sum(e.size_bytes for e in removed))}.")
     if len(removed) < len(chosen):
         raise CommandError(
@@ -73,6 +74,17 @@ def prune(
             "it is being made.",
             hint="Run the command again once those are done.",
         )
+
+
+def _source(env: CachedEnv) -> str:
+    return f"a link to {env.link}" if env.link else env.source or "?"
+
+
+def _what(env: CachedEnv) -> str:
+    """The entry for a message; a link is removed alone, and the message says so."""
+    if env.link:
+        return f"the link {env.name} (what it points to, {escape(env.link)}, is left in place)"
+    return f"{env.name} ({escape(env.source or '?')})"
 
 
 def _size(count: int) -> str:

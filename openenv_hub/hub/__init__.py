@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from openenv_hub.hub._access import Account, account
 from openenv_hub.hub._fork import ForkResult, fork
+from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
 from openenv_hub.hub._plan import FileChanges, PushPlan
 from openenv_hub.hub._pull import pull
@@ -34,11 +35,13 @@ __all__ = [
     "TRUST_ENV",
     "Account",
     "FileChanges",
+    "FileSelection",
     "ForkResult",
     "InstallResult",
     "PushPlan",
     "PushResult",
     "PushTarget",
+    "Skipped",
     "SpaceLink",
     "SpaceUrls",
     "Version",
@@ -50,5 +53,7 @@ __all__ = [
     "push",
     "push_target",
     "read_link",
+    "select_files",
+    "stage_files",
     "versions",
 ]

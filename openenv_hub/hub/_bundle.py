@@ -1,24 +1,22 @@
 """The Space bundle: a staged copy of an environment folder, exactly as it will be uploaded.
 
 Staging never touches the environment folder. The copy holds the selected files (see
-:mod:`openenv_hub.hub._ignore`; links are copied as the files they name, and only when those
-are published files of the folder), a corrected Space card when the README needed one, and, for a
+:func:`openenv_hub.hub._ignore.stage_files`, which Docker build contexts use too: links are
+copied as the files they name, and only when those are published files of the folder), a corrected Space card when the README needed one, and, for a
 development install of openenv-hub, its wheel in ``.openenv/wheels/`` so the Space builds the
 code the author tested.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from openenv_hub.errors import EnvironmentValidationError, PackagingError
+from openenv_hub.errors import EnvironmentValidationError
 from openenv_hub.hub._card import fix_card
-from openenv_hub.hub._ignore import LargeFile, Skipped, select_files
+from openenv_hub.hub._ignore import LargeFile, Skipped, stage_files
 from openenv_hub.manifest import Manifest, ManifestError, load_manifest
 
 __all__ = ["Bundle", "stage_bundle"]
@@ -65,13 +63,8 @@ def stage_bundle(
         EnvironmentValidationError: A static check failed (the error holds every result).
     """
     manifest = _manifest(source)
-    patterns = [*manifest.exclude, *exclude]
-    selection = select_files(source, exclude=patterns, include_secrets=include_secrets)
-    root.mkdir(parents=True)
-    for rel in selection.files:
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(_inside(source, rel), target)
+    root.mkdir(parents=True)  # a fresh folder: never mixed with an earlier staging
+    selection = stage_files(source, root, exclude=exclude, include_secrets=include_secrets)
     bundle = Bundle(
         source,
         root,
@@ -86,14 +79,6 @@ def stage_bundle(
         _add_wheels(bundle)
     _validate(bundle)
     return bundle
-
-
-def _inside(source: Path, rel: str) -> Path:
-    """The file ``rel`` names (a link's target), checked again to lie inside ``source``."""
-    real = Path(os.path.realpath(source / rel))
-    if not real.is_relative_to(source.resolve()):
-        raise PackagingError(f"{rel} changed into a link to outside {source} while staging")
-    return real
 
 
 def _manifest(source: Path) -> Manifest:

@@ -11,10 +11,16 @@ Each path meets these rules in turn:
    a ``.git`` or ``.cache`` file (a submodule or worktree pointer the Hub refuses), a link that
    leads outside the folder (never followed) or nowhere, a link to something not published,
    and secret-looking files (:data:`SECRET_PATTERNS`) unless ``include_secrets`` names them.
+   Fixed excludes of files and secret patterns match in any case (``ID_RSA``, ``server.PEM``):
+   a file system that ignores case, or a careless rename, must not let a key through.
 
 A link whose target is a published file of the same folder is published as that file. Files
 over :data:`LARGE_FILE_BYTES` are published and listed in ``large``: the Hub stores them with
-Xet (Git LFS).
+Xet (Git LFS). The manifest's ``exclude`` patterns (``openenv.yaml``) count as extra patterns.
+
+Whatever leaves the folder goes through :func:`stage_files`: the Space bundle ``openenv push``
+uploads and every Docker build context (``openenv build``, the docker runtime, a Space built on
+this machine) alike.
 
 Example:
     >>> rules = GitIgnoreSpec.from_lines(["build/", "*.log", "!keep.log"])
@@ -25,11 +31,15 @@ Example:
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
+
+from openenv_hub.errors import PackagingError
+from openenv_hub.manifest import ManifestError, load_manifest
 
 __all__ = [
     "ALWAYS_EXCLUDED",
@@ -39,6 +49,7 @@ __all__ = [
     "LargeFile",
     "Skipped",
     "select_files",
+    "stage_files",
 ]
 
 ALWAYS_EXCLUDED_DIRS = frozenset(
@@ -53,17 +64,23 @@ _ENV_EXAMPLES = (".env.example", ".env.sample", ".env.template")
 ALWAYS_EXCLUDED = (*sorted(ALWAYS_EXCLUDED_DIRS), "*.egg-info", *ALWAYS_EXCLUDED_FILES)
 
 SECRET_PATTERNS = (
-    "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
-    "credentials*.json", "*.env", ".envrc",
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.ppk", "*.jks", "*.keystore",
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+    "credentials", "credentials*.json", ".git-credentials", ".pypirc", ".npmrc", ".pgpass",
+    ".vault-token", "kubeconfig*", "**/.kube/config", "**/.streamlit/secrets.toml",
+    "*.tfstate", "*.tfstate.backup", "*.env", ".envrc",
 )  # fmt: skip
-"""File names that look like keys or credentials: left out unless included on purpose."""
+"""Paths that look like keys or credentials (``.gitignore`` patterns, matched in any case):
+left out unless included on purpose. ``credentials`` covers ``.aws/credentials``."""
 
 LARGE_FILE_BYTES = 10 * 1024 * 1024
 """Files above this size are stored by the Hub with Xet (Git LFS), not as plain git blobs."""
 
 _HUB_REFUSED_NAMES = frozenset({".git", ".cache"})  # the Hub refuses any path with such a part
-_FIXED_FILES = GitIgnoreSpec.from_lines(ALWAYS_EXCLUDED_FILES)
-_SECRETS = GitIgnoreSpec.from_lines(SECRET_PATTERNS)
+_FIXED_FILES = GitIgnoreSpec.from_lines(p.lower() for p in ALWAYS_EXCLUDED_FILES)
+# a pattern without "/" names a file (never a folder on the way to it); one with "/" a path
+_SECRET_NAMES = GitIgnoreSpec.from_lines(p.lower() for p in SECRET_PATTERNS if "/" not in p)
+_SECRET_PATHS = GitIgnoreSpec.from_lines(p.lower() for p in SECRET_PATTERNS if "/" in p)
 
 
 @dataclass(frozen=True)
@@ -122,10 +139,11 @@ def select_files(
 
     Args:
         root: The environment folder.
-        exclude: More patterns, ``.gitignore`` style, relative to ``root``.
+        exclude: More patterns, ``.gitignore`` style, relative to ``root`` (after the
+            manifest's own ``exclude``).
         include_secrets: Patterns (or plain paths) of secret-looking files to publish anyway.
     """
-    walk = _Walk(root.resolve(), exclude, include_secrets)
+    walk = _Walk(root.resolve(), [*_manifest_excludes(root), *exclude], include_secrets)
     walk.run()
     selection = walk.selection
     selection.files.sort()
@@ -133,6 +151,44 @@ def select_files(
     selection.skipped.sort(key=lambda item: item.path)
     selection.large.sort(key=lambda item: item.path)
     return selection
+
+
+def stage_files(
+    source: Path, root: Path, *, exclude: Sequence[str] = (), include_secrets: Sequence[str] = ()
+) -> FileSelection:
+    """Copy the files :func:`select_files` selects from ``source`` into the folder ``root``.
+
+    A link is copied as the file it names (checked again, at copy time, to lie inside
+    ``source``), so nothing outside the folder is ever copied.
+
+    Raises:
+        PackagingError: A selected path became a link to outside ``source`` meanwhile.
+    """
+    selection = select_files(source, exclude=exclude, include_secrets=include_secrets)
+    root.mkdir(parents=True, exist_ok=True)
+    for rel in selection.files:
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(_inside(source, rel), target)
+    return selection
+
+
+def _inside(source: Path, rel: str) -> Path:
+    """The file ``rel`` names (a link's target), checked again to lie inside ``source``."""
+    real = Path(os.path.realpath(source / rel))
+    if not real.is_relative_to(source.resolve()):
+        raise PackagingError(f"{rel} changed into a link to outside {source} while staging")
+    return real
+
+
+def _manifest_excludes(root: Path) -> list[str]:
+    """The ``exclude`` patterns of the folder's manifest (none without a valid one)."""
+    if not (root / "openenv.yaml").is_file():
+        return []
+    try:
+        return list(load_manifest(root).exclude)
+    except ManifestError:
+        return []
 
 
 class _Walk:
@@ -180,7 +236,7 @@ class _Walk:
             self._skip(rel, f"a {name} file (a submodule or worktree pointer; the Hub refuses it)")
         elif path.is_symlink():
             self.links.append((rel, path))
-        elif self._secret(rel, name):
+        elif self._secret(rel):
             self._skip(rel, f"looks like a secret (--include-secret {rel} uploads it)")
         elif path.is_file():
             self._publish(rel, path)
@@ -198,7 +254,7 @@ class _Walk:
                 self._skip(rel, "a link to a folder (not followed)")
             elif _rel(target, self.root) not in published:
                 self._skip(rel, f"a link to {_rel(target, self.root)}, which is not published")
-            elif self._secret(rel, path.name):
+            elif self._secret(rel):
                 self._skip(rel, f"looks like a secret (--include-secret {rel} uploads it)")
             else:
                 self._publish(rel, target)
@@ -213,8 +269,12 @@ class _Walk:
                 ignored = verdict
         return ignored
 
-    def _secret(self, rel: str, name: str) -> bool:
-        return _SECRETS.match_file(name) and not self.include.match_file(rel)
+    def _secret(self, rel: str) -> bool:
+        lowered = rel.lower()
+        looks = _SECRET_NAMES.match_file(lowered.rpartition("/")[2]) or _SECRET_PATHS.match_file(
+            lowered
+        )
+        return looks and not self.include.match_file(rel)
 
     def _publish(self, rel: str, path: Path) -> None:
         self.selection.files.append(rel)
@@ -229,7 +289,8 @@ class _Walk:
 def _fixed_exclude(name: str, *, is_dir: bool) -> bool:
     if is_dir:
         return name in ALWAYS_EXCLUDED_DIRS or name.endswith(".egg-info")
-    return name not in _ENV_EXAMPLES and _FIXED_FILES.match_file(name)
+    lowered = name.lower()
+    return lowered not in _ENV_EXAMPLES and _FIXED_FILES.match_file(lowered)
 
 
 def _read_rules(folder: Path, base: str) -> _Rules | None:

@@ -1,11 +1,18 @@
 """The Kubernetes objects of an environment deployed from its image: plain dicts, no client.
 
 :func:`kubernetes_objects` gives a Deployment (``replicas`` pods of the image, readiness and
-liveness probes on ``/health``, the manifest's resources and variables), a Service in front of
-them, a HorizontalPodAutoscaler when ``max_replicas`` is given, and a Secret for the
+liveness probes on ``/health``, the manifest's resources and variables, locked down: see
+below), a Service in front of them, a HorizontalPodAutoscaler when ``max_replicas`` is given, and a Secret for the
 manifest's secrets, which the pods read as environment variables. The Secret's values are left
 empty unless given: files written to disk never hold a secret, and ``--apply`` sends the
 values from the environment through the API.
+
+The pods run as the user the Space images run as (uid and gid 1000, :data:`RUN_AS`; Spaces
+require it too) with no way to gain privileges: ``runAsNonRoot``, no privilege escalation, every
+capability dropped, the runtime's default seccomp profile, a read-only root file system with
+an ``emptyDir`` at ``/tmp`` for what the server writes (temporary files, the web UI's files
+and uploads), and no service account token mounted (the server never talks to the Kubernetes
+API).
 
 Example:
     >>> objects = kubernetes_objects(Manifest(name="echo_env"), image="echo-env:1", replicas=2)
@@ -24,7 +31,14 @@ import yaml
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.manifest import Manifest
 
-__all__ = ["DEFAULT_RESOURCES", "kubernetes_objects", "resource_name", "to_yaml"]
+__all__ = [
+    "DEFAULT_RESOURCES",
+    "RUN_AS",
+    "WRITABLE_DIR",
+    "kubernetes_objects",
+    "resource_name",
+    "to_yaml",
+]
 
 #: Used for what the manifest's ``resources`` leaves out: one server drives about one core.
 DEFAULT_RESOURCES = {
@@ -32,6 +46,10 @@ DEFAULT_RESOURCES = {
     "limits": {"cpu": "1", "memory": "1Gi"},
 }
 MANAGED_BY = "openenv-hub"
+#: The user and group the pods run as: the ``USER 1000`` of the Space Dockerfiles.
+RUN_AS = 1000
+#: The one writable folder of a pod (an ``emptyDir``); the root file system is read-only.
+WRITABLE_DIR = "/tmp"
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 #: An image reference, as Docker and the kubelet parse it: ``[host[:port]/]path[:tag][@digest]``.
 _HOST = (
@@ -126,6 +144,12 @@ def _deployment(
         "resources": _resources(manifest),
         "readinessProbe": _probe(period_s=5, failures=3),
         "livenessProbe": _probe(period_s=10, failures=6),
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": [{"name": "tmp", "mountPath": WRITABLE_DIR}],
     }
     if manifest.secrets:
         container["envFrom"] = [{"secretRef": {"name": f"{meta['name']}-secrets"}}]
@@ -139,9 +163,24 @@ def _deployment(
             "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {"labels": meta["labels"]},
-                "spec": {"containers": [container]},
+                "spec": {
+                    "automountServiceAccountToken": False,
+                    "securityContext": _pod_security(),
+                    "containers": [container],
+                    "volumes": [{"name": "tmp", "emptyDir": {}}],
+                },
             },
         },
+    }
+
+
+def _pod_security() -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": RUN_AS,
+        "runAsGroup": RUN_AS,
+        "fsGroup": RUN_AS,  # owns the emptyDir
+        "seccompProfile": {"type": "RuntimeDefault"},
     }
 
 

@@ -152,6 +152,7 @@ def start_space_docker(
             base_image=base_image or os.environ.get("OPENENV_BASE_IMAGE"),
             build_args=build_args or tuple(os.environ.get("OPENENV_BUILD_ARGS", "").split()),
             quiet=True,
+            include_secrets=("*",),  # published on purpose: the Hub builds them in too
         )
     return DockerProvider.start(
         source.image_tag,

@@ -6,6 +6,10 @@ kept so the next start is quick; nothing removes them by itself. :func:`cached_e
 and :func:`remove_cached` removes some, skipping any that a running server uses or that is being
 made at that moment (``openenv cache list`` and ``openenv cache prune``).
 
+An entry of the cache may be a symbolic link (an environment moved to another disk, say). It is
+never followed to remove anything: removing it removes the link alone, and what it points to
+stays where it is (``link`` names it, so the messages can say so).
+
 Example:
     >>> from openenv_hub.providers.uv_cache import cached_envs
     >>> [env.name for env in cached_envs() if env.name.startswith("no-such-")]
@@ -43,6 +47,9 @@ class CachedEnv:
     last_used: float
     #: Whether a running process was started with its python.
     in_use: bool
+    #: Where the entry points if it is a symbolic link ("" for a folder); removing it removes
+    #: the link only.
+    link: str = ""
 
     def unused_for_days(self, now: float | None = None) -> float:
         return ((now or time.time()) - self.last_used) / 86400
@@ -55,20 +62,40 @@ def cached_envs() -> list[CachedEnv]:
         return []
     running = _running_pythons()
     found = []
-    for path in sorted(p for p in root.iterdir() if p.is_dir()):
-        marker = path / COMPLETE_MARKER
-        note = path / SOURCE_NOTE
-        found.append(
-            CachedEnv(
-                name=path.name,
-                path=path,
-                source=note.read_text(encoding="utf-8").strip() if note.is_file() else "",
-                size_bytes=_size(path),
-                last_used=(marker if marker.is_file() else path).stat().st_mtime,
-                in_use=any(_is_inside(python, path) for python in running),
-            )
-        )
+    for path in sorted(root.iterdir()):
+        if path.is_symlink() and not path.name.endswith(".lock"):
+            found.append(_linked(path, running))
+        elif path.is_dir():
+            found.append(_folder(path, running))
     return sorted(found, key=lambda env: env.last_used)
+
+
+def _folder(path: Path, running: list[str]) -> CachedEnv:
+    marker = path / COMPLETE_MARKER
+    note = path / SOURCE_NOTE
+    return CachedEnv(
+        name=path.name,
+        path=path,
+        source=note.read_text(encoding="utf-8").strip() if note.is_file() else "",
+        size_bytes=_size(path),
+        last_used=(marker if marker.is_file() else path).stat().st_mtime,
+        in_use=any(_is_inside(python, path) for python in running),
+    )
+
+
+def _linked(path: Path, running: list[str]) -> CachedEnv:
+    """A link in the cache: it frees nothing when removed, and is used through either path."""
+    target = os.readlink(path)
+    places = (path, Path(os.path.realpath(path)))
+    return CachedEnv(
+        name=path.name,
+        path=path,
+        source="",
+        size_bytes=0,
+        last_used=path.lstat().st_mtime,
+        in_use=any(_is_inside(python, place) for python in running for place in places),
+        link=target,
+    )
 
 
 def remove_cached(envs: Iterable[CachedEnv]) -> list[CachedEnv]:
@@ -76,12 +103,16 @@ def remove_cached(envs: Iterable[CachedEnv]) -> list[CachedEnv]:
     running = _running_pythons()
     removed = []
     for env in envs:
-        if any(_is_inside(python, env.path) for python in running):
+        if env.in_use or any(_is_inside(python, env.path) for python in running):
             continue
         with _unless_busy(env.path) as free:
-            if free:
+            if not free:
+                continue
+            if env.path.is_symlink():
+                env.path.unlink()  # the link only: what it points to is not the cache's
+            else:
                 shutil.rmtree(env.path)
-                removed.append(env)
+            removed.append(env)
     return removed
 
 

@@ -1,5 +1,7 @@
 """The Space image: stage a build context, build it with the Docker CLI, run it, check it.
 
+The build context holds what ``openenv push`` would upload (:func:`openenv_hub.hub.stage_files`:
+no ``.env``, no secret-looking file, no link to outside the folder), never the folder itself.
 Containers always use the host network (``--network host``) and get their port from the
 ``PORT`` variable: engines without a bridge network ignore ``-p`` silently.
 """
@@ -16,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from openenv_hub.errors import DockerError, OpenEnvError
+from openenv_hub.hub import FileSelection, stage_files
 from openenv_hub.packaging import bundle_wheels
 from openenv_hub.progress import Progress, report_progress
 from openenv_hub.providers.local import free_port, wait_for_health
@@ -35,18 +38,6 @@ __all__ = [
 
 LOG_LINES = 30
 """The last lines of a failed container's log that a check reports."""
-
-_IGNORE = shutil.ignore_patterns(
-    ".git",
-    ".venv",
-    "__pycache__",
-    "*.pyc",
-    "*.egg-info",
-    "build",
-    "dist",
-    ".pytest_cache",
-    ".openenv",
-)
 
 
 def require_engine() -> str:
@@ -78,11 +69,14 @@ def default_tag(name: str) -> str:
     return f"openenv-{name.lower().replace('_', '-')}:latest"
 
 
-def stage_context(env_dir: Path, staging: Path) -> Path:
-    """Copy the environment to ``staging`` (never touching it) with the bundled wheels."""
-    shutil.copytree(env_dir, staging, ignore=_IGNORE, dirs_exist_ok=True)
+def stage_context(
+    env_dir: Path, staging: Path, *, include_secrets: Sequence[str] = ()
+) -> FileSelection:
+    """Copy what ``openenv push`` would upload of ``env_dir`` to ``staging`` (never touching
+    ``env_dir``), with the bundled wheels; return what was selected and what was left out."""
+    selection = stage_files(env_dir, staging, include_secrets=include_secrets)
     bundle_wheels(staging)
-    return staging
+    return selection
 
 
 def build_image(
@@ -93,13 +87,20 @@ def build_image(
     build_args: Sequence[str] = (),
     no_cache: bool = False,
     quiet: bool = False,
-) -> None:
-    """``docker build`` of a staged copy of ``env_dir`` on the host network."""
+    include_secrets: Sequence[str] = (),
+) -> FileSelection:
+    """``docker build`` of a staged copy of ``env_dir`` on the host network; returns the file
+    selection the context was staged with (``skipped`` lists what the safety rules left out).
+
+    ``include_secrets`` names secret-looking files to build in anyway (as ``openenv push
+    --include-secret`` does).
+    """
     import tempfile
 
     cli = require_engine()
     with tempfile.TemporaryDirectory(prefix="openenv-build-") as tmp:
-        context = stage_context(env_dir, Path(tmp) / "context")
+        context = Path(tmp) / "context"
+        selection = stage_context(env_dir, context, include_secrets=include_secrets)
         command = [cli, "build", "--network", "host", "-t", tag]
         args = ([f"BASE_IMAGE={base_image}"] if base_image else []) + list(build_args)
         for arg in args:
@@ -116,6 +117,7 @@ def build_image(
             f"docker build of {env_dir} failed (exit {code}).{shown}",
             hint=_build_hint(tail, base_image),
         )
+    return selection
 
 
 _PULL_FAILURES = (

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from child_processes import end_child, start_child
 from cli_runner import CliResult
 from doc_blocks import doc_block
 
@@ -32,12 +33,13 @@ def docker_host(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture
 def serve_process() -> Iterator[Callable[..., subprocess.Popen[str]]]:
-    """``openenv serve ...`` in a process of its own (stopped at the end if still running)."""
+    """``openenv serve ...`` in a process of its own (stopped at the end if still running, and
+    its process group killed if anything lingers)."""
     started: list[subprocess.Popen[str]] = []
 
     def start(*args: object) -> subprocess.Popen[str]:
         command = [sys.executable, "-m", "openenv_hub_cli.main", "serve", *map(str, args)]
-        process = subprocess.Popen(
+        process = start_child(
             command,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -49,11 +51,7 @@ def serve_process() -> Iterator[Callable[..., subprocess.Popen[str]]]:
 
     yield start
     for process in started:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            process.wait(timeout=60)
-        if process.stdout is not None:
-            process.stdout.close()
+        end_child(process)
 
 
 def _wait_for(process: subprocess.Popen[str], port: int) -> str:
@@ -98,7 +96,7 @@ def test_the_documented_serve_ps_and_stop(
     port = free_port()
     serve, ps, stop = doc_block("docs/runtimes.md", "cli").lines
     serve_args = serve.removesuffix("&").replace("8000", str(port)).split()
-    process = subprocess.Popen(
+    process = start_child(
         [sys.executable, "-m", "openenv_hub_cli.main", *serve_args[1:]],
         cwd=REPO,
         stdout=subprocess.PIPE,
@@ -122,11 +120,7 @@ def test_the_documented_serve_ps_and_stop(
         assert process.returncode == 1 and "The server stopped (docker runtime)" in output
         assert all(i["name"] != mine["name"] for i in json.loads(cli("ps", "--json").out))
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            process.wait(timeout=60)
-        assert process.stdout is not None
-        process.stdout.close()
+        end_child(process)
 
 
 def _dead_pid() -> int:

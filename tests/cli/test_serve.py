@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from child_processes import end_child, start_child
 
 from openenv_hub.providers.local import free_port
 
@@ -113,7 +115,7 @@ def test_reload_picks_up_an_edit(new_env: Callable[[], Path]) -> None:
         "--reload",
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    server = subprocess.Popen(
+    server = start_child(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True
     )
     base_url = f"http://127.0.0.1:{port}"
@@ -126,9 +128,10 @@ def test_reload_picks_up_an_edit(new_env: Callable[[], Path]) -> None:
             )
         )
         assert _poll(base_url, "HI", 30) == "HI"
-    finally:
         server.terminate()
         output, _ = server.communicate(timeout=20)
+    finally:
+        end_child(server, signal.SIGTERM)
     assert f"{base_url}/docs" in output
     assert "UI" in output
 

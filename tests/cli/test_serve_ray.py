@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from child_processes import end_child, start_child
 from doc_blocks import doc_block
 from echo_env import EchoEnv
 from ray_support import require_extra
@@ -45,7 +46,7 @@ def test_serve_on_ray_ps_stop_and_a_reported_restart(ray_cluster: Any, cli: Any)
         for line in doc_block("docs/scale.md", "serve on ray").lines
     ]
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "COLUMNS": "250"}
-    process = subprocess.Popen(
+    process = start_child(
         [sys.executable, "-m", "openenv_hub_cli.main", *serve[1:]],
         cwd=REPO,
         stdout=subprocess.PIPE,
@@ -78,9 +79,7 @@ def test_serve_on_ray_ps_stop_and_a_reported_restart(ray_cluster: Any, cli: Any)
         output += process.communicate(timeout=120)[0]  # serve sees its replicas gone
         assert process.returncode == 1 and "Every replica is gone" in output, output
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            process.communicate(timeout=120)
+        end_child(process, timeout_s=120)
     assert not [n for n in replica_names() if n.startswith(name)]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from child_processes import end_child, start_child
 from echo_env import CallToolAction, EchoEnv
 from provider_support import containers, wait_until
 
@@ -137,21 +138,24 @@ time.sleep(600)
 
 @pytest.mark.parametrize("ending", ["exit", "SIGKILL"])
 def test_the_process_ending_removes_its_containers(echo_image: str, ending: str) -> None:
-    child = subprocess.Popen(
+    child = start_child(
         [sys.executable, "-W", "error", "-c", textwrap.dedent(CHILD), echo_image, ending],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=os.environ.copy(),
     )
-    assert child.stdout is not None
-    owner = child.stdout.readline().strip()
-    assert owner, "the child did not start its container"
-    theirs = f"label={labels.OWNER}={owner}"
-    if ending == "SIGKILL":
-        assert containers(theirs, "status=running")
-        child.send_signal(signal.SIGKILL)
-    _, errors = child.communicate(timeout=60)
+    try:
+        assert child.stdout is not None
+        owner = child.stdout.readline().strip()
+        assert owner, "the child did not start its container"
+        theirs = f"label={labels.OWNER}={owner}"
+        if ending == "SIGKILL":
+            assert containers(theirs, "status=running")
+            child.send_signal(signal.SIGKILL)
+        _, errors = child.communicate(timeout=60)
+    finally:
+        end_child(child, signal.SIGTERM)
     if ending == "exit":  # nothing left for the interpreter to warn about, the reaper included
         assert child.returncode == 0 and "Warning" not in errors, errors
     wait_until(lambda: not containers(theirs), timeout_s=60, what=f"no container of {owner}")

@@ -85,6 +85,80 @@ def test_every_object_validates_and_carries_the_manifest() -> None:
     assert with_value[-1]["stringData"] == {"API_KEY": "s3cret"}
 
 
+def test_pods_run_as_user_1000_locked_down_with_a_writable_tmp_only() -> None:
+    """A pod that runs as root, may gain privileges, keeps capabilities, writes anywhere on its
+    file system or holds a service account token gives an escape from the environment's code
+    (or a compromised dependency) a long way to go."""
+    (deployment, _service) = kubernetes_objects(load_manifest(ECHO_ENV), image="echo-env:1")
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "runAsGroup": 1000,
+        "fsGroup": 1000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    (container,) = pod["containers"]
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert container["volumeMounts"] == [{"name": "tmp", "mountPath": "/tmp"}]
+    assert pod["volumes"] == [{"name": "tmp", "emptyDir": {}}]
+    _validate(deployment)
+
+
+def _as_docker_options(deployment: dict[str, Any]) -> list[str]:
+    """``docker run`` options that confine a container as the pod's security context does."""
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    user, confined = pod["securityContext"], container["securityContext"]
+    options = ["--user", f"{user['runAsUser']}:{user['runAsGroup']}"]
+    options += ["--read-only"] if confined["readOnlyRootFilesystem"] else []
+    for capability in confined["capabilities"]["drop"]:
+        options += ["--cap-drop", capability]
+    if not confined["allowPrivilegeEscalation"]:
+        options += ["--security-opt", "no-new-privileges"]
+    volumes = {volume["name"]: volume for volume in pod["volumes"]}
+    for mount in container["volumeMounts"]:
+        assert volumes[mount["name"]] == {"name": mount["name"], "emptyDir": {}}
+        options += ["--tmpfs", f"{mount['mountPath']}:rw,mode=1777"]
+    for variable in container["env"]:
+        options += ["-e", f"{variable['name']}={variable['value']}"]
+    return options
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_image_serves_under_the_pods_security_context(echo_image: str) -> None:
+    """The lock-down must not stop the server: its image, run with the same confinement (as the
+    image's own numeric user, read-only, no capabilities, /tmp the only writable folder), serves
+    sessions."""
+    from docker_support.engine import docker, wait_http
+    from echo_env import EchoEnv
+
+    from openenv_hub.providers.local import free_port
+
+    assert docker("image", "inspect", "-f", "{{.Config.User}}", echo_image).stdout.strip() == "1000"
+    port = free_port()
+    (deployment, _service) = kubernetes_objects(load_manifest(ECHO_ENV), image=echo_image)
+    options = [*_as_docker_options(deployment), "-e", f"PORT={port}"]
+    container = docker("run", "-d", "--network", "host", *options, echo_image).stdout.strip()
+    try:
+        wait_http(f"http://127.0.0.1:{port}/health", timeout_s=60)
+        with EchoEnv(base_url=f"http://127.0.0.1:{port}").sync() as env:
+            env.reset()
+            assert env.call_tool("echo_message", message="locked") == "locked"
+        assert docker("exec", container, "id", "-u").stdout.strip() == "1000"
+        denied = docker("exec", container, "touch", "/home/user/app/x", check=False)
+        assert denied.returncode != 0 and "Read-only file system" in denied.stderr
+        assert docker("exec", container, "touch", "/tmp/x", check=False).returncode == 0
+    finally:
+        docker("rm", "-f", container, check=False)
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

@@ -76,6 +76,32 @@ def test_an_environment_being_made_is_not_removed(own_cache: Path, cli: Any) -> 
     assert cli("cache", "prune", "--all").code == 0 and not making.exists()
 
 
+def test_a_link_in_the_cache_is_removed_alone_never_what_it_points_to(
+    own_cache: Path, tmp_path: Path, cli: Any
+) -> None:
+    """An environment moved to another disk and linked back (or a link planted in the cache)
+    made prune crash ("Cannot call rmtree on a symbolic link"); following it instead would
+    delete a folder outside the cache."""
+    elsewhere = tmp_path / "big-disk" / "folder-0123456789abcdef"
+    (elsewhere / "bin").mkdir(parents=True)
+    (elsewhere / "bin" / "python").write_text("keep me", encoding="utf-8")
+    own_cache.mkdir(parents=True)
+    (own_cache / elsewhere.name).symlink_to(elsewhere)
+    (own_cache / "folder-dangling").symlink_to(tmp_path / "gone")
+    result = cli("cache", "prune", "--all")
+    assert result.code == 0 and "Traceback" not in result.text, result.text
+    assert f"Removed the link {elsewhere.name} (what it points to, {elsewhere}, is left" in (
+        result.out
+    )
+    assert "Removed the link folder-dangling" in result.out and "Removed 2" in result.out
+    assert not (own_cache / elsewhere.name).is_symlink()
+    assert (elsewhere / "bin" / "python").read_text(encoding="utf-8") == "keep me"
+
+    (own_cache / elsewhere.name).symlink_to(elsewhere)
+    listed = cli("cache", "list")
+    assert listed.code == 0 and f"a link to {elsewhere}" in listed.out, listed.text
+
+
 def test_the_documented_commands(own_cache: Path) -> None:
     """The block "uv cache" of docs/runtimes.md, as printed, on an environment 40 days unused."""
     with EchoEnv.from_folder(ECHO_ENV, runtime="uv").sync():

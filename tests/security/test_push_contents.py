@@ -27,6 +27,22 @@ SECRET_LOOKING = [
     "prod.env",
     ".envrc",
     "client.p12",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    ".pgpass",
+    ".streamlit/secrets.toml",
+    ".aws/credentials",
+    "credentials",
+    "kubeconfig",
+    ".kube/config",
+    ".vault-token",
+    "terraform.tfstate",
+    "putty.ppk",
+    "release.jks",
+    "keys/ID_RSA",  # any case: a key renamed on a file system that ignores case is still a key
+    "server.PEM",
+    "Deploy.Key",
 ]
 
 
@@ -47,6 +63,7 @@ def risky_env(echo_copy: Path, outside: Path) -> Path:
     os.symlink(outside, echo_copy / "linked_home")
     os.symlink(echo_copy / "missing.txt", echo_copy / "dangling")
     for name in SECRET_LOOKING:
+        (echo_copy / name).parent.mkdir(parents=True, exist_ok=True)
         (echo_copy / name).write_text(SECRET, encoding="utf-8")
     (echo_copy / "vendor" / "lib").mkdir(parents=True)
     (echo_copy / "vendor" / "lib" / ".git").write_text("gitdir: ../../.git/modules/lib\n")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 import ui_pages as pages
+from child_processes import end_child, start_child
 from playwright.sync_api import expect
 from serving import free_port
 
@@ -26,7 +28,7 @@ def echo_server(*, web: bool) -> Iterator[tuple[str, float]]:
     port = free_port()
     env = {**os.environ, "ENABLE_WEB_INTERFACE": "true" if web else "false"}
     started = time.perf_counter()
-    process = subprocess.Popen(
+    process = start_child(
         [sys.executable, "-m", "openenv_hub.server", APP, "--port", str(port)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -43,8 +45,7 @@ def echo_server(*, web: bool) -> Iterator[tuple[str, float]]:
             time.sleep(0.01)
         yield url, time.perf_counter() - started
     finally:
-        process.terminate()
-        process.wait(15)
+        end_child(process, signal.SIGTERM, timeout_s=15)
 
 
 @pytest.mark.slow

@@ -1,0 +1,63 @@
+"""Child processes that a test stops with a signal, and that leave nothing running however the
+test ends.
+
+A background job of a non-interactive shell (``bash -c 'pytest ... & wait'``, CI runners, ``nohup``)
+starts with SIGINT ignored, and children inherit that: a Ctrl-C sent to such a child does
+nothing, and the test waits in vain. :func:`start_child` starts the child with SIGINT at its
+default action, in a process group of its own; :func:`end_child`, for a teardown, stops it with
+a signal and kills the whole group if anything is left (a server the child started included).
+
+Example::
+
+    process = start_child([sys.executable, "-m", "openenv_hub_cli.main", "serve", ...])
+    try:
+        process.send_signal(signal.SIGINT)
+        output = process.communicate(timeout=60)[0]
+    finally:
+        end_child(process)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["end_child", "start_child"]
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_child(command: Sequence[str], **options: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen(command, **options)`` with SIGINT at its default action, in a process
+    group of its own (so :func:`end_child` can kill everything it started)."""
+    return subprocess.Popen(
+        command,
+        start_new_session=True,
+        preexec_fn=_default_sigint,  # sets a signal's disposition only
+        **options,
+    )
+
+
+def end_child(
+    process: subprocess.Popen[Any], stop: signal.Signals = signal.SIGINT, *, timeout_s: float = 30
+) -> None:
+    """Stop ``process`` with ``stop`` unless it has exited, wait up to ``timeout_s``, then kill
+    what is left of its process group; close its pipes. Never raises (it runs in teardowns)."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(stop)
+        with contextlib.suppress(subprocess.TimeoutExpired, ValueError):
+            process.communicate(timeout=timeout_s)  # drained: a full pipe cannot hold it up
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=timeout_s)
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
