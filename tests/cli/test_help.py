@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -128,7 +129,10 @@ def test_each_example_runs_or_says_what_it_needs(
     line = example.line
     if example.needs == HUB:
         line = _on_local_hub(request, path, line)
-    result = cli(*shlex.split(line)[1:])
+    try:
+        result = cli(*shlex.split(line)[1:])
+    finally:
+        sys.modules.pop("my_policy", None)  # imported from this test's folder only
     assert result.code == 0, result.text
     assert "Traceback" not in result.text and "Error" not in result.err
 
