@@ -1,19 +1,20 @@
 """The examples at the end of each command's ``--help``, in one table.
 
 Each :class:`Example` says what else it needs (``needs``): nothing but the files an earlier
-example makes (``openenv init my_env``), ``HUB`` (a Hub and a token), or a sentence saying what
-(a Docker engine, a running server, ...). ``tests/cli/test_help.py`` shows every command's help
-and runs every example that needs nothing or the Hub (against LocalHub), naming those it skips.
+example makes (``openenv init my_env``), ``HUB`` (a Hub and a token), ``SERVES`` (it serves
+until stopped), or a sentence saying what (a Docker engine, a running server, ...).
+``tests/cli/test_help.py`` shows every command's help and runs every example that needs
+nothing, the Hub (against LocalHub) or serves (until it answers), naming those it skips.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["EXAMPLES", "HUB", "Example"]
+__all__ = ["EXAMPLES", "HUB", "SERVES", "Example"]
 
 HUB = "the Hub"
-_SERVER = "a server left running (tests/cli/test_serve.py serves each kind)"
+SERVES = "a server left running"
 _DOCKER = "a Docker engine"
 
 
@@ -24,6 +25,7 @@ class Example:
     line: str
     what: str
     needs: str = ""
+    cwd: str = ""  # where it is typed, relative to where 'openenv init my_env' ran
 
 
 EXAMPLES: dict[str, list[Example]] = {
@@ -35,13 +37,27 @@ EXAMPLES: dict[str, list[Example]] = {
         ),
     ],
     "serve": [
-        Example("openenv serve", "the environment in this folder, on its manifest's port", _SERVER),
-        Example("openenv serve my_env --web --port 8001", "with the web UI at /web", _SERVER),
-        Example("openenv serve guess.py", "the app a Python file defines", _SERVER),
-        Example("openenv serve my_env.server.app:app", "an app by its import path", _SERVER),
-        Example("openenv serve gym:CartPole-v1", "a Gymnasium environment, no code", _SERVER),
-        Example("openenv serve my_env --runtime docker", "build its image and run it", _SERVER),
-        Example("openenv serve my_env --ray auto --replicas 2", "two replicas on Ray", _SERVER),
+        Example(
+            "openenv serve",
+            "the environment in this folder, on its manifest's port",
+            SERVES,
+            cwd="my_env",
+        ),
+        Example("openenv serve my_env --web --port 8001", "with the web UI at /web", SERVES),
+        Example("openenv serve guess.py", "the app a Python file defines", SERVES),
+        Example(
+            "openenv serve my_env.server.app:app",
+            "an app by its import path, from this folder",
+            SERVES,
+            cwd="my_env",
+        ),
+        Example("openenv serve gym:CartPole-v1", "a Gymnasium environment, no code", SERVES),
+        Example("openenv serve my_env --runtime docker", "build its image and run it", _DOCKER),
+        Example(
+            "openenv serve my_env --ray auto --replicas 2",
+            "two replicas on Ray",
+            "a Ray cluster at $RAY_ADDRESS",
+        ),
     ],
     "validate": [
         Example("openenv validate my_env --level static", "read the files only"),

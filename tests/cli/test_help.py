@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import subprocess
+import sys
+import tempfile
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -13,8 +16,9 @@ from typing import Any
 
 import pytest
 import typer
+from doc_blocks import doc_block
 
-from openenv_hub_cli._examples import EXAMPLES, HUB, Example
+from openenv_hub_cli._examples import EXAMPLES, HUB, SERVES, Example
 from openenv_hub_cli._help import decorate
 from openenv_hub_cli.main import app
 
@@ -117,20 +121,53 @@ def test_each_example_runs_or_says_what_it_needs(
     path: str,
     example: Example,
 ) -> None:
-    if example.needs not in ("", HUB):
+    if example.needs not in ("", HUB, SERVES):
         pytest.skip(f"needs {example.needs}")
     if path != "init":  # the others run where 'openenv init my_env' ran
         shutil.copytree(rendered_env, tmp_path / "my_env")
     (tmp_path / "my_policy.py").write_text(POLICY, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+    (tmp_path / "guess.py").write_text(doc_block("README.md", "write an environment").code)
+    if example.needs == SERVES:
+        _serves(example, tmp_path / example.cwd)
+        return
+    monkeypatch.chdir(tmp_path / example.cwd)
     if path.startswith("cache"):
         monkeypatch.setenv("OPENENV_HUB_CACHE", str(tmp_path / "cache"))
     line = example.line
     if example.needs == HUB:
         line = _on_local_hub(request, path, line)
-    result = cli(*shlex.split(line)[1:])
+    try:
+        result = cli(*shlex.split(line)[1:])
+    finally:
+        sys.modules.pop("my_policy", None)  # imported from this test's folder only
     assert result.code == 0, result.text
     assert "Traceback" not in result.text and "Error" not in result.err
+
+
+def _serves(example: Example, cwd: Path) -> None:
+    """Start the example (on a free port), see it answer /health, stop it."""
+    from serving import free_port
+
+    from openenv_hub.providers.local import LocalProcessProvider, wait_for_health
+
+    args, port = shlex.split(example.line)[1:], str(free_port())
+    if "--port" in args:
+        args[args.index("--port") + 1] = port
+    else:
+        args += ["--port", port]
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+    command = [sys.executable, "-m", "openenv_hub_cli.main", *args]
+    process = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=log)
+    server = LocalProcessProvider(process, f"http://127.0.0.1:{port}", log)
+    try:
+        try:
+            wait_for_health(server.base_url, timeout_s=120, alive=server.running)
+        except Exception:
+            raise AssertionError(
+                f"{example.line} did not serve:\n{server.output()[-3000:]}"
+            ) from None
+    finally:
+        server.stop()
 
 
 def _on_local_hub(request: pytest.FixtureRequest, path: str, line: str) -> str:

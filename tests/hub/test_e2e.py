@@ -80,7 +80,9 @@ def test_echo_env_push_install_serve_step(
         out = run_python(hub_venv.python, ECHO_SCRIPT.format(url=url), env=hub_venv.env())
     assert "async Hi" in out
     assert "sync {'message': 'Hi', 'length': 2}" in out
-    where = run_python(hub_venv.python, "import echo_env; print(echo_env.__file__)")
+    where = run_python(
+        hub_venv.python, "import echo_env; print(echo_env.__file__)", env=hub_venv.env()
+    )
     assert str(hub_venv.root) in where  # the installed copy, not the checkout
 
 
@@ -133,5 +135,5 @@ def test_a_fresh_venv_with_nothing_but_pip_installs_a_pushed_space_and_drives_it
     with serve_app(venv.python, "echo_env.server.app:app") as url:
         out = run_python(venv.python, ECHO_SCRIPT.format(url=url), env=venv.env())
     assert "async Hi" in out and "sync {'message': 'Hi', 'length': 2}" in out
-    installed = run_python(venv.python, PACKAGE_FILE).strip()
+    installed = run_python(venv.python, PACKAGE_FILE, env=venv.env()).strip()
     assert installed.startswith(str(venv.root) + os.sep)  # from the Space's wheel, not the checkout
