@@ -168,7 +168,7 @@ EXAMPLES: dict[str, list[Example]] = {
         Example(
             "openenv tasks http://127.0.0.1:8000 --split test",
             "the tasks an evaluation plays",
-            _SERVER,
+            "a running server",
         ),
     ],
     "rescore": [
