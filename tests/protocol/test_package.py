@@ -1,0 +1,64 @@
+"""openenv_hub.protocol: one package for the wire, its names where they always were, loaded lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import openenv_hub.protocol as protocol
+
+#: What ``from openenv_hub.protocol import ...`` gave before the wire became a package.
+NAMES_OF_THE_MODULE = [
+    "CallToolResult",
+    "CloseMessage",
+    "DecodeError",
+    "ErrorCode",
+    "IncomingMessage",
+    "JsonRpcCode",
+    "JsonRpcRequest",
+    "McpMessage",
+    "ResetMessage",
+    "ResetRequest",
+    "StateMessage",
+    "StepMessage",
+    "StepRequest",
+    "decode_message",
+    "describe_validation_error",
+    "error_frame",
+    "error_frame_for",
+    "jsonrpc_error",
+    "jsonrpc_error_for",
+    "jsonrpc_result",
+    "mcp_frame",
+    "observation_frame",
+    "observation_payload",
+    "parse_json",
+    "state_frame",
+    "step_frame_reader",
+    "validation_error",
+]
+
+
+def test_every_name_the_module_had_is_still_exported() -> None:
+    missing = [name for name in NAMES_OF_THE_MODULE if name not in protocol.__all__]
+    assert not missing
+    for name in NAMES_OF_THE_MODULE:
+        assert getattr(protocol, name) is not None
+
+
+def test_every_exported_name_resolves_and_nothing_else_does() -> None:
+    for name in protocol.__all__:
+        value = getattr(protocol, name)
+        module = getattr(value, "__module__", None)
+        assert module is None or module.startswith(("openenv_hub.protocol.", "typing")), name
+    assert sorted(protocol.__all__) == sorted(dir(protocol))
+
+
+def test_the_codes_and_replies_load_without_the_message_validators() -> None:
+    code = (
+        "import sys; from openenv_hub.protocol import ErrorCode, error_frame_for; "
+        "assert 'openenv_hub.protocol.messages' not in sys.modules, 'messages loaded'; "
+        "from openenv_hub.protocol import decode_message; "
+        "assert 'openenv_hub.protocol.messages' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
