@@ -1,5 +1,6 @@
-"""Server to client on ``/ws``: the frames that answer requests, and the reply payload of a
-``reset`` or ``step``, which HTTP sends too."""
+"""Server to client on ``/ws``: the frames that answer requests (made by the server, read by the
+client with :func:`reply_data`), and the reply payload of a ``reset`` or ``step``, which HTTP
+sends too."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import pydantic_core
 
-from openenv_hub.errors import ServerReplyError
+from openenv_hub.errors import ServerReplyError, error_from_wire
 from openenv_hub.protocol.codes import ErrorCode
 from openenv_hub.types import Observation
 
@@ -17,6 +18,7 @@ __all__ = [
     "mcp_frame",
     "observation_frame",
     "observation_payload",
+    "reply_data",
     "state_frame",
 ]
 
@@ -66,3 +68,24 @@ def error_frame(code: ErrorCode, message: str, **extra: Any) -> bytes:
 def error_frame_for(exc: ServerReplyError) -> bytes:
     """The ``{"type": "error"}`` frame of an exception, with the codes its class declares."""
     return _error_json({"type": "error", "data": {"message": exc.message, **exc.wire_data()}})
+
+
+def reply_data(raw: str | bytes, expect: str) -> dict[str, Any]:
+    """The ``data`` of a reply of type ``expect``, read by a client.
+
+    Raises:
+        ServerReplyError: the reply is an error frame (the class its code names, through
+            :func:`~openenv_hub.errors.error_from_wire`), is not JSON, or is not an ``expect``
+            frame with an object as its data.
+    """
+    try:
+        frame = pydantic_core.from_json(raw)
+    except ValueError as exc:
+        raise ServerReplyError(f"Server sent a frame that is not JSON: {exc}") from None
+    kind = frame.get("type") if isinstance(frame, dict) else None
+    data = frame.get("data") if isinstance(frame, dict) else None
+    if kind == "error":
+        raise error_from_wire(data if isinstance(data, dict) else {})
+    if kind != expect or not isinstance(data, dict):
+        raise ServerReplyError(f"Expected a '{expect}' reply, got {str(raw)[:200]!r}")
+    return data
