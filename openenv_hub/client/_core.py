@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
-from urllib.parse import urlsplit
 
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.frames import Close
@@ -25,6 +24,7 @@ from openenv_hub.errors import (
 from openenv_hub.protocol.codes import CLOSE_MESSAGE_TOO_BIG
 from openenv_hub.protocol.connection import REPLY_TYPES, ClientConnection
 from openenv_hub.protocol.replies import reply_data
+from openenv_hub.protocol.urls import is_loopback
 from openenv_hub.shown_urls import hide_credentials, shown
 from openenv_hub.types import Action, State, StepResult
 
@@ -58,48 +58,6 @@ def connect_error(url: str, exc: Exception) -> ConnectError:
         )
     said = hide_credentials(str(exc), url)
     return ConnectError(f"Failed to connect to {shown(url)}: {said}", url=url)
-
-
-def ws_url(base_url: str, path: str = "/ws") -> str:
-    """The WebSocket URL for a server given as http(s)://, ws(s):// or host:port."""
-    url = base_url.strip().rstrip("/")
-    if not url:
-        raise ConfigurationError("base_url is empty; pass e.g. 'http://127.0.0.1:8000'")
-    if "://" not in url:
-        url = f"ws://{url}"
-    scheme, rest = url.split("://", 1)
-    mapped = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(scheme.lower())
-    if mapped is None:
-        raise ConfigurationError(
-            f"base_url {shown(base_url)!r} has scheme '{scheme}'; use http, https, ws or wss"
-        )
-    url = f"{mapped}://{rest}"
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
-    except ValueError as exc:
-        raise ConfigurationError(
-            f"base_url {shown(base_url)!r} is not a valid URL ({exc}); pass e.g. "
-            "'http://127.0.0.1:8000'"
-        ) from None
-    if not parts.hostname:
-        raise ConfigurationError(
-            f"base_url {shown(base_url)!r} names no host; pass e.g. 'http://127.0.0.1:8000'"
-        )
-    if url.endswith(path):
-        return url
-    return url + path
-
-
-def http_url(base_url: str) -> str:
-    """The HTTP base URL for a server given as http(s)://, ws(s):// or host:port."""
-    url = ws_url(base_url).removesuffix("/ws")
-    return "http" + url[2:] if url.startswith("ws") else url
-
-
-def is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
 
 
 @dataclass(frozen=True)

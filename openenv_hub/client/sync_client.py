@@ -27,8 +27,8 @@ from openenv_hub.client._core import (
     ObsT,
     StateT,
     connect_error,
-    ws_url,
 )
+from openenv_hub.protocol.urls import ws_url
 from openenv_hub.types import StepResult
 
 if TYPE_CHECKING:

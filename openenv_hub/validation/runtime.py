@@ -13,7 +13,8 @@ from typing import Any
 
 import httpx
 
-from openenv_hub.client._core import is_loopback, ws_url
+from openenv_hub.protocol.connection import request_frame
+from openenv_hub.protocol.urls import is_loopback, ws_url
 from openenv_hub.validation.result import Check, CheckResult, run_checks
 from openenv_hub.validation.sample import sample_from_schema
 
@@ -223,14 +224,14 @@ def check_websocket(target: RemoteTarget) -> CheckResult:
     with connect(
         url, open_timeout=target.timeout_s, proxy=None if is_loopback(url) else True
     ) as ws:
-        for message in (
-            {"type": "reset", "data": {}},
-            {"type": "step", "data": target.sample_action()},
-            {"type": "state"},
+        for request in (
+            request_frame("reset", {}),
+            request_frame("step", target.sample_action()),
+            request_frame("state"),
         ):
-            ws.send(json.dumps(message))
+            ws.send(request)
             frames.append(json.loads(ws.recv(timeout=target.timeout_s)))
-        ws.send(json.dumps({"type": "close"}))
+        ws.send(request_frame("close"))
     kinds = [frame.get("type") for frame in frames]
     if kinds != ["observation", "observation", "state"]:
         return CheckResult("websocket", False, f"/ws replied {kinds}: {json.dumps(frames)[:200]}")

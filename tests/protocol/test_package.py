@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import openenv_hub.protocol as protocol
+from openenv_hub.validation import runtime
 
 #: What ``from openenv_hub.protocol import ...`` gave before the wire became a package.
 NAMES_OF_THE_MODULE = [
@@ -62,3 +65,25 @@ def test_the_codes_and_replies_load_without_the_message_validators() -> None:
         "assert 'openenv_hub.protocol.messages' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_protocol_builds_only_on_the_layers_below_it() -> None:
+    """types, errors and the URL masking: never the server, the client or anything above."""
+    allowed = (
+        "openenv_hub.protocol",
+        "openenv_hub.errors",
+        "openenv_hub.types",
+        "openenv_hub.shown_urls",
+    )
+    package = Path(protocol.__file__).parent
+    for path in sorted(package.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("openenv_hub"):
+                assert (node.module or "").startswith(allowed), f"{path.name}: {node.module}"
+
+
+def test_the_runtime_checks_speak_through_the_protocol_not_a_client_module() -> None:
+    source = Path(runtime.__file__).read_text(encoding="utf-8")
+    assert "openenv_hub.client" not in source
+    assert '"type":' not in source  # no frame written by hand
