@@ -6,7 +6,7 @@
 codes         ErrorCode, JsonRpcCode, the close codes, MAX_PIPELINED
 strict_json   parse_json: JSON as the wire allows it (no NaN, no overflow)
 messages      client -> server on /ws: ResetMessage ... McpMessage, decode_message, DecodeError
-actions       step_frame_reader: a step frame and its action validated in one pass
+actions       ActionReader: actions off the wire, a step frame and its action in one pass
 replies       server -> client on /ws: observation_payload, observation_frame, error_frame_for, ...
 validation    pydantic's errors as the wire carries them
 bodies        HTTP bodies: ResetRequest, StepRequest, CallToolResult
@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "StateMessage": "messages",
     "StepMessage": "messages",
     "decode_message": "messages",
+    "ActionReader": "actions",
     "step_frame_reader": "actions",
     # server -> client
     "error_frame": "replies",
@@ -70,6 +71,7 @@ __all__ = [
     "CLOSE_NORMAL",
     "CLOSE_POLICY_VIOLATION",
     "MAX_PIPELINED",
+    "ActionReader",
     "CallToolResult",
     "CloseMessage",
     "DecodeError",
@@ -114,7 +116,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from openenv_hub.protocol.actions import step_frame_reader
+    from openenv_hub.protocol.actions import ActionReader, step_frame_reader
     from openenv_hub.protocol.bodies import CallToolResult, ResetRequest, StepRequest
     from openenv_hub.protocol.codes import (
         CLOSE_GOING_AWAY,

@@ -237,7 +237,7 @@ def _log_failure(session: Session, outcome: BaseException | None) -> None:
 
 
 async def _handle_ws_frame(pool: SessionPool, session: Session, text: str) -> bytes | None:
-    action = pool.read_step_frame(text)  # a well-formed step frame, read in one pass
+    action = pool.actions.read_step_frame(text)  # a well-formed step frame, read in one pass
     kind = "step"
     try:
         if action is None:
