@@ -7,7 +7,10 @@ codes         ErrorCode, JsonRpcCode, the close codes, MAX_PIPELINED
 strict_json   parse_json: JSON as the wire allows it (no NaN, no overflow)
 messages      client -> server on /ws: ResetMessage ... McpMessage, decode_message, DecodeError
 actions       ActionReader: actions off the wire, a step frame and its action in one pass
-replies       server -> client on /ws: observation_payload, observation_frame, error_frame_for, ...
+replies       server -> client on /ws: observation_payload, observation_frame, ..., reply_data
+connection    each end's rules: ServerConnection (order, pipelining), ClientConnection (one
+              request at a time, lost episodes), request_frame
+urls          where a server's wire is: ws_url, http_url, is_loopback
 validation    pydantic's errors as the wire carries them
 bodies        HTTP bodies: ResetRequest, StepRequest, CallToolResult
 jsonrpc       JSON-RPC on /mcp: JsonRpcRequest, jsonrpc_result, jsonrpc_error, jsonrpc_error_for
@@ -51,6 +54,16 @@ _EXPORTS: dict[str, str] = {
     "observation_frame": "replies",
     "observation_payload": "replies",
     "state_frame": "replies",
+    "reply_data": "replies",
+    # each end of a connection
+    "ClientConnection": "connection",
+    "PipeliningRefused": "connection",
+    "ServerConnection": "connection",
+    "request_frame": "connection",
+    # URLs
+    "http_url": "urls",
+    "is_loopback": "urls",
+    "ws_url": "urls",
     # validation errors
     "describe_validation_error": "validation",
     "validation_error": "validation",
@@ -73,6 +86,7 @@ __all__ = [
     "MAX_PIPELINED",
     "ActionReader",
     "CallToolResult",
+    "ClientConnection",
     "CloseMessage",
     "DecodeError",
     "ErrorCode",
@@ -80,8 +94,10 @@ __all__ = [
     "JsonRpcCode",
     "JsonRpcRequest",
     "McpMessage",
+    "PipeliningRefused",
     "ResetMessage",
     "ResetRequest",
+    "ServerConnection",
     "StateMessage",
     "StepMessage",
     "StepRequest",
@@ -89,6 +105,8 @@ __all__ = [
     "describe_validation_error",
     "error_frame",
     "error_frame_for",
+    "http_url",
+    "is_loopback",
     "jsonrpc_error",
     "jsonrpc_error_for",
     "jsonrpc_result",
@@ -96,9 +114,12 @@ __all__ = [
     "observation_frame",
     "observation_payload",
     "parse_json",
+    "reply_data",
+    "request_frame",
     "state_frame",
     "step_frame_reader",
     "validation_error",
+    "ws_url",
 ]
 
 
@@ -127,6 +148,12 @@ if TYPE_CHECKING:
         ErrorCode,
         JsonRpcCode,
     )
+    from openenv_hub.protocol.connection import (
+        ClientConnection,
+        PipeliningRefused,
+        ServerConnection,
+        request_frame,
+    )
     from openenv_hub.protocol.jsonrpc import (
         JsonRpcRequest,
         jsonrpc_error,
@@ -149,7 +176,9 @@ if TYPE_CHECKING:
         mcp_frame,
         observation_frame,
         observation_payload,
+        reply_data,
         state_frame,
     )
     from openenv_hub.protocol.strict_json import parse_json
+    from openenv_hub.protocol.urls import http_url, is_loopback, ws_url
     from openenv_hub.protocol.validation import describe_validation_error, validation_error

@@ -1,6 +1,11 @@
 """The rules of one ``/ws`` connection, without I/O: each end keeps one of these and its transport
 (asyncio or threads, websockets or uvicorn) reads and writes the frames it says.
 
+:class:`ServerConnection` is the server's end. Each text frame is one request; requests are
+answered one at a time, in the order they came; a client may send up to :data:`MAX_PIPELINED`
+requests while an earlier one is being answered, and one more ends the connection (close code
+1008). A binary frame is answered with a ``SESSION_ERROR`` and ends it too.
+
 :class:`ClientConnection` is the client's end. Requests go one at a time, each reply is read as
 the answer to the request before it, and an episode that a dropped connection took with it is
 never silently replaced: ``step``, ``state`` and ``mcp`` raise
@@ -20,14 +25,23 @@ Example (the frames a transport would write and read)::
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import pydantic_core
 
-from openenv_hub.errors import SessionLostError
-from openenv_hub.protocol.replies import reply_data
+from openenv_hub.errors import SessionError, SessionLostError
+from openenv_hub.protocol.codes import CLOSE_POLICY_VIOLATION, MAX_PIPELINED
+from openenv_hub.protocol.replies import error_frame_for, reply_data
 
-__all__ = ["REPLY_TYPES", "ClientConnection", "request_frame"]
+__all__ = [
+    "BINARY_FRAME_REFUSAL",
+    "REPLY_TYPES",
+    "ClientConnection",
+    "PipeliningRefused",
+    "ServerConnection",
+    "request_frame",
+]
 
 #: The reply type of each request (``close`` gets none).
 REPLY_TYPES: dict[str, str] = {
@@ -38,6 +52,79 @@ REPLY_TYPES: dict[str, str] = {
 }
 #: Requests that act on the episode in progress, so they cannot follow a lost one.
 _NEED_EPISODE = frozenset({"step", "state", "mcp"})
+
+
+#: The answer to a binary frame, after which the server ends the connection.
+BINARY_FRAME_REFUSAL: bytes = error_frame_for(
+    SessionError("Binary frames are not supported: send each message as a JSON text frame")
+)
+
+
+class PipeliningRefused(Exception):
+    """A client sent more requests than may wait; the connection ends with ``close_code`` and
+    the exception's text as the close reason."""
+
+    close_code = CLOSE_POLICY_VIOLATION
+
+
+class ServerConnection:
+    """The server's end of one connection: which request to answer, and when.
+
+    A transport hands every frame it reads to :meth:`receive`, which returns it when it is to
+    be answered now (nothing is being answered), or ``None`` when it waits behind the request
+    being answered. Once a request is answered, :meth:`answered` gives the next one waiting
+    (``None``: none is, and the next frame is answered as it comes). A request that ends the
+    connection (``close``, a binary frame) is answered with ``goes_on=False``: what waits behind
+    it is dropped, and later frames are ignored.
+
+    Example::
+
+        >>> end = ServerConnection()
+        >>> end.receive('{"type":"step","data":{}}')  # answer it now
+        '{"type":"step","data":{}}'
+        >>> end.receive('{"type":"state"}') is None  # it waits behind the step
+        True
+        >>> end.answered()  # the step is answered: the state request is next
+        '{"type":"state"}'
+        >>> end.answered() is None  # nothing waits: the next frame is answered as it comes
+        True
+    """
+
+    def __init__(self, *, max_pipelined: int = MAX_PIPELINED) -> None:
+        self.max_pipelined = max_pipelined
+        self.answering = False  # a request is being answered
+        self.ended = False  # a request ended the connection, or the client was refused
+        self.waiting: deque[str | bytes] = deque()  # requests behind the one being answered
+
+    def receive(self, frame: str | bytes) -> str | bytes | None:
+        """The frame to answer now, or ``None`` (it waits, or the connection has ended).
+
+        Raises:
+            PipeliningRefused: more than ``max_pipelined`` requests would wait.
+        """
+        if self.ended:
+            return None
+        if not self.answering:
+            self.answering = True
+            return frame
+        if len(self.waiting) >= self.max_pipelined:
+            self.ended = True
+            self.waiting.clear()
+            raise PipeliningRefused(
+                f"more than {self.max_pipelined} requests sent without waiting for replies"
+            )
+        self.waiting.append(frame)
+        return None
+
+    def answered(self, *, goes_on: bool = True) -> str | bytes | None:
+        """The request being answered is done: the next one to answer, if one waits."""
+        if not goes_on:
+            self.ended = True
+            self.waiting.clear()
+        if self.waiting:
+            return self.waiting.popleft()
+        self.answering = False
+        return None
 
 
 def request_frame(kind: str, data: dict[str, Any] | None = None) -> str:
