@@ -194,9 +194,7 @@ class SlotMachine(Generic[ClientT]):
         """The results of a round, or :class:`PoolError` when the policy is to raise. Replaced
         sessions are listed in ``replacements`` in slot order."""
         out = list(results)
-        self.replacements.extend(
-            r for r in out if isinstance(r, SlotError) and r.replaced_by is not None
-        )
+        self.replacements.extend(r for r in out if isinstance(r, SlotError) and r.replaced_by)
         if self.on_error == "raise" and any(isinstance(r, SlotError) for r in out):
             raise PoolError(out)
         return out

@@ -114,6 +114,7 @@ async def test_an_environment_error_is_reported_and_the_session_kept(serve: Any)
         error = results[1]
         assert isinstance(error, SlotError) and isinstance(error.cause, EnvironmentExecutionError)
         assert not error.session_lost
+        assert pool.replacements == []  # nothing was replaced
         after = await pool.step_all(_messages(3))
         assert all(isinstance(r, StepResult) for r in after)
 
