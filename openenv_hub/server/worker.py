@@ -6,20 +6,26 @@ import asyncio
 import contextlib
 import logging
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Worker"]
+__all__ = ["OnReturn", "Worker", "within"]
 
 logger = logging.getLogger("openenv_hub.server")
+
+#: Told on the loop that a call has returned: its result, or the exception it raised.
+OnReturn = Callable[[Any, "BaseException | None"], None]
 
 
 class Worker:
     """A thread that runs submitted calls one at a time; results come back as asyncio futures.
 
     Leaner than ``loop.run_in_executor`` with a one-thread pool: one queue hand-off in, one
-    ``call_soon_threadsafe`` out.
+    ``call_soon_threadsafe`` out, which also tells ``on_return`` that the thread is done with
+    the call, even when nobody awaits the future any more (so a caller may be cancelled without
+    a ``shield`` and its extra turn of the event loop).
     """
 
     def __init__(self, name: str) -> None:
@@ -29,29 +35,33 @@ class Worker:
 
     def _serve(self) -> None:
         while (item := self._queue.get()) is not None:
-            loop, future, fn = item
+            loop, future, fn, on_return = item
             try:
                 result = fn()
             except BaseException as exc:  # handed to the awaiting coroutine
                 if future is None:
                     logger.exception("%s: a background call failed", self.thread.name)
                 else:
-                    _call_soon(loop, _settle, future, None, exc)
+                    _call_soon(loop, _settle, future, None, exc, on_return)
             else:
                 if future is not None:
-                    _call_soon(loop, _settle, future, result, None)
+                    _call_soon(loop, _settle, future, result, None, on_return)
 
-    def run(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
-        """Run ``fn`` on the thread after the calls queued before it; await its result."""
+    def run(self, fn: Callable[[], Any], on_return: OnReturn | None = None) -> asyncio.Future[Any]:
+        """Run ``fn`` on the thread after the calls queued before it; await its result.
+
+        ``on_return(result, exception)`` is called on the loop when ``fn`` returns or raises,
+        before the future is settled, also if the future was cancelled meanwhile.
+        """
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put((loop, future, fn))
+        self._queue.put((loop, future, fn, on_return))
         return future
 
     def post(self, fn: Callable[[], Any]) -> None:
         """Run ``fn`` on the thread after the calls queued before it, without waiting for it
         (exceptions are logged)."""
-        self._queue.put((None, None, fn))
+        self._queue.put((None, None, fn, None))
 
     def shutdown(self, timeout_s: float | None = 0.0) -> bool:
         """Let the thread exit once the calls already queued have run.
@@ -71,10 +81,26 @@ def _call_soon(loop: asyncio.AbstractEventLoop, *args: Any) -> None:
         loop.call_soon_threadsafe(*args)
 
 
-def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+def _settle(
+    future: asyncio.Future[Any],
+    result: Any,
+    exc: BaseException | None,
+    on_return: OnReturn | None,
+) -> None:
+    if on_return is not None:
+        on_return(result, exc)
     if future.cancelled():
         return
     if exc is not None:
         future.set_exception(exc)
     else:
         future.set_result(result)
+
+
+async def within(timeout_s: float, future: asyncio.Future[Any]) -> Any:
+    """Await ``future`` for at most ``timeout_s`` (``TimeoutError`` after that, the future
+    cancelled); on Python 3.11 and later without the waiter ``wait_for`` adds."""
+    if sys.version_info < (3, 11):
+        return await asyncio.wait_for(future, timeout_s)
+    async with asyncio.timeout(timeout_s):
+        return await future
