@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 import uuid
@@ -40,6 +41,7 @@ from openenv_hub.server.session import Session, SessionUse
 from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_TIMEOUT_S
 from openenv_hub.server.threads import SessionThreads
 from openenv_hub.server.watchdog import Watchdog
+from openenv_hub.server.worker import within
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S",
@@ -287,21 +289,21 @@ class SessionLifecycle:
         thread: the session keeps its slot (if closed meanwhile) until the call returns."""
         if session.worker is None:
             return self.threads.run_inline(fn)
-        future = session.worker.run(fn)
+        returned = functools.partial(self._thread_call_returned, session)
+        future = session.worker.run(fn, returned)
         session.thread_call_since = time.monotonic()
-        future.add_done_callback(lambda f: self._thread_call_returned(session, f))
-        return await asyncio.shield(future)
+        return await future
 
-    def _thread_call_returned(self, session: Session, future: asyncio.Future[Any]) -> None:
+    def _thread_call_returned(
+        self, session: Session, result: Any, exc: BaseException | None
+    ) -> None:
         if session.thread_call_since is None:  # abandoned meanwhile
             return
         session.thread_call_since = None
         if session not in self._draining:
             return
-        if not future.cancelled() and future.exception() is None:
-            result = future.result()
-            if session.env is None and isinstance(result, Environment):
-                session.env = result  # built after its session closed: closed with the rest
+        if exc is None and session.env is None and isinstance(result, Environment):
+            session.env = result  # built after its session closed: closed with the rest
         self._finish_later(session)
 
     # -- closing ---------------------------------------------------------------------------
@@ -356,8 +358,7 @@ class SessionLifecycle:
             if env is not None and session.worker is None:
                 self.threads.run_inline(env.close)
             elif env is not None and session.worker is not None:
-                future = session.worker.run(env.close)
-                await asyncio.wait_for(asyncio.shield(future), self.close_timeout_s)
+                await within(self.close_timeout_s, session.worker.run(env.close))
         except (TimeoutError, asyncio.TimeoutError):
             logger.warning(
                 "Session %s: environment close() took over %g s", session.id, self.close_timeout_s

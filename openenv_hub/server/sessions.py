@@ -19,7 +19,8 @@ from typing import Any
 
 from openenv_hub.environment import Environment
 from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
-from openenv_hub.protocol import observation_payload, step_frame_reader
+from openenv_hub.protocol import observation_payload
+from openenv_hub.protocol.actions import ActionReader
 from openenv_hub.rubrics.ranges import wire_range
 from openenv_hub.server.calls import CallPlan
 from openenv_hub.server.episodes import RewardRangeFlag, needs_reset, reset_required
@@ -92,16 +93,9 @@ class SessionPool(SessionLifecycle):
         return self.supports_tools or self.action_cls in (Action, CallToolAction, ListToolsAction)
 
     @functools.cached_property
-    def read_step_frame(self) -> Callable[[str], Action | None]:
-        """Read a WebSocket ``step`` frame and its action in one validation, or give ``None``
-        (for environments whose steps may also be MCP tool calls: always)."""
-        if self.takes_tool_calls:
-            return _no_step_frame
-        try:
-            return step_frame_reader(self.action_cls)
-        except Exception:  # an action class pydantic cannot nest: the general path still works
-            logger.debug("No one-pass step frames for %s", self.action_cls, exc_info=True)
-            return _no_step_frame
+    def actions(self) -> ActionReader:
+        """How this pool's actions are read off the wire (tool calls too, where they may be)."""
+        return ActionReader(self.action_cls, tool_calls=self.takes_tool_calls)
 
     def parse_action(self, data: dict[str, Any]) -> Action:
         """Validate a step payload against the action class (raises pydantic ValidationError).
@@ -110,13 +104,7 @@ class SessionPool(SessionLifecycle):
         environments with actions of their own, also accept ``{"type": "list_tools"}`` and
         ``{"type": "call_tool", ...}``.
         """
-        kind = data.get("type")
-        if self.takes_tool_calls:
-            if kind == "list_tools":
-                return ListToolsAction.model_validate(data)
-            if kind == "call_tool":
-                return CallToolAction.model_validate(data)
-        return self.action_cls.model_validate(data)  # type: ignore[no-any-return]
+        return self.actions.parse(data)
 
     async def reset(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
         async with self.use(session) as env:
@@ -260,10 +248,6 @@ class SessionPool(SessionLifecycle):
                 session, call, (name, arguments), on_loop=is_async
             )
             return outcome
-
-
-def _no_step_frame(text: str) -> None:
-    return None
 
 
 def _clock(observers: list[Any]) -> tuple[float, float]:

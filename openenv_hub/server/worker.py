@@ -6,18 +6,22 @@ import asyncio
 import contextlib
 import logging
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SlowCallReport", "Worker"]
+__all__ = ["OnReturn", "SlowCallReport", "Worker", "within"]
 
 logger = logging.getLogger("openenv_hub.server")
 
 #: Told, on the worker's thread, of a call that ran ``seconds`` while ``waiting`` calls queued
 #: behind it.
 SlowCallReport = Callable[[float, int], None]
+
+#: Told on the loop that a call has returned: its result, or the exception it raised.
+OnReturn = Callable[[Any, "BaseException | None"], None]
 
 _Queue = queue.SimpleQueue[tuple[Any, ...] | None]
 
@@ -26,8 +30,10 @@ class Worker:
     """A thread that runs submitted calls one at a time; results come back as asyncio futures.
 
     Leaner than ``loop.run_in_executor`` with a one-thread pool: one queue hand-off in, one
-    ``call_soon_threadsafe`` out. :meth:`replace_thread` swaps a stuck thread for a new one, so
-    that the sessions pinned to the worker go on.
+    ``call_soon_threadsafe`` out, which also tells ``on_return`` that the thread is done with
+    the call, even when nobody awaits the future any more (so a caller may be cancelled without
+    a ``shield`` and its extra turn of the event loop). :meth:`replace_thread` swaps a stuck
+    thread for a new one, so that the sessions pinned to the worker go on.
 
     Args:
         name: The thread's name.
@@ -64,7 +70,7 @@ class Worker:
 
     def _serve(self, calls: _Queue, busy: list[float | None]) -> None:
         while (item := calls.get()) is not None:
-            loop, future, fn = item
+            loop, future, fn, on_return = item
             started = time.perf_counter()
             busy[0] = time.monotonic()
             try:
@@ -73,27 +79,31 @@ class Worker:
                 if future is None:
                     logger.exception("%s: a background call failed", self.name)
                 else:
-                    _call_soon(loop, _settle, future, None, exc)
+                    _call_soon(loop, _settle, future, None, exc, on_return)
             else:
                 if future is not None:
-                    _call_soon(loop, _settle, future, result, None)
+                    _call_soon(loop, _settle, future, result, None, on_return)
             busy[0] = None
             if self.slow_after_s is not None and self.on_slow is not None:
                 elapsed = time.perf_counter() - started
                 if elapsed > self.slow_after_s and (waiting := calls.qsize()):
                     self.on_slow(elapsed, waiting)
 
-    def run(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
-        """Run ``fn`` on the thread after the calls queued before it; await its result."""
+    def run(self, fn: Callable[[], Any], on_return: OnReturn | None = None) -> asyncio.Future[Any]:
+        """Run ``fn`` on the thread after the calls queued before it; await its result.
+
+        ``on_return(result, exception)`` is called on the loop when ``fn`` returns or raises,
+        before the future is settled, also if the future was cancelled meanwhile.
+        """
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put((loop, future, fn))
+        self._queue.put((loop, future, fn, on_return))
         return future
 
     def post(self, fn: Callable[[], Any]) -> None:
         """Run ``fn`` on the thread after the calls queued before it, without waiting for it
         (exceptions are logged)."""
-        self._queue.put((None, None, fn))
+        self._queue.put((None, None, fn, None))
 
     def replace_thread(self) -> int:
         """Serve from a new thread, leaving the current one (stuck in a call) behind.
@@ -141,10 +151,26 @@ def _call_soon(loop: asyncio.AbstractEventLoop, *args: Any) -> None:
         loop.call_soon_threadsafe(*args)
 
 
-def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+def _settle(
+    future: asyncio.Future[Any],
+    result: Any,
+    exc: BaseException | None,
+    on_return: OnReturn | None,
+) -> None:
+    if on_return is not None:
+        on_return(result, exc)
     if future.cancelled():
         return
     if exc is not None:
         future.set_exception(exc)
     else:
         future.set_result(result)
+
+
+async def within(timeout_s: float, future: asyncio.Future[Any]) -> Any:
+    """Await ``future`` for at most ``timeout_s`` (``TimeoutError`` after that, the future
+    cancelled); on Python 3.11 and later without the waiter ``wait_for`` adds."""
+    if sys.version_info < (3, 11):
+        return await asyncio.wait_for(future, timeout_s)
+    async with asyncio.timeout(timeout_s):
+        return await future

@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 
-from openenv_hub.client._core import http_url
 from openenv_hub.client.generic import GenericEnvClient
+from openenv_hub.protocol.urls import http_url
 from openenv_hub.trajectories.files import TrajectoryWriter
 from openenv_hub.trajectories.records import EpisodeBuffer
 from openenv_hub.types import StepResult

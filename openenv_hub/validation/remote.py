@@ -21,7 +21,7 @@ import anyio
 import httpx
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from openenv_hub.client._core import is_loopback
+from openenv_hub.protocol.urls import is_loopback
 from openenv_hub.validation.sample import sample_from_schema
 
 __all__ = ["DEFAULT_MAX_REPLY_BYTES", "LimitExceeded", "RemoteTarget", "Reply"]

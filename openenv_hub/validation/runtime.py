@@ -17,7 +17,8 @@ from typing import Any
 
 import httpx
 
-from openenv_hub.client._core import is_loopback, ws_url
+from openenv_hub.protocol.connection import request_frame
+from openenv_hub.protocol.urls import is_loopback, ws_url
 from openenv_hub.validation.remote import LimitExceeded, RemoteTarget, Reply
 from openenv_hub.validation.result import Check, CheckResult, run_checks
 
@@ -219,19 +220,19 @@ def check_websocket(target: RemoteTarget) -> CheckResult:
         max_size=target.max_reply_bytes,
         proxy=None if is_loopback(url) else True,
     ) as ws:
-        for message in (
-            {"type": "reset", "data": {}},
-            {"type": "step", "data": target.sample_action()},
-            {"type": "state"},
+        for kind, request in (
+            ("reset", request_frame("reset", {})),
+            ("step", request_frame("step", target.sample_action())),
+            ("state", request_frame("state")),
         ):
-            ws.send(json.dumps(message))
-            what = f"the answer to a {message['type']} message on /ws"
+            ws.send(request)
+            what = f"the answer to a {kind} message on /ws"
             try:
                 frames.append(json.loads(ws.recv(timeout=target.remaining_s(what))))
             except TimeoutError:
                 target.remaining_s(what)  # raises, saying which limit passed
                 raise
-        ws.send(json.dumps({"type": "close"}))
+        ws.send(request_frame("close"))
     kinds = [frame.get("type") for frame in frames]
     if kinds != ["observation", "observation", "state"]:
         return CheckResult("websocket", False, f"/ws replied {kinds}: {json.dumps(frames)[:200]}")
