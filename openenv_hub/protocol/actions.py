@@ -11,6 +11,8 @@ Example:
     Move(metadata={}, to='e4')
     >>> reader.read_step_frame('{"type":"state"}') is None  # any other frame: decode it as usual
     True
+
+Layer: core.
 """
 
 from __future__ import annotations

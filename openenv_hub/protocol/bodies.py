@@ -1,4 +1,7 @@
-"""HTTP bodies: what ``POST /reset`` and ``POST /step`` take, and a tool call's result."""
+"""HTTP bodies: what ``POST /reset`` and ``POST /step`` take, and a tool call's result.
+
+Layer: core.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """The codes of the wire: error codes of ``/ws`` frames, JSON-RPC error codes, the WebSocket close
-codes the server and the client act on, and how many requests may wait on one connection."""
+codes the server and the client act on, and how many requests may wait on one connection.
+
+Layer: core.
+"""
 
 from __future__ import annotations
 

@@ -21,6 +21,8 @@ Example (the frames a transport would write and read)::
     >>> end.connection_lost()  # the socket went: the episode went with it
     >>> end.episode_lost  # so step(), state() and mcp raise SessionLostError until a reset
     True
+
+Layer: core.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""JSON-RPC 2.0 on ``/mcp``: the request envelope and the replies."""
+"""JSON-RPC 2.0 on ``/mcp``: the request envelope and the replies.
+
+Layer: core.
+"""
 
 from __future__ import annotations
 

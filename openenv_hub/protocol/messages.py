@@ -2,6 +2,8 @@
 
 Dispatch is on ``type``; each message then validates strictly (no extra keys). A frame that is
 not a valid message raises :class:`DecodeError`, which carries the error frame to answer with.
+
+Layer: core.
 """
 
 from __future__ import annotations

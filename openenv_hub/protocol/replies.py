@@ -1,6 +1,9 @@
 """Server to client on ``/ws``: the frames that answer requests (made by the server, read by the
 client with :func:`reply_data`), and the reply payload of a ``reset`` or ``step``, which HTTP
-sends too."""
+sends too.
+
+Layer: core.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """JSON as the wire allows it: no ``NaN`` or ``Infinity``, no number that overflows to infinity,
-no unpaired UTF-16 surrogate escape."""
+no unpaired UTF-16 surrogate escape.
+
+Layer: core.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ Example:
     'ws://127.0.0.1:8000/ws'
     >>> http_url("wss://example.org/spaces/env/")
     'https://example.org/spaces/env'
+
+Layer: core.
 """
 
 from __future__ import annotations

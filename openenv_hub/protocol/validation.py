@@ -1,4 +1,7 @@
-"""Pydantic's validation errors as the wire carries them: JSON-safe dicts and one line of text."""
+"""Pydantic's validation errors as the wire carries them: JSON-safe dicts and one line of text.
+
+Layer: core.
+"""
 
 from __future__ import annotations
 
