@@ -21,6 +21,13 @@ def pool_of(threads: int, monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> Ses
     return SessionPool(Typed, action_cls=Message, env_name="pinned_env", **kwargs)
 
 
+async def opened(pool: SessionPool) -> Any:
+    """A new session of ``pool`` with its episode started (a step before reset is refused)."""
+    session = await pool.open()
+    await pool.reset(session, {})
+    return session
+
+
 async def step_thread(pool: SessionPool, session: Any, **action: Any) -> str:
     payload = await pool.step(session, Message(message="hi", **action))
     return str(payload["observation"]["thread"])
@@ -31,7 +38,7 @@ async def test_a_sessions_calls_all_run_on_one_thread_under_the_pool(
 ) -> None:
     pool = pool_of(3, monkeypatch)
     try:
-        sessions = [await pool.open() for _ in range(12)]
+        sessions = [await opened(pool) for _ in range(12)]
 
         async def drive(session: Any) -> set[str]:
             await pool.reset(session, {})
@@ -53,12 +60,12 @@ async def test_a_new_session_is_pinned_to_the_thread_with_fewest_live_sessions(
 ) -> None:
     pool = pool_of(2, monkeypatch)
     try:
-        first, second, third, fourth = [await pool.open() for _ in range(4)]
+        first, second, third, fourth = [await opened(pool) for _ in range(4)]
         assert first.worker is third.worker and second.worker is fourth.worker
         assert first.worker is not second.worker
         await pool.close(first)
         await pool.close(third)  # the first thread is now free: the next two go there
-        fifth, sixth = await pool.open(), await pool.open()
+        fifth, sixth = await opened(pool), await opened(pool)
         assert fifth.worker is sixth.worker is first.worker
         assert pool.threads.load(first.worker) == 2 and pool.threads.load(second.worker) == 2
     finally:
@@ -71,8 +78,8 @@ async def test_a_slow_step_delays_only_the_sessions_pinned_to_its_thread(
     pool = pool_of(2, monkeypatch)
     pool.threads.slow_warn_after_s = 0.3
     try:
-        slow, other = await pool.open(), await pool.open()
-        beside, elsewhere = await pool.open(), await pool.open()
+        slow, other = await opened(pool), await opened(pool)
+        beside, elsewhere = await opened(pool), await opened(pool)
         assert beside.worker is slow.worker and elsewhere.worker is other.worker
         with caplog.at_level(logging.WARNING, logger="openenv_hub.server"):
             stepping = asyncio.ensure_future(step_thread(pool, slow, delay_s=1.2))
@@ -105,7 +112,7 @@ async def test_a_stuck_call_has_its_thread_replaced_so_the_sessions_beside_it_go
 
     pool._factory = Stuck
     try:
-        stuck, beside = await pool.open(), await pool.open()
+        stuck, beside = await opened(pool), await opened(pool)
         first_thread = stuck.worker.thread
         stepping = asyncio.ensure_future(pool.step(stuck, Message(message="stuck")))
         await eventually(lambda: stuck.thread_call_since is not None)
@@ -118,7 +125,7 @@ async def test_a_stuck_call_has_its_thread_replaced_so_the_sessions_beside_it_go
         assert thread == beside.worker.thread.name
         assert await step_thread(pool, beside) == thread  # and stays there
         assert pool.threads.load(beside.worker) == 1 and pool.active_sessions == 1
-        newcomer = await pool.open()
+        newcomer = await opened(pool)
         assert await step_thread(pool, newcomer) == thread
         with pytest.raises(BaseException):  # noqa: B017 - the abandoned caller is cancelled
             await stepping
@@ -141,7 +148,7 @@ async def test_a_call_waiting_behind_another_is_not_taken_for_a_stuck_one(
 ) -> None:
     pool = pool_of(1, monkeypatch, step_hard_timeout_s=0.5)
     try:
-        first, second = await pool.open(), await pool.open()
+        first, second = await opened(pool), await opened(pool)
         ahead = asyncio.ensure_future(step_thread(pool, first, delay_s=0.4))
         await eventually(lambda: first.thread_call_since is not None)
         # Pending for about 0.75 s, past the limit, but running for only 0.35 s of it.
