@@ -40,10 +40,10 @@ def _frames(base_url: str, *messages: dict[str, Any] | str) -> list[dict[str, An
     return replies
 
 
-def test_a_step_before_reset_runs_ungraded(local_target: Target) -> None:
-    (observation,) = _frames(local_target.base_url, {"type": "step", "data": {"code": SOLVED}})
-    assert observation["type"] == "observation", observation
-    assert observation["data"]["reward"] is None
+def test_a_step_before_reset_is_refused_and_earns_nothing(local_target: Target) -> None:
+    (reply,) = _frames(local_target.base_url, {"type": "step", "data": {"code": SOLVED}})
+    assert reply["type"] == "error", reply
+    assert reply["data"]["reason"] == "reset_required"
 
 
 def test_steps_after_done_stay_in_range_and_do_not_add_up(local_target: Target) -> None:
