@@ -1,4 +1,4 @@
-"""``client.fork(episode, step)``: a session of one's own at a recorded episode's state, made by
+"""``client.fork(episode, step)`` against the reference environments: a session of one's own at a
 replaying the recording against a real server, with every observation checked on the way."""
 
 from __future__ import annotations
