@@ -1,5 +1,6 @@
-"""``client.fork(episode, step)`` against the reference environments: a session of one's own at a
-replaying the recording against a real server, with every observation checked on the way."""
+"""``client.fork(episode, step)`` against the reference environments: a session of one's own at
+a recorded episode's state, made by replaying the recording against a real server, with every
+observation checked on the way."""
 
 from __future__ import annotations
 
