@@ -21,6 +21,10 @@ def pool_of(threads: int, monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> Ses
     return SessionPool(Typed, action_cls=Message, env_name="pinned_env", **kwargs)
 
 
+def _session_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("openenv-session")]
+
+
 async def opened(pool: SessionPool) -> Any:
     """A new session of ``pool`` with its episode started (a step before reset is refused)."""
     session = await pool.open()
@@ -36,6 +40,7 @@ async def step_thread(pool: SessionPool, session: Any, **action: Any) -> str:
 async def test_a_sessions_calls_all_run_on_one_thread_under_the_pool(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    earlier = set(_session_threads())  # other pools' threads in this process (other tests)
     pool = pool_of(3, monkeypatch)
     try:
         sessions = [await opened(pool) for _ in range(12)]
@@ -49,8 +54,7 @@ async def test_a_sessions_calls_all_run_on_one_thread_under_the_pool(
             assert threads == {session.env.created_on}, threads  # built there, stepped there
         assert len(set().union(*seen)) == 3
         assert pool.threads.started == 3
-        live = [t for t in threading.enumerate() if t.name.startswith("openenv-session")]
-        assert len(live) == 3
+        assert len(set(_session_threads()) - earlier) == 3
     finally:
         await pool.aclose()
 
