@@ -8,6 +8,7 @@ machine offers the memory controller to one hierarchy only.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import threading
 import time
@@ -114,9 +115,13 @@ def _groups(hierarchy: Hierarchy) -> set[str]:
 
 
 def _peak_bytes(group: Path) -> int:
+    """The group's peak memory; ``FileNotFoundError`` once the group is gone (its sandbox was
+    killed and the group removed, maybe between two reads here)."""
     for name in ("memory.max_usage_in_bytes", "memory.peak"):
-        if (group / name).exists():
+        with contextlib.suppress(FileNotFoundError):
             return int((group / name).read_text())
+    if not group.is_dir():
+        raise FileNotFoundError(group)
     raise AssertionError(f"no peak usage file in {group}")
 
 
