@@ -145,9 +145,9 @@ class BrowserGuard:
         if refused is None:
             await self.app(scope, receive, send)
             return
-        logger.warning(
-            "Refused %s %s: %s", scope["type"], scope.get("path", ""), refused.body["detail"]
-        )
+        level = logging.WARNING if refused.status == 403 else logging.INFO  # 415: a mistake
+        kind = "WebSocket" if scope["type"] == "websocket" else scope["method"]
+        logger.log(level, "Refused %s %s: %s", kind, scope["path"], refused.body["detail"])
         if scope["type"] == "websocket":
             await _refuse_handshake(scope, receive, send, refused)
         else:
