@@ -158,9 +158,12 @@ def main() -> None:
     parser.add_argument("--no-peer", action="store_true", help="Skip the openenv package.")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    from openenv_hub.testing import LocalHub
+    from openenv_hub.localhub import DEMO_TOKENS, LocalHub
 
-    with tempfile.TemporaryDirectory(prefix="hub-bench-") as tmp, LocalHub() as hub:
+    with (
+        tempfile.TemporaryDirectory(prefix="hub-bench-") as tmp,
+        LocalHub(tokens=DEMO_TOKENS) as hub,
+    ):
         work = Path(tmp)
         env = hub_env(hub.endpoint, work / "hf_home")
         print(f"LocalHub at {hub.endpoint}; {args.runs} runs each\n", flush=True)

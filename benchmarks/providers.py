@@ -114,10 +114,10 @@ def space_runtime(runs: int) -> tuple[float, list[float]]:
 
     from openenv_hub.hub import push
     from openenv_hub.hub._wait import wait_for_space
-    from openenv_hub.testing.localhub import LocalHub
+    from openenv_hub.localhub import LocalHub
 
     with LocalHub(run_spaces=True, space_build_args={"BASE_IMAGE": BASE_IMAGE, **NO_UI}) as hub:
-        endpoint, token, repo_id = hub.endpoint, "hf_alice_write", "alice/echo_env"
+        endpoint, token, repo_id = hub.endpoint, hub.token_for("alice"), "alice/echo_env"
         os.environ["HF_ENDPOINT"] = endpoint
 
         def connect() -> object:
@@ -225,11 +225,11 @@ def main() -> None:
         sys.exit("No Docker engine: export DOCKER_HOST (see .ci/docker/setup.sh).")
     os.environ["DOCKER_HOST"] = host
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    from openenv_hub.testing.localhub import LocalHub
+    from openenv_hub.localhub import DEMO_TOKENS, LocalHub
 
     results: dict[str, tuple[float, list[float]]] = {}
     results["local"] = local_runtime(args.runs)
-    with LocalHub() as hub:
+    with LocalHub(tokens=DEMO_TOKENS) as hub:
         results["uv (Space at a revision)"] = uv_runtime(args.runs, hub.endpoint)
     build_s = build()
     results["docker"], peer_times = docker_beside_peer(args.runs)

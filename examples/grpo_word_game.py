@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from datasets import Dataset
+    from training_log import device_options, save_log
     from trl import GRPOConfig, GRPOTrainer
 
     from openenv_hub.trl import environment_factory
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     dataset = Dataset.from_dict(
         {"prompt": [[{"role": "user", "content": PROMPT}]] * len(seeds), "seed": seeds}
     )
+    device, where = device_options(cpu=args.tiny)
     config = GRPOConfig(
         output_dir=args.output_dir,
         max_steps=args.max_steps,
@@ -92,9 +94,10 @@ def main(argv: list[str] | None = None) -> None:
         logging_steps=1,
         report_to="none",
         save_strategy="no",
-        use_cpu=args.tiny,
         seed=0,
+        **device,
     )
+    print(f"{Path(__file__).name}: {where}")
     trainer = GRPOTrainer(
         model=model,
         processing_class=tokenizer,
@@ -103,18 +106,7 @@ def main(argv: list[str] | None = None) -> None:
         args=config,
     )
     trainer.train()
-    save_log(trainer, Path(args.output_dir))
-
-
-def save_log(trainer: Any, output_dir: Path) -> None:
-    """Write the trainer's logged metrics to log_history.json and show the rewards."""
-    output_dir.mkdir(parents=True, exist_ok=True)
-    history = trainer.state.log_history
-    (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
-    for entry in history:
-        rewards = {k: round(v, 4) for k, v in entry.items() if k.startswith("reward")}
-        if rewards:
-            print(f"step {entry.get('step')}: {rewards}")
+    save_log(trainer, Path(args.output_dir), title="word game")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "EnvironmentInfo",
     "get_environment",
+    "installed_distributions",
     "installed_sources",
     "list_environments",
 ]
@@ -134,6 +135,40 @@ def _sources() -> dict[str, dict[str, Any]]:
         if direct.get("url"):
             commit = (direct.get("vcs_info") or {}).get("commit_id")
             found[dist.metadata["Name"]] = {"url": direct["url"], "commit": commit}
+    return found
+
+
+def installed_distributions(*, python: str | Path | None = None) -> list[dict[str, Any]]:
+    """Every installed distribution: ``name``, ``version``, ``editable`` (and the folder it
+    was installed from, ``location``), ``url``/``commit`` when pip installed it from a URL, and
+    ``requires`` (its ``Requires-Dist`` lines)."""
+    return list(_run(_distributions, python=python))
+
+
+def _distributions() -> list[dict[str, Any]]:
+    """Stdlib only, like :func:`_scan`."""
+    import json
+    from importlib import metadata
+
+    found = []
+    for dist in metadata.distributions():
+        try:
+            direct = json.loads(dist.read_text("direct_url.json") or "null") or {}
+        except ValueError:
+            direct = {}
+        editable = bool((direct.get("dir_info") or {}).get("editable"))
+        url = str(direct.get("url") or "")
+        found.append(
+            {
+                "name": dist.metadata["Name"],
+                "version": dist.version,
+                "editable": editable,
+                "location": url.removeprefix("file://") if editable else "",
+                "url": url,
+                "commit": (direct.get("vcs_info") or {}).get("commit_id"),
+                "requires": list(dist.requires or []),
+            }
+        )
     return found
 
 

@@ -29,14 +29,14 @@ class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
     the server passes only the keyword arguments a method accepts.
 
     Example:
+        >>> from pydantic import Field
         >>> from openenv_hub import Action, Environment, Observation, State
         >>> class Count(Action):
-        ...     n: int
+        ...     n: int = Field(ge=1, le=9)
         >>> class Total(Observation):
         ...     total: int = 0
         >>> class Counter(Environment[Count, Total, State]):
-        ...     def __init__(self):
-        ...         self._state, self._total = State(), 0
+        ...     reward_range = (1.0, 9.0)  # each step is rewarded with its n
         ...     def reset(self, seed=None, episode_id=None, **kwargs):
         ...         self._state, self._total = State(episode_id=episode_id), 0
         ...         return Total()
@@ -47,7 +47,10 @@ class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
         ...     @property
         ...     def state(self):
         ...         return self._state
-        >>> Counter().step(Count(n=3)).total
+        >>> counter = Counter()
+        >>> counter.reset().total
+        0
+        >>> counter.step(Count(n=3)).total
         3
     """
 
@@ -64,6 +67,18 @@ class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
     #: GIL on any thread, is the exception worth measuring: see "CPU-bound environments" in
     #: docs/scale.md.
     RUNS_ON_EVENT_LOOP: ClassVar[bool] = False
+    #: The server answers ``step`` and ``state`` before a session's first ``reset`` with
+    #: :class:`~openenv_hub.errors.ResetRequiredError` (a stateless ``POST /step`` or
+    #: ``GET /state`` resets its fresh environment first). Set to True when the constructor
+    #: already starts an episode and steps need no reset (an environment of stateless tools):
+    #: the server then passes them through.
+    ALLOWS_STEP_BEFORE_RESET: ClassVar[bool] = False
+    #: The range every reward lies in, ``(low, high)``, as Gymnasium's ``reward_range`` was.
+    #: The server publishes it in ``/metadata``, and a reward outside it is flagged
+    #: (``metadata["reward_out_of_range"]``, and a warning logged once). None (the default)
+    #: takes the range the rubric declares (``Rubric.range``), else ``(-inf, inf)``. An
+    #: instance may set its own in ``__init__`` (the Gymnasium adapter does).
+    reward_range: tuple[float, float] | None = None
     #: The rubric that scores every step (see :mod:`openenv_hub.rubrics`). The server sets each
     #: step's ``reward`` to its value and reports the breakdown in the observation's metadata
     #: and in ``state``. None (the default) leaves rewards to ``step``.

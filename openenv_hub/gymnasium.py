@@ -16,8 +16,16 @@ On the wire an action is ``{"action": <a value of the action space>}``; an obser
 and, with ``render=True``, ``frame`` (the ``render()`` image, a PNG: see
 :mod:`openenv_hub.images`). ``done`` is ``terminated or truncated``. ``reset(seed=...)`` seeds
 the environment as Gymnasium does, so the same seed and the same actions give the same
-trajectory; ``reset(options={...})`` passes options through. A step before any reset (such as
-a stateless ``POST /step``) starts an episode first; a step after the episode ended is refused.
+trajectory; ``reset(options={...})`` passes options through. The server refuses a step before
+the first reset (a stateless ``POST /step`` resets its fresh environment first, as for every
+environment); a step after the episode ended is refused with ``ResetRequiredError``.
+
+An action is validated against the action space before the environment sees it (bounds, shape,
+whole numbers, a ``Text`` space's length and characters), so the environment's own
+``action_space.contains`` checks never fail on the wire's input. The reward range is the one
+given to the factory (``reward_range=(low, high)``), else the environment's own
+``reward_range`` attribute when it has one, else ``(-inf, inf)``; the server publishes it and
+flags any reward outside it.
 
 gymnasium is an optional dependency: ``pip install "openenv-hub[gymnasium]"``.
 """
@@ -34,8 +42,9 @@ from typing import TYPE_CHECKING, Any, Optional
 from pydantic import Field, create_model
 
 from openenv_hub.environment import Environment
-from openenv_hub.errors import ConfigurationError, DependencyNotInstalledError
+from openenv_hub.errors import ConfigurationError, DependencyNotInstalledError, ResetRequiredError
 from openenv_hub.images import ImageArray
+from openenv_hub.rubrics.ranges import reward_range as checked_range
 from openenv_hub.spaces import field_type, from_wire, jsonable, to_wire
 from openenv_hub.types import Action, EnvironmentMetadata, Observation, State
 
@@ -168,6 +177,8 @@ class GymnasiumEnvironment(Environment[Action, GymnasiumObservation, GymnasiumSt
             class, an instance (copied), or a function returning a new environment.
         render: Make it with ``render_mode="rgb_array"`` and send each ``render()`` frame.
         models: Models built from the same spaces (the factory passes its own).
+        reward_range: The ``(low, high)`` its rewards lie in; default: the environment's own
+            ``reward_range`` attribute, if it has one, else ``(-inf, inf)``.
         **make_kwargs: Passed to ``gymnasium.make`` or to the class or function.
     """
 
@@ -177,22 +188,34 @@ class GymnasiumEnvironment(Environment[Action, GymnasiumObservation, GymnasiumSt
         *,
         render: bool = False,
         models: GymnasiumModels | None = None,
+        reward_range: tuple[float, float] | None = None,
         **make_kwargs: Any,
     ) -> None:
         self.env = make_env(env, render=render, **make_kwargs)
         self.env_id = _name_of(env, self.env)
         self.render_frames = render
         self.models = models or GymnasiumModels.of(self.env, self.env_id)
+        self.reward_range = _reward_range_of(self.env, self.env_id, reward_range)
         self._state = GymnasiumState(env_id=self.env_id)
         self._needs_reset = True
-        self._never_reset = True
 
     @classmethod
     def factory(
-        cls, env: EnvSource, *, render: bool = False, **make_kwargs: Any
+        cls,
+        env: EnvSource,
+        *,
+        render: bool = False,
+        reward_range: tuple[float, float] | None = None,
+        **make_kwargs: Any,
     ) -> GymnasiumFactory:
         """A factory for ``create_app`` that also declares the action and observation models."""
-        return GymnasiumFactory(env, render=render, make_kwargs=make_kwargs, environment_cls=cls)
+        return GymnasiumFactory(
+            env,
+            render=render,
+            reward_range=reward_range,
+            make_kwargs=make_kwargs,
+            environment_cls=cls,
+        )
 
     def reset(
         self,
@@ -205,16 +228,18 @@ class GymnasiumEnvironment(Environment[Action, GymnasiumObservation, GymnasiumSt
         self._state = GymnasiumState(
             episode_id=episode_id or str(uuid.uuid4()), env_id=self.env_id, seed=seed
         )
-        self._needs_reset = self._never_reset = False
+        self._needs_reset = False
         return self._observation(observation, info, reward=None)
 
     def step(
         self, action: Action, timeout_s: float | None = None, **kwargs: Any
     ) -> GymnasiumObservation:
-        if self._never_reset:  # a stateless HTTP /step: start an episode first
-            self.reset()
         if self._needs_reset:
-            raise RuntimeError("The episode ended; call reset() to start a new one.")
+            raise ResetRequiredError(
+                "The episode ended; call reset() to start a new one."
+                if self._state.terminated or self._state.truncated
+                else "No episode yet; call reset() to start one."
+            )
         value = from_wire(self.env.action_space, getattr(action, "action", None))
         observation, reward, terminated, truncated, info = self.env.step(value)
         state = self._state
@@ -263,6 +288,17 @@ class GymnasiumEnvironment(Environment[Action, GymnasiumObservation, GymnasiumSt
         )
 
 
+def _reward_range_of(
+    env: Any, name: str, given: tuple[float, float] | None
+) -> tuple[float, float] | None:
+    """The range given, else the environment's own ``reward_range`` (Gymnasium before 1.0 had
+    one on every environment), else None (no bound)."""
+    declared = given if given is not None else getattr(env, "reward_range", None)
+    if declared is None:
+        return None
+    return checked_range(declared, owner=f"The reward range of {name}")
+
+
 def _name_of(source: EnvSource, env: Any) -> str:
     if isinstance(source, str):
         return source.split(":")[-1]
@@ -282,13 +318,14 @@ class GymnasiumFactory:
         env: EnvSource,
         *,
         render: bool = False,
+        reward_range: tuple[float, float] | None = None,
         make_kwargs: dict[str, Any] | None = None,
         environment_cls: type[GymnasiumEnvironment] = GymnasiumEnvironment,
     ) -> None:
-        self.source, self.render = env, render
+        self.source, self.render, self.reward_range = env, render, reward_range
         self.make_kwargs = dict(make_kwargs or {})
         self.environment_cls = environment_cls
-        probe = environment_cls(env, render=render, **self.make_kwargs)
+        probe = environment_cls(env, render=render, reward_range=reward_range, **self.make_kwargs)
         try:
             self.models = probe.models
             self.__name__ = probe.env_id
@@ -330,5 +367,9 @@ class GymnasiumFactory:
 
     def __call__(self) -> GymnasiumEnvironment:
         return self.environment_cls(
-            self.source, render=self.render, models=self.models, **self.make_kwargs
+            self.source,
+            render=self.render,
+            models=self.models,
+            reward_range=self.reward_range,
+            **self.make_kwargs,
         )

@@ -242,9 +242,11 @@ def _explain(exc: ValidationError, lines: dict[str, int], path: Path | None) -> 
     line = lines.get(field) if field else None
     if error["type"] == "extra_forbidden" and field is not None:
         close = difflib.get_close_matches(field, list(Manifest.model_fields), n=1)
-        hint = f"Did you mean '{close[0]}'?" if close else "See docs/manifest.schema.json."
+        guess = f" Did you mean '{close[0]}'?" if close else ""
+        hint = f"Rename '{field}' to '{close[0]}'." if close else ""
+        hint += " The fields are listed in docs/manifest.schema.json."
         return ManifestError(
-            f"unknown field '{field}'. {hint}", path=path, field=field, line=line, hint=hint
+            f"unknown field '{field}'.{guess}", path=path, field=field, line=line, hint=hint.strip()
         )
     if error["type"] == "missing":
         return ManifestError(

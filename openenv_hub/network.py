@@ -3,6 +3,8 @@
 Every runtime, the Docker image checks and the command line use these, so "is it up yet" means
 the same everywhere: ``GET /health`` answers 200.
 
+Layer: core.
+
 Example:
     >>> port = free_port()
     >>> port_in_use("127.0.0.1", port)

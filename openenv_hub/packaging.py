@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from openenv_hub.errors import PackagingError
+from openenv_hub.settings import cache_dir
 
 __all__ = ["WHEELS_DIR", "PackagingError", "bundle_wheels", "dev_wheel", "source_tree"]
 
@@ -156,6 +157,4 @@ def _has_build_backend() -> bool:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("OPENENV_HUB_CACHE") or os.environ.get("XDG_CACHE_HOME")
-    root = Path(base) if base else Path.home() / ".cache"
-    return (root if os.environ.get("OPENENV_HUB_CACHE") else root / "openenv-hub") / "wheels"
+    return cache_dir("wheels")

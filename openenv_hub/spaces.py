@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator
+from pydantic import AfterValidator, ConfigDict, Field, PlainSerializer, PlainValidator
 from pydantic import WithJsonSchema as _Schema
 
 from openenv_hub.images import ImageArray
@@ -68,8 +68,26 @@ def field_type(space: Any, *, name: str = "value", check_bounds: bool = True) ->
     if isinstance(space, spaces.Dict):
         return _dict_model(space, name, check_bounds)
     if isinstance(space, spaces.Text):
-        return Annotated[str, Field(min_length=space.min_length, max_length=space.max_length)]
+        return Annotated[
+            str,
+            Field(min_length=space.min_length, max_length=space.max_length),
+            AfterValidator(_in_charset(space, name)),
+        ]
     return Annotated[Any, PlainSerializer(jsonable)]
+
+
+def _in_charset(space: Any, name: str) -> Any:
+    """A check that a string uses only the characters of a ``Text`` space."""
+    allowed = frozenset(space.character_set)
+
+    def check(text: str) -> str:
+        outside = sorted(set(text) - allowed)
+        if outside:
+            shown = "".join(outside[:10])
+            raise ValueError(f"{name}: the characters {shown!r} are not in the charset of {space}")
+        return text
+
+    return check
 
 
 def _dict_model(space: Any, name: str, check_bounds: bool) -> Any:
@@ -139,13 +157,17 @@ class _ArraySpec:
         import numpy as np
 
         try:
-            array = np.asarray(value, dtype=np.float64 if not self.integer else None)
+            array = np.asarray(value)
         except (TypeError, ValueError):
             raise ValueError(f"expected numbers shaped {self.shape}, got {value!r:.80}") from None
         if array.shape != self.shape:
             raise ValueError(f"expected shape {self.shape}, got {array.shape}")
-        if array.dtype.kind not in "iufb":
+        if array.dtype.kind == "O" and all(_is_number(x) for x in array.flat):
+            array = array.astype(np.float64)  # whole numbers beyond 64 bits: checked as floats
+        if array.dtype.kind not in "iufb":  # text ("0.5" included), None, objects
             raise ValueError(f"expected numbers, got {array.dtype} values")
+        if not self.integer:
+            array = array.astype(np.float64)
         if self.integer and array.dtype.kind == "f" and not np.array_equal(array, np.round(array)):
             raise ValueError(f"expected whole numbers for {self.space}")
         if self.check_bounds:
@@ -168,6 +190,10 @@ class _ArraySpec:
                     f"{self.name}{where} = {_number(array[index])} is {word} "
                     f"{_number(bound[index])} of {self.space}"
                 )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _uniform(values: Any) -> bool:

@@ -41,9 +41,9 @@ from typing import Any, ClassVar
 
 import httpx
 
-from openenv_hub.client._core import http_url
 from openenv_hub.client.generic import GenericEnvClient
 from openenv_hub.errors import ConfigurationError
+from openenv_hub.protocol.urls import http_url
 
 __all__ = ["ToolEnvironment", "environment_factory", "tool_schemas"]
 

@@ -84,6 +84,11 @@ class EnvironmentMetadata(BaseModel):
     version: str | None = None
     author: str | None = None
     documentation_url: str | None = None
+    reward_range: list[float | None] | None = Field(
+        default=None,
+        description="[low, high] every reward lies in (null: no bound on that side); the server "
+        "fills it in from the environment's reward_range or its rubric's range",
+    )
 
 
 class Tool(BaseModel):

@@ -23,6 +23,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   command -v dockerd >/dev/null || missing+=(docker.io)
   command -v debootstrap >/dev/null || missing+=(debootstrap)
   command -v bwrap >/dev/null || missing+=(bubblewrap)  # the coding environment's sandbox
+  ldconfig -p | grep 'libseccomp\.so\.2' >/dev/null || missing+=(libseccomp2)  # and its seccomp filter
   [ -x /usr/games/stockfish ] || command -v stockfish >/dev/null || missing+=(stockfish)
   if [ ${#missing[@]} -gt 0 ]; then
     log "apt-get install ${missing[*]}"
@@ -37,10 +38,10 @@ log "Python environment (.venv)"
 # One resolver run for everything. torch is pinned to the version whose CPU build the training
 # test was measured with; pip picks the CPU wheel where the index offers it. Scaling out: Ray (the
 # tests start a two-node cluster on loopback), the Kubernetes client and kubernetes-validate (the
-# OpenAPI schemas the manifests are validated against).
-.venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes]" -e envs/echo_env -e envs/coding_env \
+# OpenAPI schemas the manifests are validated against). The coding environment brings pyseccomp.
+.venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots]" -e envs/echo_env -e envs/coding_env \
   -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]" torch==2.13.0 \
-  kubernetes-validate
+  kubernetes-validate "transformers[serving]"
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"

@@ -1,8 +1,9 @@
 """Root test configuration.
 
-The LocalHub plugin (``openenv_hub.testing.pytest_plugin``, registered as a pytest11 entry point
-and named here too) points HF_ENDPOINT, HF_HOME and the other Hugging Face variables at a local
-Hub when it loads, before anything imports huggingface_hub, so no test can reach huggingface.co.
+The suite opts into the LocalHub plugin (``openenv_hub.testing``; installing openenv-hub loads
+it nowhere by itself): here, and with ``-p openenv_hub.testing`` in pyproject.toml's addopts, so
+it loads before this file. It points HF_ENDPOINT, HF_HOME and the other Hugging Face variables
+at a local Hub before anything imports huggingface_hub, so no test can reach huggingface.co.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from serving import ServerThread
 
 # cli_runner: the `cli` fixture, which runs the `openenv` command in-process.
 # ray_support: the `ray_cluster` fixture, a two-node Ray cluster on loopback.
-pytest_plugins = ["openenv_hub.testing.pytest_plugin", "cli_runner", "ray_support"]
+pytest_plugins = ["openenv_hub.testing", "cli_runner", "ray_support"]
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -96,6 +96,8 @@ class Exclusive(Typed):
 
 
 class Broken(Typed):
+    ALLOWS_STEP_BEFORE_RESET = True  # its reset fails: steps and state are tried all the same
+
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
     ) -> Echoed:

@@ -48,6 +48,14 @@ def test_openenv_manifests_load() -> None:
     assert current.validation == {"reward_range": [0, 1]}
 
 
+def test_an_unknown_field_suggests_the_close_one_once() -> None:
+    with pytest.raises(ManifestError) as info:
+        parse_manifest("name: my_env\nprot: 8000\n", path=Path("openenv.yaml"))
+    assert str(info.value).count("Did you mean 'port'?") == 1
+    assert info.value.hint.startswith("Rename 'prot' to 'port'.")
+    assert "did you mean" not in info.value.hint.lower()
+
+
 def test_defaults() -> None:
     manifest = Manifest(name="my_env")
     assert manifest.app_path == "my_env.server.app:app"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import subprocess
 import sys
+from types import ModuleType
 
 import openenv_hub
 import openenv_hub.errors
@@ -12,19 +15,31 @@ import openenv_hub.errors
 def test_all_is_complete_and_importable() -> None:
     for name in openenv_hub.__all__:
         assert getattr(openenv_hub, name) is not None
-    public = {n for n in dir(openenv_hub) if not n.startswith("_")}
-    assert public <= set(openenv_hub.__all__) | {"annotations", "importlib"}
+    # vars(), not dir(): the package's __dir__ answers with __all__ itself.
+    public = {
+        name
+        for name, value in vars(openenv_hub).items()
+        if name.isidentifier()  # pytest's assertion rewriting adds '@py_builtins'
+        and not name.startswith("_")
+        and not (isinstance(value, ModuleType) and value.__name__ == f"openenv_hub.{name}")
+    }
+    assert public - set(openenv_hub.__all__) == {"annotations", "importlib", "TYPE_CHECKING", "Any"}
 
 
 def test_errors_module_exports_every_exception() -> None:
-    exceptions = {
-        name
-        for name, value in vars(openenv_hub.errors).items()
-        if isinstance(value, type)
-        and issubclass(value, Exception)
-        and value.__module__ == "openenv_hub.errors"
-    }
-    assert exceptions <= set(openenv_hub.errors.__all__)
+    """Every exception class of the package's modules (errors/_base.py, ...) is in __all__."""
+    exceptions = set()
+    for module in pkgutil.iter_modules(openenv_hub.errors.__path__, "openenv_hub.errors."):
+        for name, value in vars(importlib.import_module(module.name)).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, Exception)
+                and value.__module__.startswith("openenv_hub.errors")
+                and not name.startswith("_")
+            ):
+                exceptions.add(name)
+    assert len(exceptions) > 40
+    assert sorted(exceptions - set(openenv_hub.errors.__all__)) == []
 
 
 def test_client_import_loads_no_server_ui_or_hub() -> None:

@@ -6,6 +6,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from doc_blocks import REPO, doc_block
@@ -27,7 +28,7 @@ def test_write_an_environment_example_runs_as_saved_scripts(tmp_path: Path) -> N
     (tmp_path / "guess.py").write_text(environment, encoding="utf-8")
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     start = re.search(
-        r"start the server with `(uvicorn [^`]+)`, then run\n`(python play.py)`", readme
+        r"start the server with `(openenv serve [^`]+)`, then run\n`(python play.py)`", readme
     )
     assert start, "the README says how to start the server and the client"
     port = str(free_port())
@@ -97,3 +98,29 @@ def test_the_first_command_serves_echo_with_its_ui() -> None:
         os.path.isfile(REPO / "scripts" / "test.sh")
         and doc_block("README.md", "test command").code.strip() == "bash scripts/test.sh"
     )
+
+
+async def test_the_example_environment_stepped_before_reset_is_told_to_reset(serve: Any) -> None:
+    """The README's environment keeps no state until reset: the server says so, as the README
+    does, instead of the AttributeError its step would raise."""
+    import httpx
+
+    from openenv_hub import GenericEnvClient
+    from openenv_hub.errors import ResetRequiredError
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert '`ResetRequiredError` ("call reset() first")' in readme
+    namespace: dict[str, Any] = {"__name__": "guess"}
+    exec(
+        compile(doc_block("README.md", "write an environment").code, "guess.py", "exec"), namespace
+    )
+    server = serve(namespace["app"])
+    async with GenericEnvClient(server.url) as env:
+        with pytest.raises(ResetRequiredError, match=r"call reset\(\) first"):
+            await env.step({"number": 50})
+        with pytest.raises(ResetRequiredError):
+            await env.state()
+        await env.reset(seed=7)
+        assert (await env.step({"number": 7})).reward == 1.0
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        assert (await http.get("/metadata")).json()["reward_range"] == [0.0, 1.0]

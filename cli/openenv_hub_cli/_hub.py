@@ -15,6 +15,7 @@ __all__ = [
     "EnvVarOption",
     "HardwareOption",
     "SecretOption",
+    "SpaceArg",
     "TokenOption",
     "parse_secrets",
     "parse_variables",
@@ -40,6 +41,7 @@ SecretOption = typer.Option(
     "Values are never printed.",
     show_default=False,
 )
+SpaceArg = typer.Argument(..., metavar="SPACE", help="The Space, NS/NAME.", show_default=False)
 HardwareOption = typer.Option(
     None, "--hardware", "-H", help="Space hardware, e.g. cpu-basic or t4-small."
 )

@@ -44,7 +44,10 @@ console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 EnvPathArg = typer.Argument(
-    Path("."), help="Environment folder (with openenv.yaml).", show_default="current folder"
+    Path("."),
+    metavar="ENV",
+    help="An environment folder (with openenv.yaml).",
+    show_default="current folder",
 )
 
 
@@ -66,11 +69,20 @@ def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def run_app(app: typer.Typer, args: list[str] | None = None) -> NoReturn:
-    """Run the CLI; turn every error into one message and an exit code (the error boundary)."""
+def run_app(
+    app: typer.Typer,
+    args: list[str] | None = None,
+    *,
+    prog_name: str = "openenv",
+    decorate: Callable[[object], None] | None = None,
+) -> NoReturn:
+    """Run the CLI; turn every error into one message and an exit code (the error boundary).
+    ``decorate`` may change the click command first (its help)."""
     command = typer.main.get_command(app)
+    if decorate is not None:
+        decorate(command)
     try:
-        code = command.main(args=args, prog_name="openenv", standalone_mode=False)
+        code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
     except KeyboardInterrupt:
         code = _cancelled()
     except Exception as exc:

@@ -34,7 +34,7 @@ def kubernetes(
         None, "--max-replicas", min=1, help="Add an autoscaler: up to this many pods on CPU use."
     ),
     name: str | None = typer.Option(None, "--name", help="Object name.", show_default="ENV"),
-    namespace: str = typer.Option("default", "--namespace", "-n", help="Kubernetes namespace."),
+    namespace: str = typer.Option("default", "--namespace", help="Kubernetes namespace."),
     out: Path | None = typer.Option(  # noqa: B008 - typer reads defaults from here
         None, "--out", "-o", help="Folder for the manifests.", show_default="k8s/NAME"
     ),

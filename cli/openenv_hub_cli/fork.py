@@ -19,7 +19,7 @@ __all__ = ["command"]
 
 
 def command(
-    src: str = typer.Argument(..., help="The Space to copy, NS/NAME."),
+    src: str = typer.Argument(..., metavar="SPACE", help="The Space to copy, NS/NAME."),
     repo_id: str | None = typer.Option(
         None, "--repo-id", "-r", help="NS/NAME of the copy.", show_default="YOU/NAME"
     ),
@@ -51,4 +51,7 @@ def command(
     )
     console.print(f"Space: {result.url}")
     console.print(f"App:   {result.app_url}")
-    console.print(f"Edit it: openenv pull {result.repo_id}, change it, then openenv push")
+    console.print(
+        f"Edit it: openenv pull {result.repo_id}, change it, then openenv push in that folder "
+        f"(it goes to {result.repo_id})"
+    )

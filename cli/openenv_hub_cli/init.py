@@ -105,7 +105,9 @@ def _context(name: str, description: str | None, rng: random.Random) -> dict[str
 
 
 def command(
-    name: str = typer.Argument(..., help="Package name of the environment, e.g. my_env."),
+    name: str = typer.Argument(
+        ..., metavar="NAME", help="Package name of the environment, e.g. my_env."
+    ),
     output_dir: Path = typer.Option(Path("."), "--output-dir", "-o", help="Where to create it."),  # noqa: B008 - typer reads defaults from here
     description: str | None = typer.Option(None, "--description", "-d", help="One line about it."),
     no_input: bool = typer.Option(False, "--no-input", help="Never prompt; use defaults."),

@@ -14,7 +14,11 @@ __all__ = ["command"]
 
 
 def command(
-    spec: str = typer.Argument(..., help="NS/NAME, or NS/NAME@VERSION (a tag, branch or commit)."),
+    spec: str = typer.Argument(
+        ...,
+        metavar="SPACE",
+        help="The Space, NS/NAME, or NS/NAME@VERSION (a tag, branch or commit).",
+    ),
     yes: bool = typer.Option(
         False,
         "--yes",
@@ -28,24 +32,44 @@ def command(
 
     This runs code from the Space, so it asks first (at a terminal) unless --yes is given.
     """
+    from openenv_hub.errors import RemoteCodeNotTrustedError
     from openenv_hub.hub import install, parse_spec
 
     repo_id, revision = parse_spec(spec)
-    result = install(
-        repo_id,
-        revision,
-        upgrade=upgrade,
-        yes=yes,
-        token=token,
-        confirm=lambda question: typer.confirm(question, default=False, err=True),
-        on_output=lambda line: err_console.print(escape(line), style="dim"),
-    )
+    declined = False
+
+    def confirm(question: str) -> bool:
+        nonlocal declined
+        declined = not typer.confirm(question, default=False, err=True)
+        return not declined
+
+    try:
+        result = install(
+            repo_id,
+            revision,
+            upgrade=upgrade,
+            yes=yes,
+            token=token,
+            confirm=confirm,
+            on_output=lambda line: err_console.print(escape(line), style="dim"),
+        )
+    except RemoteCodeNotTrustedError:
+        if not declined:
+            raise
+        err_console.print(f"Not installed: you answered no. Nothing was changed for {repo_id}.")
+        raise typer.Exit(1) from None
     at = f"@{revision}" if revision else ""
     console.print(
         f"[green]Installed[/] {result.repo_id}{at} (commit {(result.commit or '?')[:7]}) "
         f"into {sys.executable}",
         markup=True,
     )
+    for package, asked in result.kept:
+        console.print(
+            f"[yellow]Kept[/] {escape(package.describe())}; the Space asks for "
+            f"{escape(asked)}. (To use the Space's, uninstall yours first.)",
+            markup=True,
+        )
     _usage(result.repo_id, result.commit)
 
 

@@ -8,10 +8,10 @@ for a group of subcommands).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
-from openenv_hub import __version__
 from openenv_hub_cli import (
     build,
     cache,
@@ -23,18 +23,26 @@ from openenv_hub_cli import (
     pull,
     push,
     record,
+    rescore,
     serve,
     stop,
+    tasks,
     validate,
     versions,
+    whoami,
 )
+from openenv_hub_cli import eval as evaluate
+from openenv_hub_cli._help import HELP_OPTIONS, decorate
+from openenv_hub_cli._help import command as help_command
 from openenv_hub_cli._utils import run_app
+from openenv_hub_cli._version import version_text
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="openenv",
     help="Make, serve, validate, build and publish OpenEnv environments.",
+    context_settings=HELP_OPTIONS,
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -44,7 +52,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"openenv-hub {__version__}")
+        typer.echo(version_text(program_name()))
         raise typer.Exit()
 
 
@@ -55,7 +63,7 @@ def root(
         "--version",
         callback=_print_version,
         is_eager=True,
-        help="Show the version and exit.",
+        help="Show the version, and which package the 'openenv' command on PATH belongs to.",
     ),
 ) -> None:
     """Make, serve, validate, build and publish OpenEnv environments."""
@@ -70,11 +78,16 @@ app.command("fork")(fork.command)
 app.command("install")(install.command)
 app.command("pull")(pull.command)
 app.command("versions")(versions.command)
+app.command("whoami")(whoami.command)
 app.command("record")(record.command)
 app.command("ps")(ps.command)
 app.command("stop")(stop.command)
 app.add_typer(deploy.app, name="deploy")
 app.add_typer(cache.app, name="cache")
+app.command("eval")(evaluate.command)
+app.command("tasks")(tasks.command)
+app.command("rescore")(rescore.command)
+app.command("help")(help_command)
 
 
 #: Options whose value may be left out, and what they mean alone: ``--ray`` is the cluster at
@@ -94,9 +107,16 @@ def with_optional_values(args: list[str]) -> list[str]:
     return filled
 
 
+def program_name() -> str:
+    """``openenv-hub`` when started by that name, else ``openenv``."""
+    started = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return "openenv-hub" if started.startswith("openenv-hub") else "openenv"
+
+
 def main(args: list[str] | None = None) -> None:
-    """Entry point of the ``openenv`` script."""
-    run_app(app, with_optional_values(sys.argv[1:] if args is None else args))
+    """Entry point of the ``openenv`` and ``openenv-hub`` scripts (the same command)."""
+    arguments = with_optional_values(sys.argv[1:] if args is None else args)
+    run_app(app, arguments, prog_name=program_name(), decorate=decorate)
 
 
 if __name__ == "__main__":

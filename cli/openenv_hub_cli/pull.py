@@ -6,26 +6,35 @@ from pathlib import Path
 
 import typer
 
-from openenv_hub_cli._hub import TokenOption, progress
+from openenv_hub_cli._hub import SpaceArg, TokenOption, progress
 from openenv_hub_cli._utils import console
 
 __all__ = ["command"]
 
 
 def command(
-    repo_id: str = typer.Argument(..., help="The Space, NS/NAME."),
+    repo_id: str = SpaceArg,
     dest: Path | None = typer.Argument(  # noqa: B008 - typer reads defaults from here
-        None, help="Folder to create (must be new or empty).", show_default="./NAME"
+        None,
+        metavar="FOLDER",
+        help="Folder to create (must be new or empty).",
+        show_default="./NAME",
     ),
     revision: str | None = typer.Option(
         None, "--revision", help="A version, branch or commit.", show_default="main"
     ),
     token: str | None = TokenOption,
 ) -> None:
-    """Download a Space's files into a new folder, to run, change and push them."""
+    """Download a Space's files into a new folder, to run, change and push them.
+
+    The folder remembers the Space, so 'openenv push' inside it goes back there.
+    """
     from openenv_hub.hub import pull
 
     with progress(f"Downloading {repo_id}"):
         path = pull(repo_id, dest, revision=revision, token=token)
     console.print(f"[green]Pulled[/] {repo_id} into {path}", markup=True)
-    console.print(f"Next:\n  cd {path}\n  pip install -e .\n  openenv serve\n  openenv push")
+    console.print(
+        f"Next:\n  cd {path}\n  pip install -e .\n  openenv serve\n"
+        f"  openenv push   (goes back to {repo_id}; --repo-id to push elsewhere)"
+    )

@@ -18,10 +18,11 @@ from openenv_hub_cli._hub import (
     parse_variables,
     progress,
 )
+from openenv_hub_cli._progress import showing_progress
 from openenv_hub_cli._utils import EnvPathArg, console, err_console, resolve_env_dir
 
 if TYPE_CHECKING:
-    from openenv_hub.hub import PushResult
+    from openenv_hub.hub import PushResult, PushTarget
 
 __all__ = ["command"]
 
@@ -29,9 +30,19 @@ __all__ = ["command"]
 def command(
     path: Path = EnvPathArg,
     repo_id: str | None = typer.Option(
-        None, "--repo-id", "-r", help="NS/NAME of the Space.", show_default="YOU/<manifest name>"
+        None,
+        "--repo-id",
+        "-r",
+        help="NS/NAME of the Space.",
+        show_default="the Space the folder was pulled from or last pushed to, else "
+        "YOU/<manifest name>",
     ),
-    private: bool = typer.Option(False, "--private", help="Make the Space private."),
+    private: bool | None = typer.Option(
+        None,
+        "--private/--public",
+        help="Make the Space private, or public.",
+        show_default="a new Space public; an existing one as it is",
+    ),
     token: str | None = TokenOption,
     env_var: list[str] = EnvVarOption,
     secret: list[str] = SecretOption,
@@ -61,6 +72,10 @@ def command(
 ) -> None:
     """Validate the environment and upload it to a Space in one commit (.gitignore honoured).
 
+    Without --repo-id it goes to the Space the folder was pulled from or last pushed to (kept in
+    .openenv/space.json, which is never uploaded), else to YOU/<name in openenv.yaml>; the
+    target is printed before anything is sent. 'openenv whoami' tells where it would go.
+
     Files deleted locally are deleted from the Space. Links to outside the folder, .git files
     and secret-looking files are never uploaded; each is listed. Variables come from
     openenv.yaml and --env-var; secrets from --secret and, for names openenv.yaml lists, from
@@ -70,6 +85,14 @@ def command(
 
     env_dir = resolve_env_dir(path)
     variables, secrets = parse_variables(env_var), parse_secrets(secret)
+
+    def show_target(target: PushTarget) -> None:
+        verb = "Would push" if dry_run else "Pushing"
+        console.print(
+            f"{verb} {escape(env_dir.name)} to [bold]{target.repo_id}[/] ({escape(target.reason)})",
+            markup=True,
+        )
+
     with progress(f"Checking {env_dir.name}") as step:
         result = push(
             env_dir,
@@ -85,6 +108,7 @@ def command(
             dry_run=dry_run,
             force=force,
             on_step=step,
+            on_target=show_target,
         )
     _report(result)
     if wait and not result.dry_run:
@@ -96,10 +120,8 @@ def _wait(repo_id: str, *, token: str | None, timeout_s: float) -> None:
     from openenv_hub.errors import SpaceNotRunningError
     from openenv_hub.hub._wait import wait_for_space
 
-    def show(stage: str) -> None:
-        err_console.print(f"Space stage: {stage}", style="dim")
-
-    state = wait_for_space(repo_id, token=token, timeout_s=timeout_s, on_stage=show)
+    with showing_progress():
+        state = wait_for_space(repo_id, token=token, timeout_s=timeout_s)
     if state.running:
         console.print(f"[green]Running[/] {repo_id}", markup=True)
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,7 +16,10 @@ import typer
 
 from openenv_hub.errors import ConnectError
 from openenv_hub.manifest import MANIFEST_FILE, load_manifest
-from openenv_hub_cli._utils import CommandError, console, err_console
+from openenv_hub.plots import plots_available, require_plots
+from openenv_hub_cli._hub import TokenOption
+from openenv_hub_cli._record_summary import print_episodes, warn_errors, write_plot
+from openenv_hub_cli._utils import DEBUG_ENV, CommandError, console, err_console
 
 __all__ = ["command", "load_policy"]
 
@@ -26,13 +30,16 @@ OutputOption = typer.Option(
 
 def command(
     env: str = typer.Argument(
-        ..., help="A running server's URL (http://host:port), or an environment folder."
+        ...,
+        metavar="ENV",
+        help="An environment folder (served while recording), or a running server's URL.",
     ),
     episodes: int = typer.Option(..., "--episodes", "-n", min=1, help="Episodes to record."),
     policy: str = typer.Option(
         ...,
         "--policy",
-        help="module:function choosing each action from the observation (a dict).",
+        help="module:function choosing each action from the observation (a dict), "
+        "imported from the current folder.",
     ),
     output: Path = OutputOption,
     max_steps: int = typer.Option(100, "--max-steps", min=1, help="Step limit of an episode."),
@@ -46,15 +53,29 @@ def command(
     private: bool | None = typer.Option(
         None, "--private/--public", help="Visibility of a dataset repo created by the push."
     ),
+    token: str | None = TokenOption,
+    plot: bool | None = typer.Option(
+        None,
+        "--plot/--no-plot",
+        help="Write a PNG of the returns beside the output (needs matplotlib).",
+        show_default="when matplotlib is installed",
+    ),
 ) -> None:
-    """Play episodes with a policy and record every step (see docs/rewards.md)."""
+    """Play episodes with a policy and record every step: observation, action, reward, done.
+
+    The policy is a function of yours, 'def act(observation: dict) -> dict', returning the
+    action as a dict. Each row of the output is one step; read them back with
+    openenv_hub.trajectories.read_records, or datasets.load_dataset.
+    """
     from openenv_hub.trajectories import TrajectoryWriter, record_episodes
 
     if output.exists() and not overwrite:
         raise CommandError(
             f"{output} already exists.", hint="Pass --overwrite, or choose another --output."
         )
-    choose = load_policy(policy)
+    if plot:
+        require_plots()
+    choose = guarded(load_policy(policy), policy)
     with _server(env) as base_url:
         info = _environment(base_url)
         with _writer(TrajectoryWriter, output) as writer:
@@ -70,16 +91,26 @@ def command(
                     env=info,
                 )
             )
+    print_episodes(summary, max_steps=max_steps)
     version = f" {info.version}" if info.version else ""
     episodes_text = f"{summary.episodes} episode{'s' if summary.episodes != 1 else ''}"
     console.print(
         f"Recorded {episodes_text} ({summary.steps} steps) of {info.name}{version} to {output}; "
         f"mean return {summary.mean_return:.4g}."
     )
+    warn_errors(summary, policy)
+    if plot or (plot is None and plots_available()):
+        console.print(f"Plot of the returns: {write_plot(summary, output, policy=policy)}")
+    elif plot is None:
+        console.print(
+            'No plot: pip install "openenv-hub[plots]" for one (matplotlib).', markup=False
+        )
     if push_to_hub:
         from openenv_hub.trajectories import push_trajectories
 
-        url = push_trajectories(output, push_to_hub, env_name=info.name, private=private)
+        url = push_trajectories(
+            output, push_to_hub, env_name=info.name, private=private, token=token
+        )
         console.print(f"Pushed to {url}")
 
 
@@ -106,6 +137,41 @@ def load_policy(spec: str) -> Callable[..., Any]:
             hint=f"Define 'def {attribute}(observation: dict) -> dict' in {module_name}.",
         )
     return function  # type: ignore[no-any-return]
+
+
+def guarded(function: Callable[..., Any], spec: str) -> Callable[..., Any]:
+    """``function``, whose failures name the policy, its call and what it was given."""
+    calls = 0
+
+    def failed(exc: Exception, observation: Any) -> CommandError:
+        keys = ", ".join(map(str, observation)) if isinstance(observation, dict) else "?"
+        return CommandError(
+            f"The policy {spec} failed on its call {calls}: {type(exc).__name__}: {exc}",
+            hint=f"It was given an observation with the keys: {keys}. Fix the policy; "
+            f"{DEBUG_ENV}=1 shows where it failed.",
+        )
+
+    if inspect.iscoroutinefunction(function):
+
+        async def call_async(observation: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            try:
+                return await function(observation)
+            except Exception as exc:
+                raise failed(exc, observation) from exc
+
+        return call_async
+
+    def call(observation: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        try:
+            return function(observation)
+        except Exception as exc:
+            raise failed(exc, observation) from exc
+
+    return call
 
 
 @contextmanager

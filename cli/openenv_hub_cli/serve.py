@@ -1,20 +1,20 @@
-"""``openenv serve``: run an environment's app (named by its manifest) with uvicorn."""
+"""``openenv serve``: run an environment's app with uvicorn (or with a runtime: uv, docker, Ray).
+
+What it serves is named in one argument (:mod:`._serve_target`): a folder, a file, module:app, or
+a Gymnasium id."""
 
 from __future__ import annotations
 
-import importlib
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from openenv_hub.errors import DependencyNotInstalledError
-from openenv_hub.manifest import load_manifest
 from openenv_hub.network import port_in_use
-from openenv_hub.validation.failure import describe_import_failure
-from openenv_hub_cli._utils import CommandError, EnvPathArg, console, resolve_env_dir
+from openenv_hub_cli._progress import showing_progress
+from openenv_hub_cli._serve_target import ServeTargetArg, serve_target
+from openenv_hub_cli._utils import CommandError, console
 
 __all__ = ["command"]
 
@@ -29,7 +29,7 @@ def _runtime_help() -> str:
 
 
 def command(
-    path: Path = EnvPathArg,
+    env: str = ServeTargetArg,
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
     port: int | None = typer.Option(
         None,
@@ -50,7 +50,7 @@ def command(
     max_sessions: int | None = typer.Option(
         None, "--max-sessions", min=1, help="Sessions served at once.", show_default="64"
     ),
-    runtime: str = typer.Option("local", "--runtime", "-r", help=_runtime_help()),
+    runtime: str = typer.Option("local", "--runtime", help=_runtime_help()),
     tag: str | None = typer.Option(
         None, "--tag", "-t", help="docker, swarm: image tag.", show_default="openenv-NAME:latest"
     ),
@@ -75,9 +75,8 @@ def command(
     replicas: int = typer.Option(1, "--replicas", min=1, help="ray, swarm: number of replicas."),
 ) -> None:
     """Serve the environment (HTTP, /ws, /mcp, and the web UI with --web)."""
-    env_dir = resolve_env_dir(path)
-    manifest = load_manifest(env_dir)
-    port = port or manifest.port
+    target = serve_target(env)
+    port = port or target.port
     address = None
     if ray is not None:
         if runtime not in ("local", "ray") or reload:
@@ -88,6 +87,7 @@ def command(
             raise CommandError("--reload works with the local runtime only.")
         given = {"port": port, "tag": tag, "base_image": base_image, "build_args": [*build_arg]}
         given |= {"replicas": replicas, "address": address, "max_sessions": max_sessions}
+        env_dir = target.folder("--ray" if ray is not None else f"--runtime {runtime}")
         _serve_elsewhere(env_dir, runtime, web, given)
         return
     if port_in_use(host, port):
@@ -95,20 +95,21 @@ def command(
             f"Port {port} on {host} is already in use.",
             hint=f"Stop the other server, or pick another port: openenv serve --port {port + 1}",
         )
-    _set_env(web, max_sessions or manifest.max_concurrent_envs, manifest.variables)
-    app = _load_app(manifest.app_path, env_dir)
+    reload_path = target.reload_path() if reload else None
+    _set_env(web, max_sessions or target.max_sessions, target.variables)
+    app = target.make_app()
     _print_urls(host, port, web_on=_web_on())
     import uvicorn
 
     from openenv_hub.server.app import uvicorn_options
 
     uvicorn.run(
-        manifest.app_path if reload else app,
+        reload_path or app,
         host=host,
         port=port,
         reload=reload,
-        reload_dirs=[str(env_dir)] if reload else None,
-        app_dir=str(env_dir),
+        reload_dirs=[str(target.app_dir)] if reload else None,
+        app_dir=str(target.app_dir),
         log_level="info",
         **uvicorn_options(),
     )
@@ -133,7 +134,8 @@ def _serve_elsewhere(env_dir: Path, runtime: str, web: bool | None, given: dict[
             f"Port {port} on 127.0.0.1 is already in use.",
             hint=f"Stop the other server, or pick another port: --port {port + 1}",
         )
-    serve_with_runtime(env_dir, runtime, options)
+    with showing_progress():  # the build and the start, as they go
+        serve_with_runtime(env_dir, runtime, options)
 
 
 def _set_env(web: bool | None, max_sessions: int | None, variables: dict[str, Any]) -> None:
@@ -147,23 +149,6 @@ def _set_env(web: bool | None, max_sessions: int | None, variables: dict[str, An
 
 def _web_on() -> bool:
     return os.environ.get("ENABLE_WEB_INTERFACE", "").lower() in ("1", "true", "yes", "on")
-
-
-def _load_app(app_path: str, env_dir: Path) -> Any:
-    """Import the app now, so that a broken import is reported before uvicorn starts."""
-    sys.path.insert(0, str(env_dir))
-    module, _, attr = app_path.partition(":")
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except DependencyNotInstalledError:
-        raise
-    except Exception as exc:  # the environment's code: a syntax error, a failing import, ...
-        raise CommandError(
-            f"The app '{app_path}' (from openenv.yaml) does not import: "
-            f"{describe_import_failure(exc)}",
-            hint="Fix the error, or the 'app' field of openenv.yaml. "
-            "Run 'openenv validate --level import' for details.",
-        ) from exc
 
 
 def _print_urls(host: str, port: int, *, web_on: bool) -> None:

@@ -11,7 +11,10 @@ __all__ = ["command"]
 
 def command(
     names: list[str] = typer.Argument(  # noqa: B008 - typer reads defaults from here
-        None, help="Names or id prefixes, as 'openenv ps' shows them.", show_default=False
+        None,
+        metavar="NAME...",
+        help="Names or id prefixes, as 'openenv ps' shows them.",
+        show_default=False,
     ),
     stop_all: bool = typer.Option(False, "--all", help="Remove everything 'openenv ps' lists."),
     ray_address: str | None = typer.Option(

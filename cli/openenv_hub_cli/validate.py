@@ -26,13 +26,22 @@ class Level(str, Enum):
 
 
 def command(
-    target: str = typer.Argument(".", help="Environment folder, or the URL of a running server."),
+    target: str = typer.Argument(
+        ".",
+        metavar="ENV",
+        help="An environment folder, or the URL of a running server.",
+        show_default="current folder",
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     level: Level = typer.Option(  # noqa: B008 - typer reads defaults from here
         Level.runtime, "--level", "-l", help="How far to go (each level includes the ones before)."
     ),
     timeout_s: float = typer.Option(
-        10.0, "--timeout", min=0.1, help="Seconds per request (URL mode)."
+        10.0,
+        "--timeout",
+        min=0.1,
+        help="Seconds for each check in total, however slowly the server answers (URL mode); "
+        "the whole validation gets six times as long.",
     ),
     wait_s: float = typer.Option(
         0.0, "--wait", min=0.0, help="Seconds to wait for the URL to answer."
@@ -85,19 +94,33 @@ def _folder(target: str) -> Path:
     return path.resolve()
 
 
+#: Lines of a message shown in the table; the rest (a log, a traceback) is printed below it.
+TABLE_LINES = 3
+
+
 def _print_table(label: str, results: list[CheckResult]) -> None:
+    """A row per check; a failure's hint comes first, and its long output after the table."""
     table = Table(title=f"openenv validate {label}", title_justify="left")
     for column in ("check", "level", "result", "details"):
         table.add_column(column, overflow="fold")
+    below = []
     for result in results:
         mark = (
             "[dim]skip[/]" if result.skipped else "[green]pass[/]" if result.ok else "[red]FAIL[/]"
         )
-        details = escape(result.message) + (
-            f"\n[yellow]hint:[/] {escape(result.hint)}" if result.hint and not result.ok else ""
-        )
+        lines = result.message.splitlines() or [""]
+        details = escape("\n".join(lines[:TABLE_LINES]))
+        if len(lines) > TABLE_LINES:
+            details += f"\n[dim]({len(lines) - TABLE_LINES} more lines below the table)[/]"
+            below.append((result.name, lines[TABLE_LINES:]))
+        if result.hint and not result.ok:
+            details = f"[yellow]hint:[/] {escape(result.hint)}\n{details}"
         table.add_row(result.name, result.level, mark, details)
     console.print(table)
+    for name, rest in below:
+        console.print(f"[bold]{escape(name)}[/], continued:", markup=True)
+        for line in rest:
+            console.print(f"  {line}", markup=False, highlight=False)
     failed = [r.name for r in results if not r.ok]
     if failed:
         console.print(f"[red]Failed:[/] {', '.join(failed)}", markup=True)

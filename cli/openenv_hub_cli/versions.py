@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import typer
 from rich.table import Table
 
-from openenv_hub_cli._hub import TokenOption
+from openenv_hub_cli._hub import SpaceArg, TokenOption
 from openenv_hub_cli._utils import console
 
 __all__ = ["command"]
 
 
 def command(
-    repo_id: str = typer.Argument(..., help="The Space, NS/NAME."),
+    repo_id: str = SpaceArg,
     token: str | None = TokenOption,
 ) -> None:
     """List the versions (git tags) of a Space, oldest first, with the line that installs each."""

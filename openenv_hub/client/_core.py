@@ -1,15 +1,16 @@
-"""What the async and sync clients share and that does no I/O: options, URLs, encoding,
-decoding replies, and tracking whether an episode would be lost with a connection."""
+"""What the async and sync clients share and that does no I/O: options, URLs, parsing replies
+into the client's types, and the wording of what a transport ran into. The protocol's
+:class:`~openenv_hub.protocol.connection.ClientConnection` encodes requests, reads replies and
+tracks whether an episode was lost with a connection."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
-from urllib.parse import urlsplit
 
-import pydantic_core
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.frames import Close
 
 from openenv_hub.errors import (
     ConfigurationError,
@@ -18,18 +19,18 @@ from openenv_hub.errors import (
     MessageTooLargeError,
     OpenEnvError,
     ServerReplyError,
-    SessionLostError,
     TransportError,
-    error_from_wire,
 )
+from openenv_hub.protocol.codes import CLOSE_MESSAGE_TOO_BIG
+from openenv_hub.protocol.connection import REPLY_TYPES, ClientConnection
+from openenv_hub.protocol.replies import reply_data
+from openenv_hub.protocol.urls import is_loopback
 from openenv_hub.shown_urls import hide_credentials, shown
 from openenv_hub.types import Action, State, StepResult
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
-
-CLOSE_MESSAGE_TOO_BIG = 1009
 
 #: What a timeout raises: on Python 3.10, asyncio's TimeoutError is not the builtin one.
 TIMEOUT_ERRORS: tuple[type[Exception], ...] = (TimeoutError, asyncio.TimeoutError)
@@ -57,48 +58,6 @@ def connect_error(url: str, exc: Exception) -> ConnectError:
         )
     said = hide_credentials(str(exc), url)
     return ConnectError(f"Failed to connect to {shown(url)}: {said}", url=url)
-
-
-def ws_url(base_url: str, path: str = "/ws") -> str:
-    """The WebSocket URL for a server given as http(s)://, ws(s):// or host:port."""
-    url = base_url.strip().rstrip("/")
-    if not url:
-        raise ConfigurationError("base_url is empty; pass e.g. 'http://127.0.0.1:8000'")
-    if "://" not in url:
-        url = f"ws://{url}"
-    scheme, rest = url.split("://", 1)
-    mapped = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(scheme.lower())
-    if mapped is None:
-        raise ConfigurationError(
-            f"base_url {shown(base_url)!r} has scheme '{scheme}'; use http, https, ws or wss"
-        )
-    url = f"{mapped}://{rest}"
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
-    except ValueError as exc:
-        raise ConfigurationError(
-            f"base_url {shown(base_url)!r} is not a valid URL ({exc}); pass e.g. "
-            "'http://127.0.0.1:8000'"
-        ) from None
-    if not parts.hostname:
-        raise ConfigurationError(
-            f"base_url {shown(base_url)!r} names no host; pass e.g. 'http://127.0.0.1:8000'"
-        )
-    if url.endswith(path):
-        return url
-    return url + path
-
-
-def http_url(base_url: str) -> str:
-    """The HTTP base URL for a server given as http(s)://, ws(s):// or host:port."""
-    url = ws_url(base_url).removesuffix("/ws")
-    return "http" + url[2:] if url.startswith("ws") else url
-
-
-def is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
 
 
 @dataclass(frozen=True)
@@ -192,63 +151,14 @@ class Codec(Generic[ActT, ObsT, StateT]):
         return state_type.model_validate(payload)  # type: ignore[return-value]
 
 
-class Exchange:
-    """The bookkeeping of one client's requests: encoding, decoding, lost-episode detection."""
+class Exchange(ClientConnection):
+    """The protocol's :class:`~openenv_hub.protocol.connection.ClientConnection`, with the
+    client's wording of what its transport ran into (the server's URL, the client's options)."""
 
     def __init__(self, url: str, options: ClientOptions) -> None:
+        super().__init__()
         self.url = url
         self.options = options
-        self.episode_active = False  # a reset succeeded on the current connection
-        self.episode_lost = False  # the connection dropped mid-episode; reset() clears it
-
-    @staticmethod
-    def encode(kind: str, data: dict[str, Any] | None = None) -> str:
-        message: dict[str, Any] = {"type": kind}
-        if data is not None:
-            message["data"] = data
-        return pydantic_core.to_json(message).decode()
-
-    def decode(self, raw: str | bytes, expect: str) -> dict[str, Any]:
-        try:
-            frame = pydantic_core.from_json(raw)
-        except ValueError as exc:
-            raise ServerReplyError(f"Server sent a frame that is not JSON: {exc}") from None
-        kind = frame.get("type") if isinstance(frame, dict) else None
-        data = frame.get("data") if isinstance(frame, dict) else None
-        if kind == "error":
-            raise error_from_wire(data if isinstance(data, dict) else {})
-        if kind != expect or not isinstance(data, dict):
-            raise ServerReplyError(f"Expected a '{expect}' reply, got {str(raw)[:200]!r}")
-        return data
-
-    def connection_dropped(self) -> None:
-        """The connection is gone; an episode in progress went with it."""
-        if self.episode_active:
-            self.episode_lost = True
-        self.episode_active = False
-
-    def check_not_lost(self, kind: str) -> None:
-        if kind in ("step", "state", "mcp") and self.episode_lost:
-            raise self.lost_error()
-
-    @staticmethod
-    def lost_error() -> SessionLostError:
-        return SessionLostError(
-            "The connection to the environment server closed during an episode, and the "
-            "episode was lost with it (the server may have restarted or reaped an idle "
-            "session). The client has reconnected: call reset() to start a new episode.",
-        )
-
-    def closed_during(self, kind: str, code: int | None, reason: str) -> OpenEnvError:
-        """The error for a connection found closed while waiting for the reply to ``kind``:
-        the episode is lost if one was running (for a call that needs it), else the closure."""
-        if kind in ("step", "state", "mcp") and self.episode_lost:
-            return self.lost_error()
-        return self.closed_error(code, reason)
-
-    def succeeded(self, kind: str) -> None:
-        if kind == "reset":
-            self.episode_active, self.episode_lost = True, False
 
     def timeout_error(self, timeout_s: float) -> EnvTimeoutError:
         return EnvTimeoutError(
@@ -258,6 +168,22 @@ class Exchange:
             url=self.url,
             timeout_s=timeout_s,
         )
+
+    def closed_during(
+        self, kind: str, close: Close | None, last_words: str | bytes | None
+    ) -> OpenEnvError:
+        """The error for a socket found closed while the reply to ``kind`` was owed: the error
+        frame the server sent before closing (``last_words``), else the episode that was lost
+        (for a request that needs it), else the closure."""
+        if last_words is not None:
+            try:
+                reply_data(last_words, REPLY_TYPES.get(kind, "observation"))
+            except ServerReplyError as refusal:
+                return refusal
+        lost = self.lost_during(kind)
+        if lost is not None:
+            return lost
+        return self.closed_error(close.code if close else None, close.reason if close else "")
 
     def closed_error(self, code: int | None, reason: str) -> TransportError:
         if code == CLOSE_MESSAGE_TOO_BIG:

@@ -22,12 +22,13 @@ from openenv_hub.client._core import (
     ObsT,
     StateT,
     connect_error,
-    ws_url,
 )
 from openenv_hub.errors import ConfigurationError
+from openenv_hub.protocol.urls import ws_url
 from openenv_hub.types import StepResult
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from openenv_hub.client._launch import ClientLauncher
@@ -191,7 +192,7 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
 
     async def _discard(self) -> None:
         ws, self._ws = self._ws, None
-        self._exchange.connection_dropped()
+        self._exchange.connection_lost()
         if ws is not None:
             with contextlib.suppress(Exception):
                 await ws.close()
@@ -199,18 +200,18 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
     def _abort(self) -> None:
         """Drop the connection at once, without a closing handshake (safe while cancelled)."""
         ws, self._ws = self._ws, None
-        self._exchange.connection_dropped()
+        self._exchange.connection_lost()
         if ws is not None:
             ws.transport.abort()
 
     async def close(self) -> None:
         """End the session, close the connection, and stop the provider if there is one."""
         ws, self._ws = self._ws, None
-        self._exchange.episode_active = False
+        farewell = self._exchange.close_frame()
         if ws is not None:
             with contextlib.suppress(Exception):
                 if ws.state is WsState.OPEN:
-                    await ws.send(Exchange.encode("close"))
+                    await ws.send(farewell)
                 await ws.close()
         if self.provider is not None:
             await asyncio.to_thread(self.provider.stop)
@@ -237,19 +238,17 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
 
     # -- requests --------------------------------------------------------------------------
 
-    async def _request(
-        self, kind: str, data: dict[str, Any] | None = None, expect: str = "observation"
-    ) -> dict[str, Any]:
+    async def _request(self, kind: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send one request and read its reply. Calls are serialised (one in flight at a time);
         a call that fails or is cancelled between the two drops the connection, so the next
         call can never read the reply meant for this one."""
         async with self._lock:
             exchange = self._exchange
             ws = await self._connection()
-            exchange.check_not_lost(kind)
+            request = exchange.send(kind, data)
             timeout_s = self.options.message_timeout_s
             try:
-                await ws.send(exchange.encode(kind, data))
+                await ws.send(request)
                 raw = await _recv_within(ws, timeout_s)
             except TIMEOUT_ERRORS:
                 self._abort()
@@ -257,18 +256,11 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
             except ConnectionClosed as exc:
                 last_words = await _last_frame(ws)  # e.g. a refusal sent just before closing
                 await self._discard()
-                if last_words is not None:
-                    exchange.decode(last_words, expect)  # raises the error it carries
-                close = exc.rcvd or exc.sent
-                raise exchange.closed_during(
-                    kind, close.code if close else None, close.reason if close else ""
-                ) from exc
+                raise exchange.closed_during(kind, exc.rcvd or exc.sent, last_words) from exc
             except BaseException:  # cancelled or interrupted while the reply was owed
                 self._abort()
                 raise
-            reply = exchange.decode(raw, expect)
-            exchange.succeeded(kind)
-            return reply
+            return exchange.receive(raw)
 
     async def reset(self, **kwargs: Any) -> StepResult[ObsT]:
         """Start a new episode. Keyword arguments (``seed``, ``episode_id``, ...) go to ``reset``."""
@@ -278,7 +270,14 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         return self._parse_result(await self._request("step", self._step_payload(action)))
 
     async def state(self) -> StateT:
-        return self._parse_state(await self._request("state", expect="state"))
+        return self._parse_state(await self._request("state"))
+
+    async def fork(self, episode: Sequence[Any], step: int) -> StepResult[ObsT]:
+        """Bring this session to a recorded ``episode``'s state at ``step`` by replay (see
+        :mod:`openenv_hub.client.fork`); raises ``ReplayMismatchError`` where it differs."""
+        from openenv_hub.client.fork import fork_episode
+
+        return await fork_episode(self, episode, step)
 
     def sync(self) -> SyncEnvClient[ActT, ObsT, StateT]:
         """A synchronous twin of this client, with the same options and parsing."""

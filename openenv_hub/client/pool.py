@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from openenv_hub.client import _pool_core as core
 from openenv_hub.client._core import ActT, ObsT, StateT
-from openenv_hub.client._pool_core import OnError, Placement, Slot
+from openenv_hub.client._pool_core import OnError, Opening, Placement, Slot, SlotMachine
 from openenv_hub.client.generic import GenericEnvClient
 from openenv_hub.errors import SlotError
 
@@ -68,14 +68,16 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         on_error: OnError = "return",
         **client_options: Any,
     ) -> None:
-        core.check_options(size, on_error)
-        self.size = size
-        self.on_error: OnError = on_error
-        self.placement = Placement.of(urls_or_provider)
         self.client_class: type[EnvClient[Any, Any, Any]] = client or GenericEnvClient
         self.client_options = client_options
-        self.slots: list[Slot[EnvClient[ActT, ObsT, StateT]]] = [Slot(i) for i in range(size)]
-        self.replacements: list[SlotError] = []
+        self.machine: SlotMachine[EnvClient[ActT, ObsT, StateT]] = SlotMachine(
+            size, Placement.of(urls_or_provider), on_error, self._new_client
+        )
+        self.size, self.on_error, self.placement = size, on_error, self.machine.placement
+        self.slots, self.replacements = self.machine.slots, self.machine.replacements
+
+    def _new_client(self, url: str) -> EnvClient[ActT, ObsT, StateT]:
+        return self.client_class(url, **self.client_options)
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -85,10 +87,9 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         Raises:
             OpenEnvError: Not a single session could be opened (the first slot's error).
         """
-        urls = await self._urls()
-        failures = await asyncio.gather(*(self._open_slot(slot, urls) for slot in self.slots))
+        failures = await self._open(self.slots, await self._urls())
         first = next((f for f in failures if f is not None), None)
-        core.after_open(lambda: sum(s.client is not None for s in self.slots), self.size, first)
+        core.after_open(sum(s.client is not None for s in self.slots), first)
         return self
 
     async def _urls(self) -> list[str]:
@@ -96,30 +97,28 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
             return self.placement.urls()
         return await asyncio.to_thread(self.placement.urls)
 
-    async def _open_slot(
-        self, slot: Slot[EnvClient[ActT, ObsT, StateT]], urls: list[str]
-    ) -> BaseException | None:
-        """Give ``slot`` a connected session on the least-loaded replica that accepts one."""
-        await self._drop(slot)
-        refusals: list[tuple[str, BaseException]] = []
-        for url in Placement.candidates(urls, Placement.loads(self.slots)):
-            client = self.client_class(url, **self.client_options)
-            slot.url, slot.client = url, client  # counted now, so concurrent opens spread
+    async def _open(
+        self, slots: Sequence[Slot[EnvClient[ActT, ObsT, StateT]]], urls: list[str]
+    ) -> list[BaseException | None]:
+        """New sessions for ``slots``: their old ones dropped, all placed, then connected."""
+        await asyncio.gather(*(self._drop(slot) for slot in slots))
+        openings = [self.machine.opening(slot, urls) for slot in slots]
+        return list(await asyncio.gather(*(self._connect(opening) for opening in openings)))
+
+    @staticmethod
+    async def _connect(opening: Opening[EnvClient[ActT, ObsT, StateT]]) -> BaseException | None:
+        while (client := opening.client) is not None:
             try:
                 await client.connect()
             except Exception as exc:
-                slot.client = None
-                refusals.append((url, exc))
+                opening.refused(exc)
                 continue
-            slot.failure = None
-            core.note_refusals(slot, refusals)
+            opening.opened()
             return None
-        slot.url = ""
-        error = core.no_replica(urls, [exc for _, exc in refusals])
-        core.slot_failure(slot, error)
-        return error
+        return opening.failed()
 
-    async def _drop(self, slot: Slot[EnvClient[ActT, ObsT, StateT]]) -> None:
+    @staticmethod
+    async def _drop(slot: Slot[EnvClient[ActT, ObsT, StateT]]) -> None:
         client, slot.client = slot.client, None
         if client is not None:
             with contextlib.suppress(Exception):
@@ -127,7 +126,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
 
     def sessions_per_url(self) -> dict[str, int]:
         """How many of the pool's sessions each replica holds now."""
-        return dict(Placement.loads(self.slots))
+        return self.machine.sessions_per_url()
 
     # -- rounds ----------------------------------------------------------------------------
 
@@ -140,13 +139,12 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         """
         slot_kwargs = core.per_slot_kwargs(self.size, kwargs, seeds)
         urls = await self._urls()
-        lost = [slot for slot in self.slots if slot.needs_session_on(urls)]
-        await asyncio.gather(*(self._open_slot(slot, urls) for slot in lost))
+        await self._open(self.machine.lost(urls), urls)
         avoid: set[str] = set()  # replicas that were full or gone, this round
         results = await asyncio.gather(
             *(self._reset(slot, slot_kwargs[slot.index], urls, avoid) for slot in self.slots)
         )
-        return core.finish_round(results, self.on_error, self.replacements)
+        return self.machine.finish_round(results)
 
     async def step_all(
         self, actions: Sequence[ActT | None]
@@ -156,7 +154,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         results = await asyncio.gather(
             *(self._step(slot, action) for slot, action in zip(self.slots, actions, strict=True))
         )
-        return core.finish_round(results, self.on_error, self.replacements)
+        return self.machine.finish_round(results)
 
     # -- one slot ------------------------------------------------------------------------
 
@@ -167,21 +165,20 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
 
         Errors follow the pool's policy, as in :meth:`reset_all`. One call at a time per slot.
         """
-        slot = self.slots[core.check_index(index, self.size)]
+        slot = self.machine.slot(index)
         urls = await self._urls()
         if slot.needs_session_on(urls):
-            await self._open_slot(slot, urls)
+            await self._open([slot], urls)
         result = await self._reset(slot, core.reset_kwargs(kwargs, seed), urls, set())
-        return core.finish_slot(result, self.on_error, self.replacements)  # type: ignore[no-any-return]
+        return self.machine.finish_slot(result)  # type: ignore[no-any-return]
 
     async def step(self, index: int, action: ActT) -> StepResult[ObsT] | SlotError:
         """Step slot ``index`` alone, without waiting for the other slots.
 
         Errors follow the pool's policy, as in :meth:`step_all`. One call at a time per slot.
         """
-        slot = self.slots[core.check_index(index, self.size)]
-        result = await self._step(slot, action)
-        return core.finish_slot(result, self.on_error, self.replacements)  # type: ignore[no-any-return]
+        result = await self._step(self.machine.slot(index), action)
+        return self.machine.finish_slot(result)  # type: ignore[no-any-return]
 
     async def _reset(
         self,
@@ -191,31 +188,25 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         avoid: set[str],
     ) -> StepResult[ObsT] | SlotError:
         """Reset the slot's session; if its replica is full or gone, on another replica."""
-        refusals: list[tuple[str, BaseException]] = []
-        while slot.client is not None:
+        attempt = self.machine.reset_attempt(slot, urls, avoid)
+        while (client := slot.client) is not None:
             try:
-                result = await slot.client.reset(**kwargs)
+                result = await client.reset(**kwargs)
             except Exception as exc:
-                others = [url for url in urls if url not in avoid | {slot.url}]
-                if not (core.moves_on(exc) and others):
+                elsewhere = attempt.refused(exc)
+                if elsewhere is None:
                     return await self._failed(slot, exc)
-                avoid.add(slot.url)
-                refusals.append((slot.url, exc))
-                await self._open_slot(slot, others)
+                await self._open([slot], elsewhere)
                 continue
-            slot.failure = None
-            core.note_refusals(slot, refusals)
-            return result
-        return slot.failure or core.slot_failure(slot, core.no_replica([], []))
+            return attempt.succeeded(result)  # type: ignore[no-any-return]
+        return attempt.no_session()
 
     async def _step(
         self, slot: Slot[EnvClient[ActT, ObsT, StateT]], action: ActT | None
     ) -> StepResult[ObsT] | SlotError | None:
-        if action is None:
-            return None
-        if slot.client is None or (slot.failure is not None and slot.failure.session_lost):
-            assert slot.failure is not None
-            return slot.failure
+        if not slot.takes(action):
+            return slot.answer_without_server(action)
+        assert slot.client is not None and action is not None
         try:
             return await slot.client.step(action)
         except Exception as exc:
@@ -224,9 +215,9 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
     async def _failed(
         self, slot: Slot[EnvClient[ActT, ObsT, StateT]], exc: BaseException
     ) -> SlotError:
-        failure = core.slot_failure(slot, exc)
-        if self.on_error == "replace" and failure.session_lost:
-            await self._open_slot(slot, await self._urls())
+        failure = self.machine.failed(slot, exc)
+        if self.machine.replaces(failure):
+            await self._open([slot], await self._urls())
             if slot.client is not None:
                 with contextlib.suppress(Exception):
                     await slot.client.reset()

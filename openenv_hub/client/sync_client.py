@@ -27,11 +27,13 @@ from openenv_hub.client._core import (
     ObsT,
     StateT,
     connect_error,
-    ws_url,
 )
+from openenv_hub.protocol.urls import ws_url
 from openenv_hub.types import StepResult
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from openenv_hub.runtimes import Provider
 
 __all__ = ["SyncEnvClient"]
@@ -100,7 +102,7 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
 
     def _discard(self) -> None:
         ws, self._ws = self._ws, None
-        self._exchange.connection_dropped()
+        self._exchange.connection_lost()
         if ws is not None:
             with contextlib.suppress(Exception):
                 ws.close()
@@ -108,7 +110,7 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
     def _abort(self) -> None:
         """Drop the connection at once, without waiting for a closing handshake."""
         ws, self._ws = self._ws, None
-        self._exchange.connection_dropped()
+        self._exchange.connection_lost()
         if ws is not None:
             with contextlib.suppress(OSError):
                 ws.socket.shutdown(socket.SHUT_RDWR)
@@ -117,11 +119,11 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
 
     def close(self) -> None:
         ws, self._ws = self._ws, None
-        self._exchange.episode_active = False
+        farewell = self._exchange.close_frame()
         if ws is not None:
             with contextlib.suppress(Exception):
                 if ws.protocol.state is WsState.OPEN:
-                    ws.send(Exchange.encode("close"))
+                    ws.send(farewell)
                 ws.close()
         if self.provider is not None:
             self.provider.stop()
@@ -139,19 +141,17 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
 
     # -- requests --------------------------------------------------------------------------
 
-    def _request(
-        self, kind: str, data: dict[str, Any] | None = None, expect: str = "observation"
-    ) -> dict[str, Any]:
+    def _request(self, kind: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send one request and read its reply. Calls from several threads are serialised; a
         call interrupted between the two (``KeyboardInterrupt`` included) drops the connection,
         so the next call can never read the reply meant for this one."""
         with self._lock:
             exchange = self._exchange
             ws = self._connection()
-            exchange.check_not_lost(kind)
+            request = exchange.send(kind, data)
             timeout_s = self.options.message_timeout_s
             try:
-                ws.send(exchange.encode(kind, data))
+                ws.send(request)
                 raw = ws.recv(timeout=timeout_s)
             except TIMEOUT_ERRORS:
                 self._abort()
@@ -159,18 +159,11 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
             except ConnectionClosed as exc:
                 last_words = _last_frame(ws)  # e.g. a refusal sent just before closing
                 self._discard()
-                if last_words is not None:
-                    exchange.decode(last_words, expect)  # raises the error it carries
-                close = exc.rcvd or exc.sent
-                raise exchange.closed_during(
-                    kind, close.code if close else None, close.reason if close else ""
-                ) from exc
+                raise exchange.closed_during(kind, exc.rcvd or exc.sent, last_words) from exc
             except BaseException:  # interrupted while the reply was owed
                 self._abort()
                 raise
-            reply = exchange.decode(raw, expect)
-            exchange.succeeded(kind)
-            return reply
+            return exchange.receive(raw)
 
     def reset(self, **kwargs: Any) -> StepResult[ObsT]:
         return self.codec._parse_result(self._request("reset", kwargs))
@@ -179,7 +172,14 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
         return self.codec._parse_result(self._request("step", self.codec._step_payload(action)))
 
     def state(self) -> StateT:
-        return self.codec._parse_state(self._request("state", expect="state"))
+        return self.codec._parse_state(self._request("state"))
+
+    def fork(self, episode: Sequence[Any], step: int) -> StepResult[ObsT]:
+        """Bring this session to a recorded ``episode``'s state at ``step`` by replay (see
+        :mod:`openenv_hub.client.fork`); raises ``ReplayMismatchError`` where it differs."""
+        from openenv_hub.client.fork import fork_episode_sync
+
+        return fork_episode_sync(self, episode, step)
 
 
 def _last_frame(ws: ClientConnection) -> str | bytes | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from openenv_hub.client import _pool_core as core
 from openenv_hub.client._core import ActT, ObsT, StateT
-from openenv_hub.client._pool_core import OnError, Placement, Slot
+from openenv_hub.client._pool_core import OnError, Opening, Placement, Slot, SlotMachine
 from openenv_hub.client.generic import GenericEnvClient
 from openenv_hub.errors import SlotError
 
@@ -52,69 +52,55 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         max_threads: int | None = None,
         **client_options: Any,
     ) -> None:
-        core.check_options(size, on_error)
-        self.size = size
-        self.on_error: OnError = on_error
-        self.placement = Placement.of(urls_or_provider)
         self.client_class: type[EnvClient[Any, Any, Any]] = client or GenericEnvClient
         self.client_options = client_options
-        self.slots: list[Slot[SyncEnvClient[ActT, ObsT, StateT]]] = [Slot(i) for i in range(size)]
-        self.replacements: list[SlotError] = []
+        self.machine: SlotMachine[SyncEnvClient[ActT, ObsT, StateT]] = SlotMachine(
+            size, Placement.of(urls_or_provider), on_error, self._new_client
+        )
+        self.size, self.on_error, self.placement = size, on_error, self.machine.placement
+        self.slots, self.replacements = self.machine.slots, self.machine.replacements
         self._threads = ThreadPoolExecutor(
             max_workers=max_threads or min(size, 64), thread_name_prefix="openenv-pool"
         )
 
+    def _new_client(self, url: str) -> SyncEnvClient[ActT, ObsT, StateT]:
+        return self.client_class(url, **self.client_options).sync()
+
     def _each(self, function: Callable[..., T], *columns: Sequence[Any]) -> list[T]:
-        """``function`` over the columns' rows, at once on the threads; results in order."""
+        """``function`` over the columns' rows, at once on the threads; results in order. One
+        row runs on the calling thread (which may be one of the pool's own, all of them busy)."""
+        if len(columns[0]) == 1:
+            return [function(*row) for row in zip(*columns, strict=True)]
         return list(self._threads.map(function, *columns))
 
     # -- sessions --------------------------------------------------------------------------
 
     def open(self: Self) -> Self:
         """Open every slot's session; raises when not a single one opens."""
-        urls = self.placement.urls()
-        for slot in self.slots:  # placed in order, so that the slots spread evenly
-            self._place(slot, urls)
-        failures = self._each(self._connect_slot, self.slots, [urls] * self.size)
+        failures = self._open(self.slots, self.placement.urls())
         first = next((f for f in failures if f is not None), None)
-        core.after_open(lambda: sum(s.client is not None for s in self.slots), self.size, first)
+        core.after_open(sum(s.client is not None for s in self.slots), first)
         return self
 
-    def _place(self, slot: Slot[SyncEnvClient[ActT, ObsT, StateT]], urls: list[str]) -> None:
-        self._drop(slot)
-        url = Placement.candidates(urls, Placement.loads(self.slots))[0] if urls else ""
-        slot.url = url
-        slot.client = self.client_class(url, **self.client_options).sync() if url else None
+    def _open(
+        self, slots: Sequence[Slot[SyncEnvClient[ActT, ObsT, StateT]]], urls: list[str]
+    ) -> list[BaseException | None]:
+        """New sessions for ``slots``: their old ones dropped, all placed, then connected."""
+        self._each(self._drop, slots)
+        openings = [self.machine.opening(slot, urls) for slot in slots]
+        return self._each(self._connect, openings)
 
-    def _connect_slot(
-        self, slot: Slot[SyncEnvClient[ActT, ObsT, StateT]], urls: list[str]
-    ) -> BaseException | None:
-        """Connect the placed session; on refusal, try the other replicas by load."""
-        refusals: list[tuple[str, BaseException]] = []
-        while slot.client is not None:
+    @staticmethod
+    def _connect(opening: Opening[SyncEnvClient[ActT, ObsT, StateT]]) -> BaseException | None:
+        while (client := opening.client) is not None:
             try:
-                slot.client.connect()
+                client.connect()
             except Exception as exc:
-                refusals.append((slot.url, exc))
-                slot.client = None
-                tried = {url for url, _ in refusals}
-                others = Placement.candidates(urls, Placement.loads(self.slots))
-                others = [u for u in others if u not in tried]
-                if others:
-                    slot.url = others[0]
-                    slot.client = self.client_class(slot.url, **self.client_options).sync()
+                opening.refused(exc)
                 continue
-            slot.failure = None
-            core.note_refusals(slot, refusals)
+            opening.opened()
             return None
-        slot.url = ""
-        error = core.no_replica(urls, [exc for _, exc in refusals])
-        core.slot_failure(slot, error)
-        return error
-
-    def _open_slot(self, slot: Slot[SyncEnvClient[ActT, ObsT, StateT]], urls: list[str]) -> None:
-        self._place(slot, urls)
-        self._connect_slot(slot, urls)
+        return opening.failed()
 
     @staticmethod
     def _drop(slot: Slot[SyncEnvClient[ActT, ObsT, StateT]]) -> None:
@@ -125,7 +111,7 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
 
     def sessions_per_url(self) -> dict[str, int]:
         """How many of the pool's sessions each replica holds now."""
-        return dict(Placement.loads(self.slots))
+        return self.machine.sessions_per_url()
 
     # -- rounds ----------------------------------------------------------------------------
 
@@ -135,21 +121,18 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         """Start a new episode in every slot; slots whose session is gone get a new one first."""
         slot_kwargs = core.per_slot_kwargs(self.size, kwargs, seeds)
         urls = self.placement.urls()
-        lost = [slot for slot in self.slots if slot.needs_session_on(urls)]
-        for slot in lost:
-            self._place(slot, urls)
-        self._each(self._connect_slot, lost, [urls] * len(lost))
+        self._open(self.machine.lost(urls), urls)
         avoid: set[str] = set()  # replicas that were full or gone, this round
         results = self._each(
             self._reset, self.slots, slot_kwargs, [urls] * self.size, [avoid] * self.size
         )
-        return core.finish_round(results, self.on_error, self.replacements)
+        return self.machine.finish_round(results)
 
     def step_all(self, actions: Sequence[ActT | None]) -> list[StepResult[ObsT] | SlotError | None]:
         """Step every slot with its action (``None`` skips the slot), all at once."""
         core.check_actions(actions, self.size)
         results = self._each(self._step, self.slots, actions)
-        return core.finish_round(results, self.on_error, self.replacements)
+        return self.machine.finish_round(results)
 
     # -- one slot ------------------------------------------------------------------------
 
@@ -157,18 +140,17 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         self, index: int, *, seed: int | None = None, **kwargs: Any
     ) -> StepResult[ObsT] | SlotError:
         """Start a new episode in slot ``index`` alone (see :meth:`EnvPool.reset`)."""
-        slot = self.slots[core.check_index(index, self.size)]
+        slot = self.machine.slot(index)
         urls = self.placement.urls()
         if slot.needs_session_on(urls):
-            self._open_slot(slot, urls)
+            self._open([slot], urls)
         result = self._reset(slot, core.reset_kwargs(kwargs, seed), urls, set())
-        return core.finish_slot(result, self.on_error, self.replacements)  # type: ignore[no-any-return]
+        return self.machine.finish_slot(result)  # type: ignore[no-any-return]
 
     def step(self, index: int, action: ActT) -> StepResult[ObsT] | SlotError:
         """Step slot ``index`` alone (see :meth:`EnvPool.step`)."""
-        slot = self.slots[core.check_index(index, self.size)]
-        result = self._step(slot, action)
-        return core.finish_slot(result, self.on_error, self.replacements)  # type: ignore[no-any-return]
+        result = self._step(self.machine.slot(index), action)
+        return self.machine.finish_slot(result)  # type: ignore[no-any-return]
 
     def _reset(
         self,
@@ -178,31 +160,25 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         avoid: set[str],
     ) -> StepResult[ObsT] | SlotError:
         """Reset the slot's session; if its replica is full or gone, on another replica."""
-        refusals: list[tuple[str, BaseException]] = []
-        while slot.client is not None:
+        attempt = self.machine.reset_attempt(slot, urls, avoid)
+        while (client := slot.client) is not None:
             try:
-                result = slot.client.reset(**kwargs)
+                result = client.reset(**kwargs)
             except Exception as exc:
-                others = [url for url in urls if url not in avoid | {slot.url}]
-                if not (core.moves_on(exc) and others):
+                elsewhere = attempt.refused(exc)
+                if elsewhere is None:
                     return self._failed(slot, exc)
-                avoid.add(slot.url)
-                refusals.append((slot.url, exc))
-                self._open_slot(slot, others)
+                self._open([slot], elsewhere)
                 continue
-            slot.failure = None
-            core.note_refusals(slot, refusals)
-            return result
-        return slot.failure or core.slot_failure(slot, core.no_replica([], []))
+            return attempt.succeeded(result)  # type: ignore[no-any-return]
+        return attempt.no_session()
 
     def _step(
         self, slot: Slot[SyncEnvClient[ActT, ObsT, StateT]], action: ActT | None
     ) -> StepResult[ObsT] | SlotError | None:
-        if action is None:
-            return None
-        if slot.client is None or (slot.failure is not None and slot.failure.session_lost):
-            assert slot.failure is not None
-            return slot.failure
+        if not slot.takes(action):
+            return slot.answer_without_server(action)
+        assert slot.client is not None and action is not None
         try:
             return slot.client.step(action)
         except Exception as exc:
@@ -211,9 +187,9 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
     def _failed(
         self, slot: Slot[SyncEnvClient[ActT, ObsT, StateT]], exc: BaseException
     ) -> SlotError:
-        failure = core.slot_failure(slot, exc)
-        if self.on_error == "replace" and failure.session_lost:
-            self._open_slot(slot, self.placement.urls())
+        failure = self.machine.failed(slot, exc)
+        if self.machine.replaces(failure):
+            self._open([slot], self.placement.urls())
             if slot.client is not None:
                 with contextlib.suppress(Exception):
                     slot.client.reset()

@@ -18,11 +18,13 @@ Example::
     build_image(Path("envs/echo_env"), "echo-env:latest", base_image="python:3.11-slim")
     with run_container("echo-env:latest") as base_url:
         httpx.get(base_url + "/health")
+
+Layer: services.
 """
 
 from __future__ import annotations
 
-from openenv_hub.docker.build import build_image, default_tag, stage_context
+from openenv_hub.docker.build import build_image, default_tag, space_image_tag, stage_context
 from openenv_hub.docker.engine import (
     docker_client,
     has_bridge_network,
@@ -57,5 +59,6 @@ __all__ = [
     "run_container",
     "sdk_error",
     "sdk_errors",
+    "space_image_tag",
     "stage_context",
 ]

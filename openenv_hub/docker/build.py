@@ -4,31 +4,52 @@ The build context holds what ``openenv push`` would upload (:func:`openenv_hub.h
 no ``.env``, no secret-looking file, no link to outside the folder), never the folder itself,
 plus this openenv-hub's wheel when it runs from a source checkout. The Docker CLI builds it with
 the legacy builder (``DOCKER_BUILDKIT=0``), which engines without buildx need.
+
+Layer: services.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openenv_hub.docker.engine import require_engine
 from openenv_hub.errors import DockerError
 from openenv_hub.packaging import bundle_wheels
+from openenv_hub.progress import Progress, report_progress
 
 if TYPE_CHECKING:
     from openenv_hub.hub import FileSelection
 
-__all__ = ["build_image", "default_tag", "stage_context"]
+__all__ = ["build_image", "default_tag", "space_image_tag", "stage_context"]
 
 
 def default_tag(name: str) -> str:
     """The tag ``openenv build`` gives the environment ``name``: ``openenv-NAME:latest``."""
     return f"openenv-{name.lower().replace('_', '-')}:latest"
+
+
+def space_image_tag(repo_id: str, commit: str, *, prefix: str = "openenv-space") -> str:
+    """The image built from the Space ``repo_id`` at ``commit``: one name per Space and commit.
+
+    Docker names are lower case with few symbols, so the readable part alone would be the same
+    for ``alice/my_env`` and ``alice-my/env`` (or ``Alice/env`` and ``alice/env``): a hash of
+    the exact id follows it, and the tag is the full commit.
+
+    Example:
+        >>> space_image_tag("alice/my_env", "0" * 40)
+        'openenv-space-alice-my-env-3130b422c07d:0000000000000000000000000000000000000000'
+    """
+    slug = "".join(c if c.isalnum() else "-" for c in repo_id.lower()).strip("-")
+    digest = hashlib.sha256(repo_id.encode()).hexdigest()[:12]
+    return f"{prefix}-{'-'.join(filter(None, slug.split('-')))}-{digest}:{commit}"
 
 
 def stage_context(
@@ -72,7 +93,10 @@ def build_image(
             command += ["--build-arg", arg]
         command += ["--no-cache"] if no_cache else []
         env = {**os.environ, "DOCKER_BUILDKIT": "0"}
-        code, tail = _run_build([*command, str(context)], env=env, quiet=quiet)
+        with _reported(tag, quiet=quiet) as progress:
+            code, tail = _run_build([*command, str(context)], env=env, progress=progress)
+            if progress is not None and code != 0:
+                progress.finish("failed", failed=True)
     if code != 0:
         shown = f"\n{tail[-3000:]}" if quiet else ""
         raise DockerError(
@@ -97,17 +121,32 @@ _PULL_FAILURES = (
 )
 
 
-def _run_build(command: list[str], *, env: dict[str, str], quiet: bool) -> tuple[int, str]:
-    """Run ``docker build``, showing its output unless ``quiet``; return its code and output
-    tail (kept either way, to tell why it failed)."""
+@contextmanager
+def _reported(tag: str, *, quiet: bool) -> Iterator[Progress | None]:
+    """A quiet build reports its progress (the lines it does not print)."""
+    if not quiet:
+        yield None
+        return
+    with report_progress(f"docker build {tag}", "building the image") as progress:
+        yield progress
+
+
+def _run_build(
+    command: list[str], *, env: dict[str, str], progress: Progress | None
+) -> tuple[int, str]:
+    """Run ``docker build``: its output is printed, or with ``progress`` (a quiet build) each
+    line goes there; return its code and output tail (kept either way, to tell why it
+    failed)."""
     tail: list[str] = []
     with subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     ) as process:
         assert process.stdout is not None
         for line in process.stdout:
-            if not quiet:
+            if progress is None:
                 print(line, end="", flush=True)
+            else:
+                progress.line(line)
             tail = [*tail[-200:], line]
     return process.returncode, "".join(tail)
 

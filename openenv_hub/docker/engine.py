@@ -2,6 +2,8 @@
 
 One SDK client per engine and process is shared (its connections are pooled) and closed at
 exit. Without an engine, both say where they looked and how to point at one.
+
+Layer: services.
 """
 
 from __future__ import annotations

@@ -4,13 +4,16 @@ check.
 On an engine without a bridge network (``docker network ls`` shows only ``host`` and ``none``)
 a container joins the host network and gets its port as ``PORT``: such engines ignore ``-p``
 silently. Variables and secrets go through the Engine API, never a command line.
+
+Layer: services.
 """
 
 from __future__ import annotations
 
 import subprocess
+import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,6 +38,8 @@ __all__ = [
 
 Network = Literal["auto", "host", "bridge"]
 DEFAULT_PORT = 8000
+LOG_LINES = 30
+"""The last lines of a failed container's log that a check reports."""
 
 
 def image_config(client: docker.DockerClient, image: str, *, pull: str) -> dict[str, Any]:
@@ -155,14 +160,48 @@ def run_container(
     base_url = f"http://127.0.0.1:{port}"
     try:
         try:
-            wait_for_health(base_url, timeout_s=60)
+            wait_for_health(base_url, timeout_s=60, alive=_running(cli, container))
         except OpenEnvError as exc:
-            logs = subprocess.run(
-                [cli, "logs", container], capture_output=True, text=True, check=False
-            )
-            raise DockerError(
-                f"{exc}. Container logs:\n{(logs.stdout + logs.stderr)[-3000:]}"
-            ) from None
+            raise _not_serving(cli, container, tag, exc) from None
         yield base_url
     finally:
         subprocess.run([cli, "rm", "-f", container], capture_output=True, check=False)
+
+
+def _running(cli: str, container: str, every_s: float = 1.0) -> Callable[[], bool]:
+    """Whether the container still runs, asked of the engine at most every ``every_s``."""
+    state = {"asked": 0.0, "running": True}
+
+    def running() -> bool:
+        if time.monotonic() - state["asked"] >= every_s:
+            done = subprocess.run(
+                [cli, "inspect", "-f", "{{.State.Running}}", container],
+                capture_output=True, text=True, timeout=30, check=False,
+            )  # fmt: skip
+            state["asked"], state["running"] = time.monotonic(), done.stdout.strip() != "false"
+        return bool(state["running"])
+
+    return running
+
+
+def _not_serving(cli: str, container: str, tag: str, exc: OpenEnvError) -> DockerError:
+    """Why the container did not serve: it exited (with its code), or /health stayed silent;
+    the end of its log, and a hint that says where to look."""
+    inspect = subprocess.run(
+        [cli, "inspect", "-f", "{{.State.Running}} {{.State.ExitCode}}", container],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    running, _, code = inspect.stdout.strip().partition(" ")
+    logs = subprocess.run([cli, "logs", container], capture_output=True, text=True, check=False)
+    tail = (logs.stdout + logs.stderr).strip().splitlines()[-LOG_LINES:]
+    what = (
+        f"The container of {tag} exited (code {code}) before /health answered"
+        if running == "false"
+        else str(exc)
+    )
+    last = tail[-1] if tail else "(its log is empty)"
+    return DockerError(
+        f"{what}. Its log ends with:\n" + "\n".join(tail),
+        hint=f"The last line of its log says why: {last[:200]}. Fix that, then validate again "
+        f"(docker run {tag} shows the whole log).",
+    )

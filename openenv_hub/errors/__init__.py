@@ -8,12 +8,14 @@ OpenEnvError
 │   ├── ManifestError                    openenv.yaml is missing or invalid  (.path, .field, .line)
 │   ├── EnvironmentValidationError       push refused: checks failed  (.results)
 │   ├── InvalidVersionError              a version that cannot be a git tag  (.version)
-│   └── DestinationNotEmptyError         pull into a folder that has files  (.path)
+│   ├── DestinationNotEmptyError         pull into a folder that has files  (.path)
+│   └── EpisodeRecordError               records that are not one replayable episode
 ├── CommandError                       a known failure of a CLI command  (.hint)
 │   └── DockerError                      no Docker engine, or a build or container failed
 ├── PackagingError                       a wheel of openenv-hub or a Space bundle could not be made
 ├── EnvironmentNotFoundError             no installed environment by that name  (.name, .suggestions)
 ├── RemoteCodeNotTrustedError            installing from the Hub was not confirmed  (.repo_id)
+├── ReplayMismatchError                a replayed episode differs from its recording  (.step)
 ├── JudgeError                           an LLM judge could not grade  (.url, .hint)
 ├── HubError                             a Hugging Face Hub operation failed  (.repo_id, .hint)
 │   ├── InvalidRepoIdError               not 'namespace/name'
@@ -37,6 +39,7 @@ OpenEnvError
 │   ├── InvalidMessageError              INVALID_JSON, UNKNOWN_TYPE
 │   ├── ActionValidationError            VALIDATION_ERROR  (.errors)
 │   ├── EnvironmentExecutionError        EXECUTION_ERROR   (the environment raised)
+│   │   └── ResetRequiredError           no episode in progress: call reset() first
 │   ├── ToolCallError                    a tool call failed (.tool_name, .error_type)
 │   └── SessionError                     SESSION_ERROR     (.session_id)
 │       ├── SessionNotFoundError         no such session on the server
@@ -95,6 +98,7 @@ from openenv_hub.errors._pool import (
     PoolError,
     SlotError,
 )
+from openenv_hub.errors._replay import EpisodeRecordError, ReplayMismatchError
 from openenv_hub.errors._transport import (
     ConnectError,
     EnvTimeoutError,
@@ -108,6 +112,7 @@ from openenv_hub.errors._wire import (
     EnvironmentExecutionError,
     EnvironmentFactoryError,
     InvalidMessageError,
+    ResetRequiredError,
     ServerReplyError,
     SessionCapacityError,
     SessionClosedError,
@@ -133,6 +138,7 @@ __all__ = [
     "EnvironmentFactoryError",
     "EnvironmentNotFoundError",
     "EnvironmentValidationError",
+    "EpisodeRecordError",
     "HubAuthenticationError",
     "HubConflictError",
     "HubConnectionError",
@@ -151,6 +157,8 @@ __all__ = [
     "PoolError",
     "PushIncompleteError",
     "RemoteCodeNotTrustedError",
+    "ReplayMismatchError",
+    "ResetRequiredError",
     "RevisionNotFoundError",
     "RevisionNotServedError",
     "ServerReplyError",

@@ -24,14 +24,25 @@ class OpenEnvError(Exception):
 
 
 class DependencyNotInstalledError(OpenEnvError, ImportError):
-    """An optional dependency is missing. The message says exactly what to install."""
+    """An optional dependency is missing. The message says exactly what to install: the
+    ``extra`` of ``distribution`` (openenv-hub's own by default, or an environment's)."""
 
-    def __init__(self, package: str, extra: str, *, feature: str) -> None:
+    def __init__(
+        self,
+        package: str,
+        extra: str,
+        *,
+        feature: str,
+        distribution: str = "openenv-hub",
+        hint: str | None = None,
+    ) -> None:
         self.package = package
         self.extra = extra
+        self.distribution = distribution
         super().__init__(
             f"{feature} needs the '{package}' package, which is not installed. "
-            f'Install it with: pip install "openenv-hub[{extra}]"'
+            f'Install it with: pip install "{distribution}[{extra}]"',
+            hint=hint,
         )
 
 

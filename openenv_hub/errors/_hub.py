@@ -34,10 +34,12 @@ class SpaceNotFoundError(HubError, LookupError):
 class SpaceNotRunningError(HubError):
     """The Space exists, but its app is not serving (it failed, or was paused or stopped)."""
 
-    def __init__(self, repo_id: str, stage: str, *, hint: str = "") -> None:
+    def __init__(self, repo_id: str, stage: str, *, reason: str = "", hint: str = "") -> None:
         self.stage = stage
+        self.reason = reason  # the Hub's own message for the stage (``errorMessage``), if any
+        because = f": {reason}" if reason else "."
         super().__init__(
-            f"Space {repo_id} is not running (stage {stage}).", repo_id=repo_id, hint=hint
+            f"Space {repo_id} is not running (stage {stage}){because}", repo_id=repo_id, hint=hint
         )
 
 

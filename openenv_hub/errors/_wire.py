@@ -130,6 +130,23 @@ class EnvironmentExecutionError(ServerReplyError):
     title = "The environment raised an error"
 
 
+class ResetRequiredError(EnvironmentExecutionError):
+    """No episode is in progress: the session was never reset, or its episode ended and the
+    environment takes no further step. Call ``reset()`` first.
+
+    The server answers every ``step`` and ``state`` before a session's first ``reset`` with it
+    (unless the environment sets ``ALLOWS_STEP_BEFORE_RESET``); environments raise it for a step
+    after their episode ended. It travels as ``EXECUTION_ERROR`` (what OpenEnv's servers answer
+    when an environment raises there), with ``"reason": "reset_required"``.
+    """
+
+    reason = "reset_required"
+    http_status = 409
+    jsonrpc_code = -32600
+    title = "Call reset() first"
+    hint = "Call reset() to start an episode, then step."
+
+
 class ToolCallError(ServerReplyError):
     """An MCP tool call failed: unknown tool, bad arguments, or the tool raised."""
 

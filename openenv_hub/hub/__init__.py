@@ -20,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+from openenv_hub.hub._access import Account, account
 from openenv_hub.hub._connect import app_url
 from openenv_hub.hub._download import SpaceSource, download_space
 from openenv_hub.hub._fork import ForkResult, fork
@@ -29,21 +30,26 @@ from openenv_hub.hub._installed import ensure_installed, find_installed
 from openenv_hub.hub._plan import FileChanges, PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
+from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link
 from openenv_hub.hub._urls import SpaceUrls
 from openenv_hub.hub._versions import Version, versions
 
 __all__ = [
     "TRUST_ENV",
+    "Account",
     "FileChanges",
     "FileSelection",
     "ForkResult",
     "InstallResult",
     "PushPlan",
     "PushResult",
+    "PushTarget",
     "Skipped",
+    "SpaceLink",
     "SpaceSource",
     "SpaceUrls",
     "Version",
+    "account",
     "app_url",
     "download_space",
     "ensure_installed",
@@ -53,6 +59,8 @@ __all__ = [
     "parse_spec",
     "pull",
     "push",
+    "push_target",
+    "read_link",
     "select_files",
     "stage_files",
     "versions",

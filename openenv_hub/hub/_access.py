@@ -9,13 +9,15 @@ understand is left for the Hub to judge.
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from typing import Any
 
 from openenv_hub.errors import HubPermissionError
 from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import translate
 
-__all__ = ["check_write_access", "whoami"]
+__all__ = ["Account", "account", "check_write_access", "whoami"]
 
 _READ_ONLY_ORG_ROLES = {"read"}
 
@@ -25,6 +27,43 @@ def whoami(ctx: HubContext) -> dict[str, Any]:
     with translate(endpoint=ctx.endpoint, action="read your account"):
         user: dict[str, Any] = ctx.api.whoami()
     return user
+
+
+@dataclass(frozen=True)
+class Account:
+    """Who a token belongs to on a Hub, and where the token came from (never the token).
+
+    Attributes:
+        name: The user name (the default namespace of a push).
+        endpoint: The Hub asked.
+        token_source: ``--token``, ``$HF_TOKEN`` or ``saved login``.
+        role: The token's role (``read``, ``write``, ``fineGrained``), if the Hub says.
+        organisations: ``{name: role in it}``.
+    """
+
+    name: str
+    endpoint: str
+    token_source: str
+    role: str | None
+    organisations: dict[str, str | None]
+
+
+def account(*, token: str | None = None, endpoint: str | None = None) -> Account:
+    """The account of ``token`` (default ``HF_TOKEN``, then the saved login).
+
+    Raises:
+        HubAuthenticationError: No token, or the Hub does not know it.
+    """
+    ctx = HubContext.create(endpoint=endpoint, token=token, required=True, action="ask who you are")
+    user = whoami(ctx)
+    source = "--token" if token else "$HF_TOKEN" if os.environ.get("HF_TOKEN") else "saved login"
+    orgs = {
+        str(org.get("name")): org.get("roleInOrg")
+        for org in user.get("orgs") or []
+        if isinstance(org, dict)
+    }
+    role = ((user.get("auth") or {}).get("accessToken") or {}).get("role")
+    return Account(str(user.get("name")), ctx.endpoint, source, role, orgs)
 
 
 def check_write_access(user: dict[str, Any], repo_id: str, *, endpoint: str) -> None:

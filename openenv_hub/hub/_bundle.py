@@ -10,8 +10,9 @@ code the author tested.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from openenv_hub.errors import EnvironmentValidationError
 from openenv_hub.hub._card import fix_card
@@ -117,4 +118,16 @@ def _validate(bundle: Bundle) -> None:
 
     results = validate_path(bundle.root, level="static")
     if not passed(results):
-        raise EnvironmentValidationError(str(bundle.source), results)
+        raise EnvironmentValidationError(str(bundle.source), _in_source(results, bundle))
+
+
+def _in_source(results: list[Any], bundle: Bundle) -> list[Any]:
+    """The results with the staged copy's path written as the folder the user gave."""
+    staged = {str(bundle.root), str(bundle.root.resolve())}
+
+    def named(text: str) -> str:
+        for path in staged:
+            text = text.replace(path, str(bundle.source))
+        return text
+
+    return [replace(r, message=named(r.message), hint=named(r.hint)) for r in results]

@@ -39,11 +39,14 @@ def app_url(
             wanted = ctx.api.space_info(repo_id, revision=revision).sha
         if wanted != info.sha:
             raise RevisionNotServedError(repo_id, revision, info.sha or "?")
-    stage = getattr(getattr(info, "runtime", None), "stage", None)
+    runtime = getattr(info, "runtime", None)
+    stage = getattr(runtime, "stage", None)
     if stage in _NOT_SERVING:
+        reason = str((getattr(runtime, "raw", None) or {}).get("errorMessage") or "").strip()
         raise SpaceNotRunningError(
             repo_id,
             str(stage),
+            reason=reason,
             hint=f"See its logs at {SpaceUrls(ctx.endpoint, repo_id).web}, or run it locally "
             "with from_hub(..., runtime='uv') or runtime='docker'.",
         )

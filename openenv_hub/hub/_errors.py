@@ -36,7 +36,11 @@ _TRANSPORT_NAMES = {"TransportError", "RequestException", "ConnectionError", "Ti
 def translate(
     *, endpoint: str, repo_id: str | None = None, revision: str | None = None, action: str = ""
 ) -> Iterator[None]:
-    """Re-raise Hub client errors inside the block as :class:`~openenv_hub.errors.HubError`."""
+    """Re-raise Hub client errors inside the block as :class:`~openenv_hub.errors.HubError`.
+
+    The client's own error stays reachable as ``__context__`` but is not chained for display:
+    a traceback ends with the one clear message, not 50 lines of the client's first.
+    """
     try:
         yield
     except OpenEnvError:
@@ -47,7 +51,7 @@ def translate(
         )
         if mapped is None:
             raise
-        raise mapped from exc
+        raise mapped from None
 
 
 def hub_error(

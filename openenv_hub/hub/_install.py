@@ -6,6 +6,10 @@ Without a terminal and without consent it refuses. The revision is resolved to a
 consent is asked for that commit, and pip installs ``@<commit>``: a tag moved in between
 cannot bring in code nobody agreed to.
 
+An installed openenv-hub, and every package installed editable, are kept as they are
+(:mod:`~openenv_hub.hub._kept`): the Space's package is then installed without its
+dependencies, and its other requirements with those packages pinned.
+
 A private Space's token reaches git and pip through their environment
 (:mod:`~openenv_hub.hub._credentials`), never through a URL or an argument that ``ps`` shows;
 every line of pip's output also passes through :func:`~openenv_hub.hub._urls.redact`.
@@ -20,11 +24,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from openenv_hub.errors import InstallError, RemoteCodeNotTrustedError
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._credentials import credentials_env
 from openenv_hub.hub._errors import translate
+from openenv_hub.hub._kept import (
+    KeptPackage,
+    canonical,
+    constraints_file,
+    kept_packages,
+    split_requirements,
+)
 from openenv_hub.hub._urls import SpaceUrls, redact, strip_credentials
 
 __all__ = ["TRUST_ENV", "InstallResult", "ensure_trusted", "install", "parse_spec"]
@@ -45,7 +57,9 @@ _NETWORK_SIGNS = (
 @dataclass(frozen=True)
 class InstallResult:
     """What was installed: the Space, the revision asked for, the commit pip installed, and
-    pip's command (which names that commit)."""
+    pip's command (which names that commit). ``kept`` lists the installed packages the Space
+    asks for that were left as they are (openenv-hub, editable installs), each with what the
+    Space asked."""
 
     repo_id: str
     revision: str | None
@@ -53,6 +67,7 @@ class InstallResult:
     command: list[str]
     private: bool = False
     output: list[str] = field(default_factory=list)
+    kept: list[tuple[KeptPackage, str]] = field(default_factory=list)
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -105,35 +120,125 @@ def install(
     if commit and commit != revision:
         asked += f"\n  {('at ' + revision + ', ') if revision else ''}that is commit {commit}"
     ensure_trusted(rid, asked, yes=yes, confirm=confirm)
-    head = [str(python or sys.executable), "-m", "pip", "install", "--disable-pip-version-check"]
+    interpreter = str(python or sys.executable)
+    head = [interpreter, "-m", "pip", "install", "--disable-pip-version-check"]
     options = [*(["--upgrade"] if upgrade else []), *pip_args]
+    kept = [] if _elsewhere(options) else kept_packages(_distributions(python))
+    _refuse_over_editable(ctx, rid, commit, kept)
+    asked_of_kept: list[tuple[KeptPackage, str]] = []
     with credentials_env(ctx.endpoint, secret) as env:
-        output = _pip_install(
-            head, options, pinned, urls.git, commit=commit, secret=secret, env=env,
-            on_output=on_output, error=lambda tail: _install_error(rid, revision, ctx.endpoint, tail),
+        pip = partial(
+            _pip_install, head, requirement=pinned, git_url=urls.git, commit=commit,
+            secret=secret, env=env, on_output=on_output,
+            error=lambda tail: _install_error(rid, revision, ctx.endpoint, tail),
         )  # fmt: skip
+        if not kept:
+            output = pip(options)
+        else:
+            output = pip(["--no-deps", *options])
+            output += _requirements_keeping(kept, asked_of_kept, pip, urls.git, commit, python)
     return InstallResult(
-        rid, revision, commit, [*head, *options, pinned], bool(info.private), output
+        rid, revision, commit, [*head, *options, pinned], bool(info.private), output,
+        asked_of_kept,
+    )  # fmt: skip
+
+
+def _requirements_keeping(
+    kept: list[KeptPackage],
+    asked: list[tuple[KeptPackage, str]],
+    pip: Callable[..., list[str]],
+    git_url: str,
+    commit: str | None,
+    python: str | Path | None,
+) -> list[str]:
+    """Install the requirements of the Space's package (installed alone just before) with the
+    kept packages pinned; note in ``asked`` what the Space asked of each kept one."""
+    wanted = strip_credentials(git_url)
+    requires: list[str] = next(
+        (
+            dist["requires"]
+            for dist in _distributions(python)
+            if strip_credentials(dist["url"]) == wanted and dist["commit"] == commit
+        ),
+        [],
     )
+    install, asked_now = split_requirements(requires, kept)
+    asked.extend(asked_now)
+    if not install:
+        return []
+    with constraints_file(kept) as constraints:
+        return pip(["-c", str(constraints)], requirement=None, extra=install)
+
+
+def _refuse_over_editable(
+    ctx: HubContext, repo_id: str, commit: str | None, kept: list[KeptPackage]
+) -> None:
+    """Refuse when the Space's own package is installed editable (a checkout of yours)."""
+    editable = {canonical(package.name): package for package in kept if package.editable}
+    if not editable:
+        return
+    name = _space_package_name(ctx, repo_id, commit)
+    package = editable.get(canonical(name or ""))
+    if package is None:
+        return
+    raise InstallError(
+        f"{package.describe()} is installed here; installing {repo_id} would replace it. "
+        "Nothing was installed.",
+        repo_id=repo_id,
+        hint=f"Use your checkout as it is, or 'pip uninstall {package.name}' first to install "
+        "the Space's.",
+    )
+
+
+def _space_package_name(ctx: HubContext, repo_id: str, commit: str | None) -> str | None:
+    """``[project] name`` of the Space's ``pyproject.toml`` at ``commit`` (None if unreadable)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    from openenv_hub.errors import HubError
+
+    try:
+        with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="read pyproject.toml"):
+            path = ctx.api.hf_hub_download(
+                repo_id, "pyproject.toml", repo_type="space", revision=commit
+            )
+        name = tomllib.loads(Path(path).read_text(encoding="utf-8"))["project"]["name"]
+    except (HubError, OSError, KeyError, TypeError, ValueError):
+        return None
+    return str(name)
+
+
+def _distributions(python: str | Path | None) -> list[dict[str, Any]]:
+    from openenv_hub.discovery import installed_distributions
+
+    return installed_distributions(python=python)
+
+
+def _elsewhere(options: list[str]) -> bool:
+    """pip installs into a folder of its own (``--target``, ``--user``, ...)."""
+    return any(option.split("=")[0] in _ELSEWHERE for option in options)
 
 
 def _pip_install(
     head: list[str],
     options: list[str],
-    requirement: str,
-    git_url: str,
     *,
+    requirement: str | None,
+    git_url: str,
     commit: str | None,
     secret: str | None,
     env: dict[str, str],
     on_output: Callable[[str], None] | None,
     error: Callable[[str], Exception],
+    extra: Sequence[str] = (),
 ) -> list[str]:
-    """``pip install``; then, if pip kept a same-version copy from elsewhere (it does not
-    reinstall a git requirement whose version is already installed), reinstall this one."""
+    """``pip install`` of the Space's ``requirement`` (and ``extra`` ones); then, if pip kept
+    a same-version copy from elsewhere (it does not reinstall a git requirement whose version
+    is already installed), reinstall this one."""
     pip = partial(run_pip, secret=secret, env=env, on_output=on_output, error=error)
-    output = pip([*head, *options, requirement])
-    if any(option.split("=")[0] in _ELSEWHERE for option in options):
+    output = pip([*head, *options, *([requirement] if requirement else []), *extra])
+    if requirement is None or _elsewhere(options):
         return output  # not in the interpreter's own site-packages: nothing to compare
     python = head[0]
     if not _installed_from(git_url, commit, python):

@@ -68,9 +68,9 @@ def _prepare_space(
                 space_hardware=plan.hardware,
             )
             return
-        if plan.private and not remote.private:
-            step(f"Making {plan.repo_id} private")
-            api.update_repo_settings(plan.repo_id, private=True, repo_type="space")
+        if plan.private != remote.private:
+            step(f"Making {plan.repo_id} {'private' if plan.private else 'public'}")
+            api.update_repo_settings(plan.repo_id, private=plan.private, repo_type="space")
         if plan.hardware:
             api.request_space_hardware(plan.repo_id, plan.hardware)
 

@@ -1,7 +1,8 @@
 """``pull``: a local, editable copy of a Space's environment.
 
 The files are downloaded into a temporary folder next to ``dest`` and moved into place only when
-the download is complete, so a failure leaves nothing behind.
+the download is complete, so a failure leaves nothing behind. The folder remembers the Space it
+came from (:mod:`~openenv_hub.hub._target`), so that ``push`` goes back there.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from openenv_hub.errors import DestinationNotEmptyError
 from openenv_hub.hub._client import HubContext, hf, parse_repo_id
 from openenv_hub.hub._errors import translate
+from openenv_hub.hub._target import remember_pull
 
 __all__ = ["pull"]
 
@@ -27,6 +29,8 @@ def pull(
     endpoint: str | None = None,
 ) -> Path:
     """Download the Space ``repo_id`` (at ``revision``) into ``dest`` (default ``./NAME``).
+
+    The folder remembers ``repo_id``: a ``push`` of it without a ``repo_id`` goes there.
 
     Raises:
         DestinationNotEmptyError: ``dest`` exists and is not an empty folder.
@@ -45,6 +49,7 @@ def pull(
         ):
             _download(str(rid), revision, staging, ctx)
         shutil.rmtree(staging / ".cache", ignore_errors=True)  # huggingface_hub's bookkeeping
+        remember_pull(staging, endpoint=ctx.endpoint, repo_id=str(rid), revision=revision)
         if target.is_dir():
             target.rmdir()  # empty: checked above
         os.replace(staging, target)

@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openenv_hub.errors import InvalidVersionError, VersionExistsError
+from openenv_hub.errors import HubPermissionError, InvalidVersionError, VersionExistsError
 from openenv_hub.hub._access import check_write_access, whoami
 from openenv_hub.hub._bundle import Bundle, stage_bundle
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._errors import translate
 from openenv_hub.hub._plan import PushPlan, RemoteSpace, diff_files
 from openenv_hub.hub._publish import apply_push
+from openenv_hub.hub._target import PushTarget, choose_target, remember_push
 from openenv_hub.hub._urls import SpaceUrls
 from openenv_hub.hub._wheel_pin import plan_pin
 from openenv_hub.manifest import MANIFEST_FILE, ManifestError
@@ -49,6 +50,7 @@ class PushResult:
         app_url: Where the Space serves the environment.
         pip_install: The command that installs the environment's client ("" for an app Space).
         commit: The commit the Space is at after the push (``None`` for a dry run).
+        target: Why the push went to this Space (named, remembered by the folder, or default).
     """
 
     plan: PushPlan
@@ -57,6 +59,7 @@ class PushResult:
     app_url: str
     pip_install: str
     commit: str | None = None
+    target: PushTarget | None = None
 
     @property
     def repo_id(self) -> str:
@@ -67,7 +70,7 @@ def push(
     path: str | Path = ".",
     repo_id: str | None = None,
     *,
-    private: bool = False,
+    private: bool | None = None,
     token: str | None = None,
     variables: Mapping[str, str] | None = None,
     secrets: Mapping[str, str] | None = None,
@@ -80,14 +83,17 @@ def push(
     endpoint: str | None = None,
     bundle_wheel: bool = True,
     on_step: StepCallback | None = None,
+    on_target: Callable[[PushTarget], None] | None = None,
 ) -> PushResult:
     """Publish the environment at ``path`` as the Docker Space ``repo_id``.
 
     Args:
         path: The environment folder (with ``openenv.yaml``), or an app Space's folder (its
             manifest says ``kind: app``: checked and carded as an app, not an environment).
-        repo_id: ``namespace/name``; default ``<your user name>/<manifest name>``.
-        private: Create the Space private (or make an existing public one private).
+        repo_id: ``namespace/name``; default the Space the folder was last pushed to or pulled
+            from (``.openenv/space.json``), else ``<your user name>/<manifest name>``.
+        private: Make the Space private (``True``) or public (``False``); default: a new Space
+            public, an existing one as it is.
         token: Hub token; default ``HF_TOKEN`` or the saved login.
         variables: Space variables; override the manifest's ``variables`` defaults.
         secrets: Space secrets. Secrets the manifest names are also read from the environment.
@@ -101,18 +107,21 @@ def push(
         endpoint: The Hub; default ``HF_ENDPOINT`` or https://huggingface.co.
         bundle_wheel: Bundle the openenv-hub wheel when it is a development install.
         on_step: Called with a short description before each step (progress display).
+        on_target: Called with the Space chosen and why, once the folder passed its checks
+            and before anything is sent.
 
     Raises:
         EnvironmentValidationError: The environment failed a static check; nothing was sent.
         VersionExistsError: ``version`` is tagged already and ``force`` is not set.
         PushIncompleteError: The Hub failed half-way; the message says what the Space holds.
         HubPermissionError: The token may not write to the namespace; nothing was sent.
+        HubConflictError: No ``repo_id``, and the folder comes from another Hub.
         HubError: Any other Hub failure (bad token, network).
     """
     step = on_step or (lambda _message: None)
     source = _env_dir(Path(path))
     if repo_id is not None:
-        repo_id = str(parse_repo_id(repo_id))
+        parse_repo_id(repo_id)
     if version is not None:
         _check_version(version)
     ctx = HubContext.create(endpoint=endpoint, token=token, required=True, action="push")
@@ -126,8 +135,14 @@ def push(
             bundle_wheel=bundle_wheel,
         )
         user = whoami(ctx)
-        rid = repo_id or f"{user['name']}/{bundle.manifest.name}"
-        check_write_access(user, rid, endpoint=ctx.endpoint)
+        target = choose_target(
+            source, repo_id, user_name=user["name"], manifest_name=bundle.manifest.name,
+            endpoint=ctx.endpoint,
+        )  # fmt: skip
+        rid = target.repo_id
+        _check_access(user, target, ctx.endpoint)
+        if on_target is not None:
+            on_target(target)
         step(f"Reading Space {rid}")
         remote = read_space(ctx, rid, with_tags=version is not None)
         if version is not None and version in remote.tags and not force:
@@ -138,11 +153,30 @@ def push(
         plan = _plan(bundle, remote, rid, private, variables, secrets, hardware, version)
         plan.pin = pin
         if dry_run:
-            return PushResult(plan, True, urls.web, urls.app_url(remote.info), pip_line)
+            return PushResult(
+                plan, True, urls.web, urls.app_url(remote.info), pip_line, None, target
+            )
         commit, info = apply_push(
             ctx, bundle, plan, remote, _secret_values(bundle, secrets), step, urls
         )
-    return PushResult(plan, False, urls.web, urls.app_url(info), pip_line, commit)
+    remember_push(source, endpoint=ctx.endpoint, repo_id=rid)
+    return PushResult(plan, False, urls.web, urls.app_url(info), pip_line, commit, target)
+
+
+def _check_access(user: dict[str, Any], target: PushTarget, endpoint: str) -> None:
+    """:func:`check_write_access`, saying so when the folder remembers a Space of someone else."""
+    try:
+        check_write_access(user, target.repo_id, endpoint=endpoint)
+    except HubPermissionError as exc:
+        if target.link is None or target.link.remembered != target.repo_id:
+            raise
+        name = target.repo_id.split("/")[1]
+        raise HubPermissionError(
+            f"{target.repo_id} is {target.reason}, and it is not yours to write. {exc}",
+            repo_id=target.repo_id,
+            hint=f"Push your own copy with --repo-id {user.get('name') or 'YOUR_NAME'}/{name}, "
+            f"or fork the Space first (openenv fork {target.repo_id}).",
+        ) from None
 
 
 def _env_dir(path: Path) -> Path:
@@ -191,7 +225,7 @@ def _plan(
     bundle: Bundle,
     remote: RemoteSpace,
     repo_id: str,
-    private: bool,
+    private: bool | None,
     variables: Mapping[str, str] | None,
     secrets: Mapping[str, str] | None,
     hardware: str | None,
@@ -207,7 +241,7 @@ def _plan(
     return PushPlan(
         repo_id=repo_id,
         create=not remote.exists,
-        private=private or remote.private,
+        private=remote.private if private is None else private,
         files=diff_files(bundle.root, bundle.files, remote.files),
         card_changes=bundle.card_changes,
         wheels=bundle.wheels,

@@ -2,7 +2,9 @@
 
 The stage comes from ``get_space_runtime``; the logs from ``/api/spaces/NS/NAME/logs/build``
 and ``.../logs/run``, server-sent events of ``{"timestamp", "data"}`` that the Hub streams
-(read here until the stream pauses, as ``huggingface_hub.fetch_space_logs`` does).
+(read here until the stream pauses, as ``huggingface_hub.fetch_space_logs`` does). The wait is
+reported through :mod:`openenv_hub.progress` (task ``Space NS/NAME``): each stage, and while it
+builds the last line of its build log, read every :data:`LOG_EVERY_S` seconds.
 """
 
 from __future__ import annotations
@@ -11,16 +13,19 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
 from openenv_hub.errors import SpaceNotRunningError
 from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import translate
+from openenv_hub.progress import Progress, report_progress
 
 __all__ = ["SpaceState", "space_logs", "wait_for_space"]
 
 INTERMEDIATE = frozenset({"BUILDING", "APP_STARTING", "RUNNING_BUILDING", "RUNNING_APP_STARTING"})
+LOG_EVERY_S = 5.0
 
 
 @dataclass
@@ -52,8 +57,29 @@ def wait_for_space(
         SpaceNotRunningError: Still building after ``timeout_s``.
     """
     ctx = HubContext.create(endpoint=endpoint, token=token)
+    with report_progress(f"Space {repo_id}", "asking for its stage") as progress:
+        runtime = _poll(ctx, repo_id, progress, timeout_s, poll_s, on_stage)
+        stage = str(getattr(runtime.stage, "value", runtime.stage))
+        progress.finish(stage, failed=stage != "RUNNING")
+    raw = getattr(runtime, "raw", {}) or {}
+    state = SpaceState(repo_id, stage, str(raw.get("errorMessage") or ""))
+    if not state.running:
+        build = stage in ("BUILD_ERROR", "CONFIG_ERROR", "NO_APP_FILE")
+        state.logs = space_logs(repo_id, build=build, endpoint=ctx.endpoint, token=ctx.token)
+    return state
+
+
+def _poll(
+    ctx: HubContext,
+    repo_id: str,
+    progress: Progress,
+    timeout_s: float,
+    poll_s: float,
+    on_stage: Callable[[str], None] | None,
+) -> Any:
+    """``get_space_runtime`` until the stage is not an intermediate one; returns the last."""
     deadline = time.monotonic() + timeout_s
-    seen = ""
+    seen, logs_read = "", 0.0
     while True:
         with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="read the Space's stage"):
             runtime = ctx.api.get_space_runtime(repo_id)
@@ -62,7 +88,13 @@ def wait_for_space(
             on_stage(stage)
         seen = stage
         if stage not in INTERMEDIATE:
-            break
+            return runtime
+        progress.stage(stage)
+        if "BUILDING" in stage and time.monotonic() - logs_read >= LOG_EVERY_S:
+            logs_read = time.monotonic()
+            lines = space_logs(repo_id, build=True, endpoint=ctx.endpoint, token=ctx.token)
+            if lines:
+                progress.line(lines[-1])
         if time.monotonic() > deadline:
             raise SpaceNotRunningError(
                 repo_id,
@@ -71,12 +103,6 @@ def wait_for_space(
                 "--wait-timeout, or look at its build log.",
             )
         time.sleep(poll_s)
-    raw = getattr(runtime, "raw", {}) or {}
-    state = SpaceState(repo_id, stage, str(raw.get("errorMessage") or ""))
-    if not state.running:
-        build = stage in ("BUILD_ERROR", "CONFIG_ERROR", "NO_APP_FILE")
-        state.logs = space_logs(repo_id, build=build, endpoint=ctx.endpoint, token=ctx.token)
-    return state
 
 
 def space_logs(

@@ -7,6 +7,9 @@ value (0.0 by default) until the step that ends the episode, where it scores the
 
 Rubrics hold no per-episode state, so one instance can serve every session of a server; the
 session core keeps each episode's steps (see :mod:`openenv_hub.rubrics.episode`).
+
+Each rubric declares the range its scores lie in (:attr:`Rubric.range`; composites derive theirs
+from their parts); the server flags a reward outside the range of the environment's rubric.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from openenv_hub.rubrics.ranges import UNBOUNDED, reward_range
 from openenv_hub.types import Observation
 
 __all__ = [
@@ -142,13 +146,27 @@ class Rubric:
     Args:
         name: The key of this rubric in reward breakdowns. Default: the class name in
             snake_case (``Shorter`` → ``shorter``).
+        range: The ``(low, high)`` its scores lie in (see :attr:`range`).
     """
 
     #: True for rubrics that score whole trajectories and so report only when an episode ends.
     delayed: ClassVar[bool] = False
 
-    def __init__(self, *, name: str | None = None) -> None:
+    def __init__(
+        self, *, name: str | None = None, range: tuple[float, float] | None = None
+    ) -> None:
         self.name = name or _snake_case(type(self).__name__)
+        owner = f"Rubric {self.name!r}"
+        self._range = None if range is None else reward_range(range, owner=owner)
+
+    @property
+    def range(self) -> tuple[float, float]:
+        """The ``(low, high)`` every score of this rubric lies in: as declared, else derived
+        from its parts (composites), else ``(-inf, inf)``."""
+        return self._range if self._range is not None else self._derived_range()
+
+    def _derived_range(self) -> tuple[float, float]:
+        return UNBOUNDED
 
     def score(self, step: Step) -> float | Awaitable[float]:
         """The reward for ``step``. Composite rubrics compute it from their children instead."""
@@ -221,12 +239,19 @@ class TrajectoryRubric(Rubric):
     Args:
         intermediate: The value on steps that do not end the episode.
         name: The key of this rubric in reward breakdowns.
+        range: The ``(low, high)`` its scores lie in, ``intermediate`` included.
     """
 
     delayed: ClassVar[bool] = True
 
-    def __init__(self, *, intermediate: float = 0.0, name: str | None = None) -> None:
-        super().__init__(name=name)
+    def __init__(
+        self,
+        *,
+        intermediate: float = 0.0,
+        name: str | None = None,
+        range: tuple[float, float] | None = None,
+    ) -> None:
+        super().__init__(name=name, range=range)
         self.intermediate = intermediate
 
     def score_trajectory(self, trajectory: Trajectory) -> float | Awaitable[float]:
@@ -260,8 +285,10 @@ def _step_arguments(step: Step, names: tuple[str, ...]) -> dict[str, Any]:
 
 
 class _FunctionRubric(Rubric):
-    def __init__(self, fn: Callable[..., Any], name: str | None) -> None:
-        super().__init__(name=name or fn.__name__)
+    def __init__(
+        self, fn: Callable[..., Any], name: str | None, range: tuple[float, float] | None
+    ) -> None:
+        super().__init__(name=name or fn.__name__, range=range)
         self.fn = fn
         self._names = _argument_names(fn, _STEP_ARGUMENTS)
         self.__doc__ = fn.__doc__
@@ -271,8 +298,14 @@ class _FunctionRubric(Rubric):
 
 
 class _FunctionTrajectoryRubric(TrajectoryRubric):
-    def __init__(self, fn: Callable[..., Any], name: str | None, intermediate: float) -> None:
-        super().__init__(intermediate=intermediate, name=name or fn.__name__)
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str | None,
+        intermediate: float,
+        range: tuple[float, float] | None,
+    ) -> None:
+        super().__init__(intermediate=intermediate, name=name or fn.__name__, range=range)
         self.fn = fn
         self._names = _argument_names(fn, _TRAJECTORY_ARGUMENTS)
         self.__doc__ = fn.__doc__
@@ -302,28 +335,38 @@ def _bind(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[[], Any
     return bound
 
 
-def rubric(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
-    """Make a step rubric of a function (plain or ``async``), usable bare or with ``name=``.
+def rubric(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    range: tuple[float, float] | None = None,
+) -> Any:
+    """Make a step rubric of a function (plain or ``async``), usable bare or with ``name=`` and
+    ``range=`` (the ``(low, high)`` its scores lie in; default ``(-inf, inf)``).
 
     The function's parameters are passed by name: any of ``action``, ``observation``,
     ``state`` and ``step`` (the whole :class:`Step`).
 
     Example:
-        >>> @rubric
+        >>> @rubric(range=(0, 1))
         ... def tool_succeeded(observation) -> float:
         ...     return 0.0 if getattr(observation, "error", None) else 1.0
-        >>> tool_succeeded.name
-        'tool_succeeded'
+        >>> tool_succeeded.name, tool_succeeded.range
+        ('tool_succeeded', (0.0, 1.0))
     """
 
     def make(f: Callable[..., Any]) -> Rubric:
-        return _FunctionRubric(f, name)
+        return _FunctionRubric(f, name, range)
 
     return make(fn) if fn is not None else make
 
 
 def trajectory_rubric(
-    fn: Callable[..., Any] | None = None, *, name: str | None = None, intermediate: float = 0.0
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    intermediate: float = 0.0,
+    range: tuple[float, float] | None = None,
 ) -> Any:
     """Make a trajectory (delayed) rubric of a function, usable bare or with arguments.
 
@@ -337,7 +380,7 @@ def trajectory_rubric(
     """
 
     def make(f: Callable[..., Any]) -> Rubric:
-        return _FunctionTrajectoryRubric(f, name, intermediate)
+        return _FunctionTrajectoryRubric(f, name, intermediate, range)
 
     return make(fn) if fn is not None else make
 
@@ -350,10 +393,13 @@ class _ObservationReward(Rubric):
         return 0.0 if reward is None else float(reward)
 
 
-def observation_reward(*, name: str = "env_reward") -> Rubric:
+def observation_reward(
+    *, name: str = "env_reward", range: tuple[float, float] | None = None
+) -> Rubric:
     """A rubric worth the reward the environment's own ``step`` returned (None counts as 0).
 
     Use it to keep a game's native score inside a composite, e.g.
-    ``WeightedSum([observation_reward(), judge], weights=[1.0, 0.2])``.
+    ``WeightedSum([observation_reward(range=(-1, 1)), judge], weights=[1.0, 0.2])``;
+    ``range`` is the range of the native reward.
     """
-    return _ObservationReward(name=name)
+    return _ObservationReward(name=name, range=range)

@@ -2,7 +2,9 @@
 
 Each composite names its children in the reward breakdown (``"parent.child"``). A composite
 holding a trajectory rubric is itself delayed: on steps before the end, that child counts at its
-intermediate value.
+intermediate value. A composite's :attr:`~openenv_hub.rubrics.Rubric.range` follows from its
+parts' ranges (a weighted sum of rubrics in [0, 1] with weights 0.5 and 0.25 lies in
+[0, 0.75]), unless it is given one.
 
 Example:
     >>> from openenv_hub.rubrics import AllOf, Gate, WeightedSum, rubric
@@ -50,9 +52,17 @@ def _named(rubrics: Sequence[Rubric] | Mapping[str, Rubric], owner: str) -> dict
     return named
 
 
+Range = tuple[float, float]
+
+
 class _Composite(Rubric):
-    def __init__(self, rubrics: Sequence[Rubric] | Mapping[str, Rubric], name: str | None) -> None:
-        super().__init__(name=name)
+    def __init__(
+        self,
+        rubrics: Sequence[Rubric] | Mapping[str, Rubric],
+        name: str | None,
+        range: Range | None = None,
+    ) -> None:
+        super().__init__(name=name, range=range)
         self._children = _named(rubrics, type(self).__name__)
 
     @property
@@ -88,6 +98,7 @@ class WeightedSum(_Composite):
         rubrics: The parts, as a list (named by their own names) or a ``{name: rubric}`` dict.
         weights: One weight per part, in order.
         name: The key of this sum in breakdowns that contain it.
+        range: The ``(low, high)`` its scores lie in; default: the weighted sum of the parts'.
     """
 
     def __init__(
@@ -96,8 +107,9 @@ class WeightedSum(_Composite):
         weights: Sequence[float] | None = None,
         *,
         name: str | None = None,
+        range: Range | None = None,
     ) -> None:
-        super().__init__(rubrics, name)
+        super().__init__(rubrics, name, range)
         if weights is None:
             weights = [1.0] * len(self._children)
         if len(weights) != len(self._children):
@@ -110,25 +122,46 @@ class WeightedSum(_Composite):
     def _combine(self, values: list[float]) -> float:
         return sum(w * v for w, v in zip(self.weights, values, strict=True))
 
+    def _derived_range(self) -> Range:
+        low = high = 0.0
+        for weight, child in zip(self.weights, self._children.values(), strict=True):
+            if weight == 0:
+                continue  # 0 * inf is not a number: a part weighted 0 adds nothing
+            ends = (weight * child.range[0], weight * child.range[1])
+            low, high = low + min(ends), high + max(ends)
+        return low, high
+
 
 class AllOf(_Composite):
     """The lowest score of its parts: for pass/fail rubrics (0 or 1), 1 only if all pass."""
 
-    def __init__(self, *rubrics: Rubric, name: str | None = None) -> None:
-        super().__init__(rubrics, name)
+    def __init__(
+        self, *rubrics: Rubric, name: str | None = None, range: Range | None = None
+    ) -> None:
+        super().__init__(rubrics, name, range)
 
     def _combine(self, values: list[float]) -> float:
         return min(values)
+
+    def _derived_range(self) -> Range:
+        ranges = [child.range for child in self._children.values()]
+        return min(r[0] for r in ranges), min(r[1] for r in ranges)
 
 
 class AnyOf(_Composite):
     """The highest score of its parts: for pass/fail rubrics (0 or 1), 1 if any passes."""
 
-    def __init__(self, *rubrics: Rubric, name: str | None = None) -> None:
-        super().__init__(rubrics, name)
+    def __init__(
+        self, *rubrics: Rubric, name: str | None = None, range: Range | None = None
+    ) -> None:
+        super().__init__(rubrics, name, range)
 
     def _combine(self, values: list[float]) -> float:
         return max(values)
+
+    def _derived_range(self) -> Range:
+        ranges = [child.range for child in self._children.values()]
+        return max(r[0] for r in ranges), max(r[1] for r in ranges)
 
 
 class Gate(_Composite):
@@ -144,6 +177,8 @@ class Gate(_Composite):
         threshold: The lowest score of ``condition`` that opens the gate.
         otherwise: The value while the gate is shut.
         name: The key of this gate in breakdowns that contain it.
+        range: The ``(low, high)`` its scores lie in; default: ``otherwise`` and the range of
+            what an open gate is worth.
     """
 
     def __init__(
@@ -154,8 +189,9 @@ class Gate(_Composite):
         threshold: float = 1.0,
         otherwise: float = 0.0,
         name: str | None = None,
+        range: Range | None = None,
     ) -> None:
-        super().__init__([condition] if then is None else [condition, then], name)
+        super().__init__([condition] if then is None else [condition, then], name, range)
         self._condition, self._then = condition, then
         self.threshold = threshold
         self.otherwise = otherwise
@@ -171,3 +207,12 @@ class Gate(_Composite):
             value = await self._then._evaluate(evaluation, _join(path, names[1]))
         evaluation.record(path, value)
         return value
+
+    def _derived_range(self) -> Range:
+        if self._then is not None:
+            low, high = self._then.range
+        else:  # an open gate is worth the condition's score, at least the threshold
+            low, high = max(self._condition.range[0], self.threshold), self._condition.range[1]
+        if low > high:  # the gate can never open
+            return self.otherwise, self.otherwise
+        return min(low, self.otherwise), max(high, self.otherwise)

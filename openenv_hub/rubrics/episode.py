@@ -5,10 +5,15 @@ The session core calls :meth:`EpisodeScorer.reset` after every ``reset`` and
 the rubric's value and puts the breakdown in ``metadata["reward_breakdown"]``; when the episode
 ends and the environment asked for attribution, ``metadata["step_rewards"]`` holds the reward
 credited to each step. :meth:`EpisodeScorer.summary` is what ``state`` shows under ``"rewards"``.
+
+A rubric that fails (an LLM judge that cannot be reached, a scoring function that raises) fails
+the step with a generic error: what went wrong (the judge's URL, its answer, a grader's
+exception) goes to the server's log, never to the agent.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError, EnvironmentExecutionError
@@ -20,6 +25,8 @@ __all__ = ["BREAKDOWN_KEY", "STEP_REWARDS_KEY", "EpisodeScorer"]
 
 BREAKDOWN_KEY = "reward_breakdown"
 STEP_REWARDS_KEY = "step_rewards"
+
+logger = logging.getLogger("openenv_hub.rubrics")
 
 
 class EpisodeScorer:
@@ -74,8 +81,14 @@ class EpisodeScorer:
         except EnvironmentExecutionError:
             raise
         except Exception as exc:
+            hint = getattr(exc, "hint", "")
+            logger.exception(
+                "Rubric '%s' could not score step %d%s", self.rubric.name, step.index,
+                f" (hint: {hint})" if hint else "",
+            )  # fmt: skip
             raise EnvironmentExecutionError(
-                f"Rubric '{self.rubric.name}' failed: {type(exc).__name__}: {exc}"
+                f"Rubric '{self.rubric.name}' could not score this step ({type(exc).__name__}); "
+                "the details are in the environment server's log."
             ) from exc
         self._steps.append(step)
         self._rewards.append(scored.reward)

@@ -20,6 +20,8 @@ Example::
     runtime_names("folder")  # ['docker', 'kubernetes', 'local', 'ray', 'swarm', 'uv']
     with start("docker", "image", "openenv-echo-env:latest") as server:
         httpx.get(server.base_url + "/health")
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

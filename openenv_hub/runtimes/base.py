@@ -13,6 +13,8 @@ the runtime, what it ran, and the last lines of the server's log.
 Everything a provider starts outside this process (containers, services) carries the labels of
 :mod:`openenv_hub.runtimes.labels`, so ``openenv ps`` lists it and ``openenv stop --all``
 removes it, also after the process that started it crashed.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

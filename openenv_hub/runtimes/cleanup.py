@@ -2,6 +2,8 @@
 
 Providers register themselves on start and unregister on stop. Servers outside this process
 (containers, services) are also covered when the process is killed: see ``_reaper``.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

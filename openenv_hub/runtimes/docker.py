@@ -10,7 +10,8 @@ interpreter exit, or by this process's reaper if the process is killed.
 
 A folder is built with :func:`~openenv_hub.docker.build_image` (its build context staged with
 push's file selection); a Space's Dockerfile is built as the Hub builds it, at the commit its
-revision names, into ``openenv-space-NS-NAME:COMMIT``, once per commit. ``BASE_IMAGE`` comes from
+revision names, into ``openenv-space-ns-name-HASH:COMMIT``
+(:func:`~openenv_hub.docker.build.space_image_tag`), once per commit. ``BASE_IMAGE`` comes from
 ``base_image=`` or ``$OPENENV_BASE_IMAGE``, more build arguments from ``build_args=`` or
 ``$OPENENV_BUILD_ARGS`` (space-separated ``KEY=VALUE``).
 
@@ -18,6 +19,8 @@ Example::
 
     with DockerProvider.start("openenv-echo-env:latest") as server:
         httpx.get(server.base_url + "/health")
+
+Layer: runtimes.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from openenv_hub.docker import (
     run_command,
     sdk_error,
     sdk_errors,
+    space_image_tag,
 )
 from openenv_hub.errors import ConnectError, ServerStartError
 from openenv_hub.network import free_port, wait_for_health
@@ -291,8 +295,7 @@ def build_space_image(
     from openenv_hub.runtimes.space import space_files
 
     source = space_files(space)
-    slug = source.repo_id.lower().replace("/", "-").replace("_", "-")
-    tag = f"openenv-space-{slug}:{source.commit[:12]}"
+    tag = space_image_tag(source.repo_id, source.commit)
     if not docker_client().images.list(name=tag):
         build_image(
             source.path,

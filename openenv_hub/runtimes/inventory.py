@@ -10,6 +10,8 @@ cluster at ``ray_address`` (or ``$RAY_ADDRESS``, or the one this process joined)
 Example:
     >>> for item in list_managed():  # doctest: +SKIP
     ...     print(item.name, item.runtime, item.url, item.status)
+
+Layer: runtimes.
 """
 
 from __future__ import annotations
@@ -100,9 +102,10 @@ def _ray_known(ray_address: str | None) -> bool:
 
 
 def _docker_managed() -> list[Managed]:
+    client = docker_client()  # first: without the docker package it names the extra
     import docker
 
-    return _engine_items(docker_client(), docker.errors.APIError)  # shared: not closed here
+    return _engine_items(client, docker.errors.APIError)  # shared: not closed here
 
 
 def _engine_items(client: Any, api_error: type[Exception]) -> list[Managed]:

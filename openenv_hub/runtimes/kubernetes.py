@@ -16,6 +16,8 @@ Example::
     objects = kubernetes_objects(load_manifest("envs/echo_env"), image="REGISTRY/echo-env:1", replicas=2)
     with KubernetesProvider.start(objects) as deployment:
         print(deployment.base_urls)
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

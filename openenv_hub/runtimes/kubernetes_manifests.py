@@ -18,6 +18,8 @@ Example:
     >>> objects = kubernetes_objects(Manifest(name="echo_env"), image="echo-env:1", replicas=2)
     >>> [o["kind"] for o in objects]
     ['Deployment', 'Service']
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

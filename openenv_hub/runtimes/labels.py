@@ -5,6 +5,8 @@ its URL and its source (an image, a Space), and the owner: this process (``owner
 process, ``owner-pid`` is its pid). ``openenv ps`` lists by these labels; ``openenv stop --all``
 removes by them; the reaper of :mod:`openenv_hub.runtimes._reaper` removes what an owner left
 behind when that process dies without stopping it.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ Example::
 
     with LocalProcessProvider.start("my_env.server.app:app", env_dir=Path("my_env")) as server:
         httpx.get(server.base_url + "/health")
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

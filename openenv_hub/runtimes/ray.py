@@ -17,6 +17,8 @@ Example::
 
     with RayProvider.from_folder("envs/echo_env", replicas=2, address="127.0.0.2:6379") as ray_env:
         async with EnvPool(ray_env, size=32) as pool: ...
+
+Layer: runtimes.
 """
 
 from __future__ import annotations
@@ -218,7 +220,7 @@ class RayProvider(StopsOnExit):
             handles.append(remote.options(**options).remote(spec))
         provider = cls(name, handles, address=cluster)
         cleanup.track(provider)
-        provider._wait_started(startup_timeout_s)
+        provider._wait_started(startup_timeout_s, cpus=replicas * num_cpus)
         return provider
 
     @classmethod
@@ -253,7 +255,7 @@ class RayProvider(StopsOnExit):
         handles = [ray.get_actor(n, namespace=NAMESPACE) for n in names]
         return cls(name, handles, address=cluster)
 
-    def _wait_started(self, timeout_s: float) -> None:
+    def _wait_started(self, timeout_s: float, *, cpus: float = 0.0) -> None:
         ray = ray_module()
         try:
             infos = ray.get([h.info.remote() for h in self._handles], timeout=timeout_s)
@@ -261,7 +263,17 @@ class RayProvider(StopsOnExit):
                 self._urls[info["index"]] = info["url"]
                 wait_for_health(info["url"], timeout_s=timeout_s)
         except Exception as exc:
+            short = _cpu_shortage(ray, exc, cpus) if cpus else None
             self.stop()
+            if short is not None:
+                raise ServerStartError(
+                    f"The {len(self._handles)} replicas of {self.name} were not placed within "
+                    f"{timeout_s:g} s: {short}",
+                    runtime=self.runtime,
+                    hint="Start fewer replicas or ask fewer CPUs of each (num_cpus), add "
+                    "nodes, or stop what holds the CPUs ('openenv ps --ray' lists the "
+                    "replicas of this toolkit).",
+                ) from None
             raise ServerStartError(
                 f"A replica of {self.name} did not start: {_first_line(exc)}",
                 runtime=self.runtime,
@@ -370,6 +382,21 @@ def replica_names() -> list[str]:
         entry["name"]
         for entry in ray.util.list_named_actors(all_namespaces=True)
         if entry.get("namespace") == NAMESPACE
+    )
+
+
+def _cpu_shortage(ray: Any, exc: Exception, cpus: float) -> str | None:
+    """For a wait that timed out on a cluster without the CPUs asked for: how many were asked
+    for and how many are free (None when that is not why)."""
+    if not isinstance(exc, ray.exceptions.GetTimeoutError):
+        return None
+    free = float(ray.available_resources().get("CPU", 0.0))
+    total = float(ray.cluster_resources().get("CPU", 0.0))
+    if free >= cpus:
+        return None
+    return (
+        f"they ask for {cpus:g} CPUs in all, and the cluster has {total:g}, of which {free:g} "
+        "are free now (besides those the replicas that did start hold)."
     )
 
 

@@ -1,5 +1,8 @@
 """The Ray replicas behind ``openenv ps`` and ``openenv stop``: the named actors of the
-``openenv-hub`` namespace on a cluster, whichever process started them."""
+``openenv-hub`` namespace on a cluster, whichever process started them.
+
+Layer: runtimes.
+"""
 
 from __future__ import annotations
 

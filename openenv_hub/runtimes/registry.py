@@ -16,6 +16,8 @@ Example::
     runtime_names("image")  # ['docker', 'kubernetes', 'swarm']
     with start("uv", "folder", "envs/echo_env", port=8001) as server:
         httpx.get(server.base_url + "/health")
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ The ``local``, ``uv`` and ``docker`` runtimes run a Space here: :func:`space_fil
 files at the commit the revision names into the cache (``$OPENENV_HUB_CACHE/spaces``), once per
 commit and only with the user's consent; :func:`made_from` names what is made from them (an
 environment, an image) after that commit.
+
+Layer: runtimes.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
+from openenv_hub.settings import cache_dir
 
 if TYPE_CHECKING:
     from openenv_hub.hub import SpaceSource
@@ -71,12 +74,11 @@ def space_files(space: SpaceRef) -> SpaceSource:
     """The Space's files at the commit ``space.revision`` names, in the cache (downloaded once
     per commit, after consent)."""
     from openenv_hub.hub import download_space
-    from openenv_hub.runtimes.uv import cache_root
 
     return download_space(
         space.repo_id,
         space.revision,
-        into=cache_root().parent / "spaces",
+        into=cache_dir("spaces"),
         endpoint=space.endpoint,
         token=space.token,
         trust_remote_code=space.trust_remote_code,

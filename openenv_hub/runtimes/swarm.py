@@ -15,6 +15,8 @@ Example::
 
     with DockerSwarmProvider.start("openenv-echo-env:latest", replicas=2) as service:
         clients = [EchoEnv(url).sync() for url in service.base_urls]
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ Example::
 
     with UvProvider.from_folder("envs/echo_env") as server:
         httpx.get(server.base_url + "/health")
+
+Layer: runtimes.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ from typing import Any
 
 from openenv_hub.errors import DependencyNotInstalledError, ServerStartError
 from openenv_hub.manifest import load_manifest
+from openenv_hub.progress import report_progress
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef
 from openenv_hub.runtimes.local import LocalProcessProvider
 from openenv_hub.runtimes.registry import register
+from openenv_hub.settings import cache_dir
 
 __all__ = ["UvProvider", "UvRuntime", "cache_root", "uv_binary"]
 
@@ -64,12 +68,8 @@ def uv_binary() -> str:
 
 
 def cache_root() -> Path:
-    """Where the uv environments live (``$OPENENV_HUB_CACHE/uv-envs`` when set)."""
-    base = os.environ.get("OPENENV_HUB_CACHE")
-    if base:
-        return Path(base) / "uv-envs"
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "openenv-hub" / "uv-envs"
+    """Where the uv environments live (``uv-envs`` in :func:`openenv_hub.settings.cache_dir`)."""
+    return cache_dir("uv-envs")
 
 
 class UvProvider(LocalProcessProvider):
@@ -179,13 +179,15 @@ def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse
             return _used(marker, venv_python, source)
         marker.unlink(missing_ok=True)
         uv = uv_binary()
-        if not venv_python.exists():
-            _run([uv, "venv", "--quiet", "--python", python or sys.executable, str(root)])
-        install = [uv, "pip", "install", "--quiet", "--python", str(venv_python)]
-        for folder in links:
-            install += ["--find-links", str(folder)]
-        install += ["--editable", str(source)] if editable else [str(source)]
-        _run(install)
+        with report_progress(f"uv environment for {source.name}", "making it") as progress:
+            if not venv_python.exists():
+                _run([uv, "venv", "--quiet", "--python", python or sys.executable, str(root)])
+            install = [uv, "pip", "install", "--quiet", "--python", str(venv_python)]
+            for folder in links:
+                install += ["--find-links", str(folder)]
+            install += ["--editable", str(source)] if editable else [str(source)]
+            progress.stage(f"installing {source.name} and its dependencies")
+            _run(install)
         (root / SOURCE_NOTE).write_text(str(source), encoding="utf-8")
         marker.write_text(stamp)
     return venv_python

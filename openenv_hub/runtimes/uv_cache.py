@@ -14,6 +14,8 @@ Example:
     >>> from openenv_hub.runtimes.uv_cache import cached_envs
     >>> [env.name for env in cached_envs() if env.name.startswith("no-such-")]
     []
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import contextlib
 import gc
 import logging
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal
 
 import pydantic_core
@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse, RedirectResponse
 
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
 from openenv_hub.server import settings
+from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
 from openenv_hub.server.http import build_router
 from openenv_hub.server.limits import RequestBodyLimit
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
@@ -48,6 +49,7 @@ def create_app(
     env_name: str | None = None,
     mode: ServerMode | None = None,
     max_concurrent_envs: int | None = None,
+    max_sessions_per_client: int | None = None,
     session_idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
     step_hard_timeout_s: float | None = None,
     run_on_event_loop: bool | None = None,
@@ -57,6 +59,8 @@ def create_app(
     ui_builder: Callable[..., Any] | None = None,
     show_default_ui: bool = True,
     trajectories: str | os.PathLike[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> FastAPI:
     """Serve an environment over HTTP, ``/ws`` and ``/mcp`` (and the web UI at ``/web``).
 
@@ -73,6 +77,9 @@ def create_app(
             ``"production"`` leaves them out, so agents reach the environment through MCP only.
         max_concurrent_envs: Sessions allowed at once, stateless HTTP calls included. Default
             ``$MAX_CONCURRENT_ENVS`` or 64.
+        max_sessions_per_client: Sessions one client address may hold at once. Default
+            ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own. Behind a proxy every
+            client has the proxy's address.
         session_idle_timeout_s: Close sessions idle this long; ``None`` keeps them forever.
         step_hard_timeout_s: A call stuck on a session's thread this long is abandoned and its
             slot freed. Default ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600.
@@ -87,6 +94,12 @@ def create_app(
         show_default_ui: Set False to show only the custom tab.
         trajectories: Record every session's episodes to this ``.jsonl`` or ``.parquet`` file
             (see :mod:`openenv_hub.trajectories`); it is complete when the server stops.
+        allowed_origins: Origins (``scheme://host[:port]``, or ``"*"``) whose web pages may
+            call the server besides its own pages. Default ``$OPENENV_ALLOWED_ORIGINS``; on a
+            Space, its own origin is added. Other pages are refused
+            (:mod:`openenv_hub.server.browsers`); clients that are not browsers are unaffected.
+        allowed_hosts: Host names (or ``"*"``) answered over loopback besides ``localhost``,
+            ``127.0.0.1`` and ``[::1]``. Default ``$OPENENV_ALLOWED_HOSTS``.
     """
     action_cls = action_cls or getattr(env_factory, "action_cls", None) or Action
     observation_cls = (
@@ -97,12 +110,14 @@ def create_app(
         env_factory,
         action_cls=action_cls,
         max_sessions=max_concurrent_envs,
+        max_sessions_per_client=max_sessions_per_client,
         idle_timeout_s=session_idle_timeout_s,
         step_hard_timeout_s=step_hard_timeout_s,
         run_on_event_loop=run_on_event_loop,
         env_name=env_name,
     )
     message_mb = settings.max_message_size_mb(max_message_size_mb)
+    browsers = BrowserPolicy.from_settings(allowed_origins, allowed_hosts)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -121,6 +136,7 @@ def create_app(
     app.state.sessions = pool
     app.state.max_message_size_mb = message_mb
     app.add_middleware(RequestBodyLimit, max_bytes=int(message_mb * 1024 * 1024))
+    add_browser_guard(app, browsers)  # outermost: refused requests are never read
     simulation = _server_mode(mode) == "simulation"
     app.include_router(
         build_router(

@@ -72,7 +72,8 @@ def build_router(
     @router.post("/mcp", tags=["MCP"])
     async def mcp(request: Request) -> Response:
         body = await request.body()
-        reply = await _unless_disconnected(request, handle_jsonrpc(pool, body))
+        client = request.client.host if request.client else None
+        reply = await _unless_disconnected(request, handle_jsonrpc(pool, body, client=client))
         if reply is None:  # a notification
             return Response(status_code=202)
         return JSONResponse(reply)
@@ -94,17 +95,23 @@ async def _session_for(pool: SessionPool, session_id: str | None) -> AsyncIterat
 
 async def _unless_disconnected(request: Request, work: Awaitable[T]) -> T:
     """Await ``work``, but cancel it if the client disconnects first (its session, if any, is
-    then closed and its slot freed once the environment's thread lets go)."""
-    task = asyncio.ensure_future(work)
+    then closed and its slot freed once the environment's thread lets go). The work runs in the
+    request's own task; one task watches the client."""
+    handler = asyncio.current_task()
+    assert handler is not None
+    finished = False
+
+    def client_left(watch: asyncio.Future[None]) -> None:
+        if not finished and not watch.cancelled():
+            handler.cancel()
+
     gone = asyncio.ensure_future(_disconnected(request))
+    gone.add_done_callback(client_left)
     try:
-        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+        return await work
     finally:
+        finished = True
         gone.cancel()
-        if not task.done():
-            task.cancel()
-            await asyncio.wait({task})
-    return task.result()  # raises CancelledError if the client left
 
 
 async def _disconnected(request: Request) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 import uuid
@@ -32,12 +33,15 @@ from openenv_hub.errors import (
     SessionNotFoundError,
 )
 from openenv_hub.rubrics.episode import EpisodeScorer
+from openenv_hub.rubrics.ranges import declared_reward_range
 from openenv_hub.server import settings
+from openenv_hub.server.capacity import SessionRoom
 from openenv_hub.server.observers import SessionObserver, notify
 from openenv_hub.server.session import Session, SessionUse
 from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_TIMEOUT_S
 from openenv_hub.server.threads import SessionThreads
 from openenv_hub.server.watchdog import Watchdog
+from openenv_hub.server.worker import within
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S",
@@ -49,6 +53,8 @@ __all__ = [
 logger = logging.getLogger("openenv_hub.server")
 
 DEFAULT_IDLE_TIMEOUT_S = 300.0
+#: The kind of the session of one stateless HTTP request.
+EPHEMERAL = "http-ephemeral"
 CLOSE_TIMEOUT_S = 10.0
 
 EnvFactory = Callable[[], Environment[Any, Any, Any]]
@@ -66,6 +72,8 @@ class SessionLifecycle:
         max_sessions: Sessions allowed at once, stateless calls included. Default:
             ``$MAX_CONCURRENT_ENVS`` or 64; 1 for environments with
             ``SUPPORTS_CONCURRENT_SESSIONS = False``.
+        max_sessions_per_client: Sessions one client (address) may hold at once; default
+            ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own.
         idle_timeout_s: Close sessions with no activity for this long; ``None`` disables reaping.
         step_hard_timeout_s: Abandon a thread whose call has run this long (default
             ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600; see :mod:`openenv_hub.server.settings`).
@@ -80,6 +88,7 @@ class SessionLifecycle:
         *,
         action_cls: type[Any],
         max_sessions: int | None = None,
+        max_sessions_per_client: int | None = None,
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         step_hard_timeout_s: float | None = None,
         run_on_event_loop: bool | None = None,
@@ -99,7 +108,10 @@ class SessionLifecycle:
         self._env_cls: type[Environment[Any, Any, Any]] | None = (
             env_factory if isinstance(env_factory, type) else None
         )
+        if self._env_cls is not None:
+            declared_reward_range(self._env_cls)  # a range that is none fails here, not per session
         self.max_sessions = self._resolve_capacity(max_sessions)
+        self.max_sessions_per_client = settings.max_sessions_per_client(max_sessions_per_client)
         self.idle_timeout_s = idle_timeout_s
         self.step_hard_timeout_s = settings.step_hard_timeout_s(step_hard_timeout_s)
         self.env_name = env_name
@@ -109,6 +121,7 @@ class SessionLifecycle:
         self._draining: set[Session] = set()  # closed, their thread still running a call
         self._finishing: set[asyncio.Task[None]] = set()
         self.threads = self._threads(run_on_event_loop)
+        self.room = SessionRoom(self.max_sessions, env_name or self._factory_name)
         self.watchdog = Watchdog(self)
         self.observers: list[SessionObserver] = []  # told of every reset, step and close
 
@@ -163,15 +176,17 @@ class SessionLifecycle:
 
     # -- opening ---------------------------------------------------------------------------
 
-    async def open(self, kind: str = "ws") -> Session:
-        """Reserve a slot and create a new environment for it.
+    async def open(self, kind: str = "ws", *, client: str | None = None) -> Session:
+        """Reserve a slot and create a new environment for it; ``client`` is the address of
+        whoever asked (for ``max_sessions_per_client``).
 
         Raises:
-            SessionCapacityError: every slot is in use.
+            SessionCapacityError: every slot is in use, or the client's share is.
             EnvironmentFactoryError: the factory raised.
         """
-        self._reserve()
+        self._reserve(client)
         session = self._new_session(kind)
+        session.client = client
         self._sessions[session.id] = session
         self.watchdog.start()
         try:
@@ -185,7 +200,7 @@ class SessionLifecycle:
     async def ephemeral(self) -> AsyncIterator[Session]:
         """A session for one stateless HTTP request, holding a slot until it is closed."""
         self._reserve()
-        session = self._new_session("http-ephemeral", reuse_worker=True)
+        session = self._new_session(EPHEMERAL, reuse_worker=True)
         self._ephemeral.add(session)
         self.watchdog.start()
         try:
@@ -194,9 +209,20 @@ class SessionLifecycle:
         finally:
             await self.close(session, reason="request finished")
 
-    def _reserve(self) -> None:
-        if self.active_sessions >= self.max_sessions:
-            raise SessionCapacityError(self.active_sessions, self.max_sessions)
+    def _reserve(self, client: str | None = None) -> None:
+        self.room.check(self.active_sessions, self.max_sessions)
+        cap = self.max_sessions_per_client
+        if client is None or cap is None:
+            return
+        held = sum(session.client == client for session in self._sessions.values())
+        if held >= cap:
+            raise SessionCapacityError(
+                held,
+                cap,
+                message=f"Client {client} holds {held} sessions, the most one client may hold "
+                f"(max_sessions_per_client={cap} in create_app, or "
+                "OPENENV_MAX_SESSIONS_PER_CLIENT). Close one of them first.",
+            )
 
     def _new_session(self, kind: str, *, reuse_worker: bool = False) -> Session:
         """A session with where its calls run: a thread of its own, the shared one, a spare
@@ -220,6 +246,7 @@ class SessionLifecycle:
                 f"{type(exc).__name__}: {exc}",
             ) from exc
         session.scorer = EpisodeScorer.for_env(env)
+        session.reward_range = declared_reward_range(env)
         session.env = env
 
     def get(self, session_id: str) -> Session:
@@ -262,21 +289,21 @@ class SessionLifecycle:
         thread: the session keeps its slot (if closed meanwhile) until the call returns."""
         if session.worker is None:
             return self.threads.run_inline(fn)
-        future = session.worker.run(fn)
+        returned = functools.partial(self._thread_call_returned, session)
+        future = session.worker.run(fn, returned)
         session.thread_call_since = time.monotonic()
-        future.add_done_callback(lambda f: self._thread_call_returned(session, f))
-        return await asyncio.shield(future)
+        return await future
 
-    def _thread_call_returned(self, session: Session, future: asyncio.Future[Any]) -> None:
+    def _thread_call_returned(
+        self, session: Session, result: Any, exc: BaseException | None
+    ) -> None:
         if session.thread_call_since is None:  # abandoned meanwhile
             return
         session.thread_call_since = None
         if session not in self._draining:
             return
-        if not future.cancelled() and future.exception() is None:
-            result = future.result()
-            if session.env is None and isinstance(result, Environment):
-                session.env = result  # built after its session closed: closed with the rest
+        if exc is None and session.env is None and isinstance(result, Environment):
+            session.env = result  # built after its session closed: closed with the rest
         self._finish_later(session)
 
     # -- closing ---------------------------------------------------------------------------
@@ -331,8 +358,7 @@ class SessionLifecycle:
             if env is not None and session.worker is None:
                 self.threads.run_inline(env.close)
             elif env is not None and session.worker is not None:
-                future = session.worker.run(env.close)
-                await asyncio.wait_for(asyncio.shield(future), self.close_timeout_s)
+                await within(self.close_timeout_s, session.worker.run(env.close))
         except (TimeoutError, asyncio.TimeoutError):
             logger.warning(
                 "Session %s: environment close() took over %g s", session.id, self.close_timeout_s

@@ -4,7 +4,8 @@
 for WebSocket frames) is refused with 413 as soon as its ``Content-Length``, or the bytes
 received so far, exceed it, without being read whole. A JSON body must be JSON the wire allows
 (:func:`openenv_hub.protocol.parse_json`): ``NaN``, ``Infinity``, numbers that overflow and
-unpaired surrogate escapes get 422 naming the problem, never a 500 later on.
+unpaired surrogate escapes get 422 naming the problem, never a 500 later on. ``POST /mcp`` is
+JSON-RPC, which answers a body that is not JSON itself (-32700, :mod:`openenv_hub.server.mcp`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from openenv_hub.protocol import parse_json
 __all__ = ["RequestBodyLimit"]
 
 _UNCHECKED_PREFIXES = ("/web",)  # the UI's own requests (Gradio) are bounded, not parsed
+_JSONRPC_PATHS = ("/mcp",)  # bounded here; parsed, and a parse error answered, by JSON-RPC
 
 
 class RequestBodyLimit:
@@ -47,7 +49,7 @@ class RequestBodyLimit:
                 return
             if not message.get("more_body", False):
                 break
-        if _is_json(scope) and body and not scope["path"].startswith(_UNCHECKED_PREFIXES):
+        if _is_json(scope) and body and _parsed_here(scope["path"]):
             try:
                 parse_json(bytes(body))
             except ValueError as exc:
@@ -64,6 +66,10 @@ class RequestBodyLimit:
             "or OPENENV_MAX_MESSAGE_SIZE_MB).",
             "code": "MESSAGE_TOO_LARGE",
         }
+
+
+def _parsed_here(path: str) -> bool:
+    return path not in _JSONRPC_PATHS and not path.startswith(_UNCHECKED_PREFIXES)
 
 
 def _content_length(scope: Scope) -> int | None:

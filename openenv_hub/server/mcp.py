@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -53,10 +54,15 @@ def parse_jsonrpc(raw: str | bytes | dict[str, Any]) -> JsonRpcRequest | Reply:
 
 
 async def handle_jsonrpc(
-    pool: SessionPool, raw: str | bytes | dict[str, Any], *, bound: Session | None = None
+    pool: SessionPool,
+    raw: str | bytes | dict[str, Any],
+    *,
+    bound: Session | None = None,
+    client: str | None = None,
 ) -> Reply | None:
     """Answer one JSON-RPC request; ``None`` for a notification (a request without ``id``),
-    which gets no reply. ``bound`` is the session of the socket the request arrived on."""
+    which gets no reply. ``bound`` is the session of the socket the request arrived on;
+    ``client`` the address of who sent it (sessions it creates count towards its share)."""
     request = parse_jsonrpc(raw)
     if isinstance(request, dict):
         return request
@@ -69,7 +75,8 @@ async def handle_jsonrpc(
             request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"
         )
     try:
-        reply = jsonrpc_result(request.id, await handler(pool, request.params, bound))
+        caller = _Caller(bound, client)
+        reply = jsonrpc_result(request.id, await handler(pool, request.params, caller))
     except _RpcError as exc:
         reply = jsonrpc_error(request.id, exc.code, exc.message, exc.data)
     except ServerReplyError as exc:
@@ -80,6 +87,14 @@ async def handle_jsonrpc(
             request.id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"
         )
     return None if notification else reply
+
+
+@dataclass(frozen=True)
+class _Caller:
+    """Where a request came from: the socket's session, if any, and the client's address."""
+
+    bound: Session | None
+    client: str | None
 
 
 class _RpcError(Exception):
@@ -104,8 +119,8 @@ async def _target(
             yield session
 
 
-async def _tools_list(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
-    async with _target(pool, params, bound) as session:
+async def _tools_list(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
+    async with _target(pool, params, caller.bound) as session:
         tools = await pool.list_tools(session)
     return {
         "tools": [
@@ -115,14 +130,14 @@ async def _tools_list(pool: SessionPool, params: dict[str, Any], bound: Session 
     }
 
 
-async def _tools_call(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
+async def _tools_call(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
     name = params.get("name")
     if not isinstance(name, str) or not name:
         raise _RpcError(JsonRpcCode.INVALID_PARAMS, "Missing 'name' in params")
     arguments = params.get("arguments") or {}
     if not isinstance(arguments, dict):
         raise _RpcError(JsonRpcCode.INVALID_PARAMS, "'arguments' must be an object")
-    async with _target(pool, params, bound) as session:
+    async with _target(pool, params, caller.bound) as session:
         outcome = await pool.call_tool(session, name, arguments)
     if outcome.error is not None:
         code = (
@@ -135,18 +150,18 @@ async def _tools_call(pool: SessionPool, params: dict[str, Any], bound: Session 
     return outcome.result
 
 
-async def _session_create(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
-    if bound is not None:
-        return {"session_id": bound.id}
-    session = await pool.open(kind="mcp-http")
+async def _session_create(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
+    if caller.bound is not None:
+        return {"session_id": caller.bound.id}
+    session = await pool.open("mcp-http", client=caller.client)
     return {"session_id": session.id}
 
 
-async def _session_close(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
+async def _session_close(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
     session_id = params.get("session_id")
     if not session_id:
         raise _RpcError(JsonRpcCode.INVALID_PARAMS, "Invalid params - 'session_id' is required")
-    if bound is not None and bound.id == session_id:
+    if caller.bound is not None and caller.bound.id == session_id:
         raise _RpcError(
             JsonRpcCode.INVALID_REQUEST,
             "Cannot close active WebSocket-managed session via MCP method",
@@ -159,7 +174,7 @@ async def _session_close(pool: SessionPool, params: dict[str, Any], bound: Sessi
     return {"session_id": session_id, "closed": True}
 
 
-async def _initialize(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
+async def _initialize(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
     meta = await pool.metadata()
     return {
         "protocolVersion": params.get("protocolVersion", _PROTOCOL_VERSION),
@@ -168,11 +183,11 @@ async def _initialize(pool: SessionPool, params: dict[str, Any], bound: Session 
     }
 
 
-async def _ping(pool: SessionPool, params: dict[str, Any], bound: Session | None) -> Any:
+async def _ping(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
     return {}
 
 
-_METHODS: dict[str, Callable[[SessionPool, dict[str, Any], Session | None], Awaitable[Any]]] = {
+_METHODS: dict[str, Callable[[SessionPool, dict[str, Any], _Caller], Awaitable[Any]]] = {
     "tools/list": _tools_list,
     "tools/call": _tools_call,
     "openenv/session/create": _session_create,

@@ -15,6 +15,7 @@ from typing import Any
 from openenv_hub.environment import Environment
 from openenv_hub.errors import SessionClosedError
 from openenv_hub.rubrics.episode import EpisodeScorer
+from openenv_hub.rubrics.ranges import UNBOUNDED
 from openenv_hub.server.worker import Worker
 
 __all__ = ["CloseCallback", "Session", "SessionUse"]
@@ -44,6 +45,9 @@ class Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     on_close: list[CloseCallback] = field(default_factory=list)
     scorer: EpisodeScorer | None = None  # the environment's rubric, applied after each step
+    client: str | None = None  # the address of the client that opened it
+    episode_started: bool = False  # reset at least once (see openenv_hub.server.episodes)
+    reward_range: tuple[float, float] = UNBOUNDED  # the environment's declared reward range
 
     @property
     def ready(self) -> bool:

@@ -19,12 +19,16 @@ from typing import Any
 
 from openenv_hub.environment import Environment
 from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
-from openenv_hub.protocol import observation_payload, step_frame_reader
+from openenv_hub.protocol import observation_payload
+from openenv_hub.protocol.actions import ActionReader
+from openenv_hub.rubrics.ranges import wire_range
 from openenv_hub.server.calls import CallPlan
+from openenv_hub.server.episodes import RewardRangeFlag, needs_reset, reset_required
 from openenv_hub.server.lifecycle import (
     DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_STEP_HARD_TIMEOUT_S,
+    EPHEMERAL,
     EnvFactory,
     SessionLifecycle,
 )
@@ -89,16 +93,9 @@ class SessionPool(SessionLifecycle):
         return self.supports_tools or self.action_cls in (Action, CallToolAction, ListToolsAction)
 
     @functools.cached_property
-    def read_step_frame(self) -> Callable[[str], Action | None]:
-        """Read a WebSocket ``step`` frame and its action in one validation, or give ``None``
-        (for environments whose steps may also be MCP tool calls: always)."""
-        if self.takes_tool_calls:
-            return _no_step_frame
-        try:
-            return step_frame_reader(self.action_cls)
-        except Exception:  # an action class pydantic cannot nest: the general path still works
-            logger.debug("No one-pass step frames for %s", self.action_cls, exc_info=True)
-            return _no_step_frame
+    def actions(self) -> ActionReader:
+        """How this pool's actions are read off the wire (tool calls too, where they may be)."""
+        return ActionReader(self.action_cls, tool_calls=self.takes_tool_calls)
 
     def parse_action(self, data: dict[str, Any]) -> Action:
         """Validate a step payload against the action class (raises pydantic ValidationError).
@@ -107,25 +104,13 @@ class SessionPool(SessionLifecycle):
         environments with actions of their own, also accept ``{"type": "list_tools"}`` and
         ``{"type": "call_tool", ...}``.
         """
-        kind = data.get("type")
-        if self.takes_tool_calls:
-            if kind == "list_tools":
-                return ListToolsAction.model_validate(data)
-            if kind == "call_tool":
-                return CallToolAction.model_validate(data)
-        return self.action_cls.model_validate(data)  # type: ignore[no-any-return]
+        return self.actions.parse(data)
 
     async def reset(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
         async with self.use(session) as env:
-            plan = CallPlan.of(type(env))
-            kwargs = plan.reset.keywords(params)
-            fn = env.reset_async if plan.reset_async else env.reset
             started, clock = _clock(self.observers)
-            obs = await self._call(session, fn, (), kwargs, on_loop=plan.reset_async)
-            session.step_count = 0
-            if session.scorer is not None:
-                session.scorer.reset()
-            payload = observation_payload(_checked(obs, "reset"))
+            obs = await self._reset(session, env, params)
+            payload = observation_payload(self._in_range(session, obs))
             if self.observers:
                 notify(
                     self.observers, "on_reset", session.id, params, payload,
@@ -133,10 +118,24 @@ class SessionPool(SessionLifecycle):
                 )  # fmt: skip
             return payload
 
+    async def _reset(
+        self, session: Session, env: Environment[Any, Any, Any], params: dict[str, Any]
+    ) -> Observation:
+        plan = CallPlan.of(type(env))
+        kwargs = plan.reset.keywords(params)
+        fn = env.reset_async if plan.reset_async else env.reset
+        obs = await self._call(session, fn, (), kwargs, on_loop=plan.reset_async)
+        session.step_count = 0
+        session.episode_started = True
+        if session.scorer is not None:
+            session.scorer.reset()
+        return _checked(obs, "reset")
+
     async def step(
         self, session: Session, action: Action, params: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         async with self.use(session) as env:
+            await self._episode_for(session, env, "step", action)
             plan = CallPlan.of(type(env))
             kwargs = plan.step.keywords(params) if params else {}
             fn = env.step_async if plan.step_async else env.step
@@ -146,7 +145,7 @@ class SessionPool(SessionLifecycle):
             session.step_count += 1
             if session.scorer is not None:
                 obs = await self._score(session, env, action, obs)
-            payload = observation_payload(obs)
+            payload = observation_payload(self._in_range(session, obs))
             if self.observers:
                 notify(
                     self.observers, "on_step", session.id, action.model_dump(mode="json"),
@@ -173,6 +172,7 @@ class SessionPool(SessionLifecycle):
 
     async def state(self, session: Session) -> dict[str, Any]:
         async with self.use(session) as env:
+            await self._episode_for(session, env, "state")
             shown = _state_dict(await self._read_state(session, env))
             if session.scorer is not None:
                 shown["rewards"] = session.scorer.summary()
@@ -195,10 +195,37 @@ class SessionPool(SessionLifecycle):
         if self._metadata is None:
             async with self.ephemeral() as session, self.use(session) as env:
                 meta = await self._call(session, env.get_metadata)
+            update: dict[str, Any] = {"reward_range": wire_range(session.reward_range)}
             if self.env_name:
-                meta = meta.model_copy(update={"name": self.env_name})
-            self._metadata = meta
+                update["name"] = self.env_name
+            self._metadata = meta.model_copy(update=update)
         return self._metadata
+
+    # -- the reset rule and reward ranges (openenv_hub.server.episodes) ----------------------
+
+    async def _episode_for(
+        self,
+        session: Session,
+        env: Environment[Any, Any, Any],
+        method: str,
+        action: Action | None = None,
+    ) -> None:
+        """Refuse a step or state before the session's first reset; a stateless call's fresh
+        environment has its episode started here instead (observers are not told: it is no
+        episode of the client's)."""
+        if not needs_reset(env, session.episode_started, action):
+            return
+        if session.kind != EPHEMERAL:
+            raise reset_required(method, session.id)
+        await self._reset(session, env, {})
+
+    @functools.cached_property
+    def _reward_flag(self) -> RewardRangeFlag:
+        return RewardRangeFlag(self.env_name or self.factory_name)
+
+    def _in_range(self, session: Session, obs: Observation) -> Observation:
+        """``obs``, flagged when its reward is outside the environment's declared range."""
+        return self._reward_flag.check(session.reward_range, obs)
 
     # -- MCP tools -------------------------------------------------------------------------
 
@@ -221,10 +248,6 @@ class SessionPool(SessionLifecycle):
                 session, call, (name, arguments), on_loop=is_async
             )
             return outcome
-
-
-def _no_step_frame(text: str) -> None:
-    return None
 
 
 def _clock(observers: list[Any]) -> tuple[float, float]:

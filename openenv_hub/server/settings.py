@@ -4,6 +4,17 @@
 - ``OPENENV_STEP_HARD_TIMEOUT_S``: a call stuck on a session's thread this long is abandoned and
   its slot freed (default 600).
 - ``OPENENV_MAX_MESSAGE_SIZE_MB``: the largest WebSocket frame and HTTP body accepted (default 16).
+- ``OPENENV_MAX_SESSIONS_PER_CLIENT``: sessions one client address may hold at once (default:
+  no limit of its own).
+- ``OPENENV_ALLOWED_ORIGINS``: web origins (``https://app.example.com``, comma-separated; ``*``
+  for any) whose pages may call the server besides its own (see
+  :mod:`openenv_hub.server.browsers`).
+- ``OPENENV_ALLOWED_HOSTS``: host names (comma-separated; ``*`` for any) a server reached over
+  loopback answers besides ``localhost``, ``127.0.0.1`` and ``[::1]``.
+- ``SPACE_HOST`` (or ``SPACE_ID``), set by Hugging Face Spaces: the Space's own origin and host
+  are allowed.
+- ``OPENENV_SESSION_THREADS``: the threads sessions' synchronous calls run on, each session
+  pinned to one (default four per CPU this process may use, from 8 to 32).
 
 An argument passed in code wins over the variable.
 """
@@ -11,6 +22,9 @@ An argument passed in code wins over the variable.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 from openenv_hub.errors import ConfigurationError
 
@@ -18,8 +32,14 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE_MB",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_STEP_HARD_TIMEOUT_S",
+    "allowed_hosts",
+    "allowed_origins",
+    "default_session_threads",
     "max_message_size_mb",
     "max_sessions",
+    "max_sessions_per_client",
+    "session_threads",
+    "space_host",
     "step_hard_timeout_s",
 ]
 
@@ -44,6 +64,24 @@ def step_hard_timeout_s(requested: float | None) -> float:
     )
 
 
+def default_session_threads() -> int:
+    """Four threads per CPU this process may run on, at least 8 and at most 32."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(max(4 * (cpus or 1), 8), 32)
+
+
+def session_threads(requested: int | None) -> int:
+    return int(
+        _setting(
+            "session_threads",
+            requested,
+            "OPENENV_SESSION_THREADS",
+            int,
+            default_session_threads(),
+        )
+    )
+
+
 def max_message_size_mb(requested: float | None) -> float:
     return _setting(
         "max_message_size_mb",
@@ -52,6 +90,70 @@ def max_message_size_mb(requested: float | None) -> float:
         float,
         DEFAULT_MAX_MESSAGE_SIZE_MB,
     )
+
+
+def max_sessions_per_client(requested: int | None) -> int | None:
+    """The sessions one client address may hold at once; None: only ``max_sessions`` bounds it."""
+    if requested is None and not os.environ.get("OPENENV_MAX_SESSIONS_PER_CLIENT", "").strip():
+        return None
+    return int(
+        _setting("max_sessions_per_client", requested, "OPENENV_MAX_SESSIONS_PER_CLIENT", int, 0)
+    )
+
+
+def allowed_origins(requested: Sequence[str] | None) -> tuple[str, ...]:
+    """Origins allowed besides the server's own, normalised (``scheme://host[:port]``), or
+    ``("*",)`` for any."""
+    entries = _listed(requested, "OPENENV_ALLOWED_ORIGINS")
+    origins = []
+    for entry in entries:
+        origin = entry.rstrip("/").lower()
+        parts = urlsplit(origin)
+        if origin != "*" and (not parts.scheme or not parts.hostname or parts.path):
+            raise ConfigurationError(
+                f"allowed origin {entry!r} is not an origin: write it as scheme://host[:port], "
+                "for example http://localhost:3000 (or * for any)",
+            )
+        origins.append(origin)
+    return tuple(origins)
+
+
+def allowed_hosts(requested: Sequence[str] | None) -> tuple[str, ...]:
+    """Host names a server reached over loopback answers besides the loopback ones, or
+    ``("*",)`` for any."""
+    hosts = []
+    for entry in _listed(requested, "OPENENV_ALLOWED_HOSTS"):
+        host = entry.lower().rstrip(".")
+        if host != "*" and not _HOST_NAME.fullmatch(host):
+            raise ConfigurationError(
+                f"allowed host {entry!r} is not a host name: write the name alone, without a "
+                "scheme or port, for example my-machine.local (or * for any)",
+            )
+        hosts.append(host)
+    return tuple(hosts)
+
+
+def space_host() -> str | None:
+    """The host a Hugging Face Space is served at (``NS-NAME.hf.space``), when running on one."""
+    host = os.environ.get("SPACE_HOST", "").strip().lower()
+    if host:
+        return host
+    space_id = os.environ.get("SPACE_ID", "").strip().lower()
+    if "/" not in space_id:
+        return None
+    return re.sub(r"[^a-z0-9-]", "-", space_id.replace("/", "-")) + ".hf.space"
+
+
+_HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?|\[[0-9a-f:.]+\]")
+
+
+def _listed(requested: Sequence[str] | None, variable: str) -> list[str]:
+    if requested is not None:
+        if isinstance(requested, str):
+            raise ConfigurationError(f"pass a list of strings, not the string {requested!r}")
+        return [entry.strip() for entry in requested if entry.strip()]
+    raw = os.environ.get(variable, "")
+    return [entry for entry in re.split(r"[,\s]+", raw) if entry]
 
 
 def _setting(

@@ -1,11 +1,14 @@
 """Where a pool's sessions run their synchronous environment calls.
 
-By default every session has a thread of its own (:class:`~openenv_hub.server.worker.Worker`),
-so libraries with thread affinity work and a slow call never blocks another session; stateless
-HTTP calls borrow threads kept spare. ``REQUIRES_SINGLE_THREAD_EXECUTOR`` puts every session on
-one shared thread. ``RUNS_ON_EVENT_LOOP`` puts them on no thread at all: calls run inline on the
-event loop, which saves the thread hop for environments whose calls are quick, and a guard logs
-(once) when one is not.
+By default sessions share a fixed set of threads (``OPENENV_SESSION_THREADS``, sized to the
+machine; see :mod:`openenv_hub.server.settings`), and each session is pinned to one of them when
+it opens: the thread with the fewest live sessions. All of a session's calls run on that thread,
+so libraries with thread affinity work; a slow call delays only the sessions pinned beside it
+(reported once, with the environment's name), and a call stuck past the hard timeout has its
+thread replaced so that those sessions go on. ``REQUIRES_SINGLE_THREAD_EXECUTOR`` puts every
+session on one shared thread. ``RUNS_ON_EVENT_LOOP`` puts them on no thread at all: calls run
+inline on the event loop, which saves the thread hop for environments whose calls are quick,
+and a guard logs (once) when one is not.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from openenv_hub.server import settings
 from openenv_hub.server.worker import Worker
 
-__all__ = ["INLINE_WARN_AFTER_S", "SessionThreads"]
+__all__ = ["INLINE_WARN_AFTER_S", "SLOW_CALL_WARN_S", "SessionThreads"]
 
 logger = logging.getLogger("openenv_hub.server")
 
@@ -25,47 +29,101 @@ logger = logging.getLogger("openenv_hub.server")
 #: above a garbage collection pause or a busy machine's scheduling delay, so that only a call
 #: that is slow in itself is reported.
 INLINE_WARN_AFTER_S = 0.02
-_MAX_SPARE_WORKERS = 8  # idle threads kept for stateless HTTP requests
+#: A call on a shared thread slower than this, with other sessions' calls waiting behind it, is
+#: reported (once per pool).
+SLOW_CALL_WARN_S = 1.0
 
 
 class SessionThreads:
-    """Hands out, takes back and retires the threads of one pool's sessions."""
+    """Pins sessions to threads, releases them, and replaces threads stuck in a call.
 
-    def __init__(self, *, env_name: str, inline: bool, shared: bool) -> None:
+    Args:
+        env_name: The environment's name, for the warnings.
+        inline: Run calls on the event loop (no threads).
+        shared: Run every session's calls on one thread.
+        size: Threads at most (default ``$OPENENV_SESSION_THREADS`` or sized to the machine).
+    """
+
+    def __init__(
+        self, *, env_name: str, inline: bool, shared: bool, size: int | None = None
+    ) -> None:
         self.env_name = env_name
         self.inline = inline
         self.shared = shared
+        self.size = 1 if shared else settings.session_threads(size)
         self.abandoned = 0
         self.inline_warn_after_s = INLINE_WARN_AFTER_S
+        self.slow_warn_after_s = SLOW_CALL_WARN_S
         self._warned = False
-        self._shared: Worker | None = None
-        self._spares: list[Worker] = []
+        self._slow_warned = False
+        self._load: dict[Worker, int] = {}  # each thread, and the live sessions pinned to it
 
-    def assign(self, session_id: str, *, reuse: bool) -> tuple[Worker | None, bool]:
-        """A thread for a new session and whether the session owns it (``None``: inline)."""
+    @property
+    def started(self) -> int:
+        """Threads started so far (at most :attr:`size`; abandoned ones not counted)."""
+        return len(self._load)
+
+    def assign(self, session_id: str, *, reuse: bool = False) -> tuple[Worker | None, bool]:
+        """The thread a new session is pinned to and whether the session must give it back
+        (``None``: its calls run inline). ``reuse`` is accepted for older callers; every thread
+        is shared."""
         if self.inline:
             return None, False
-        if self.shared:
-            if self._shared is None:
-                self._shared = Worker("openenv-env")
-            return self._shared, False
-        if reuse and self._spares:
-            return self._spares.pop(), True
-        return Worker(f"openenv-session-{session_id[:8]}"), True
+        worker = self._least_loaded()
+        self._load[worker] += 1
+        return worker, True
 
-    def give_back(self, worker: Worker, *, reuse: bool) -> None:
-        """A session that owned ``worker`` ended: keep the thread as a spare, or end it."""
-        if reuse and len(self._spares) < _MAX_SPARE_WORKERS:
-            self._spares.append(worker)
+    def _least_loaded(self) -> Worker:
+        lightest = min(self._load, key=self._load.__getitem__, default=None)
+        if lightest is not None and (self._load[lightest] == 0 or len(self._load) >= self.size):
+            return lightest
+        name = "openenv-env" if self.shared else f"openenv-session-{len(self._load)}"
+        worker = Worker(name, slow_after_s=self.slow_warn_after_s, on_slow=self._report_slow)
+        self._load[worker] = 0
+        return worker
+
+    def load(self, worker: Worker) -> int:
+        """Live sessions pinned to ``worker``."""
+        return self._load.get(worker, 0)
+
+    def give_back(self, worker: Worker, *, reuse: bool = False) -> None:
+        """A session pinned to ``worker`` ended: the thread has room for one more."""
+        if worker in self._load:
+            self._load[worker] = max(self._load[worker] - 1, 0)
         else:
             worker.shutdown()
 
     def abandon(self, worker: Worker) -> None:
-        """Give up on a thread stuck in a call: it is never handed out again, and counted."""
+        """Give up on a thread stuck in a call (counted): a new thread takes its place, and the
+        calls queued behind the stuck one move to it. The session whose call is stuck is
+        released; the others pinned to the thread stay pinned to its replacement."""
         self.abandoned += 1
-        if worker is self._shared:
-            self._shared = None  # new sessions get a thread of their own
-        worker.shutdown()  # it exits if the call ever returns
+        self.give_back(worker)
+        moved = worker.replace_thread()
+        others = self.load(worker)
+        if others:
+            logger.warning(
+                "Environment %r: a call stuck past the hard timeout was abandoned; the %d other "
+                "session(s) pinned to its thread (%d call(s) queued) now run on a new thread.",
+                self.env_name,
+                others,
+                moved,
+            )
+
+    def _report_slow(self, seconds: float, waiting: int) -> None:
+        """A call on a shared thread was slow while others waited: say so, once per pool."""
+        if self._slow_warned:
+            return
+        self._slow_warned = True
+        logger.warning(
+            "Environment %r: a call took %.0f ms on a thread shared by several sessions, and %d "
+            "call(s) of other sessions waited behind it. Only the sessions pinned to that thread "
+            "were delayed; if calls are often this slow, raise OPENENV_SESSION_THREADS (now %d).",
+            self.env_name,
+            seconds * 1000,
+            waiting,
+            self.size,
+        )
 
     def run_inline(self, fn: Callable[[], Any]) -> Any:
         """Call ``fn`` on the event loop, reporting (once) a call slow enough to hurt."""
@@ -85,9 +143,7 @@ class SessionThreads:
                 )
 
     def shutdown(self) -> None:
-        """End the shared and the spare threads (the pool's shutdown)."""
-        if self._shared is not None:
-            self._shared.shutdown()
-            self._shared = None
-        while self._spares:
-            self._spares.pop().shutdown()
+        """End every thread once its queued calls have run (the pool's shutdown)."""
+        workers, self._load = list(self._load), {}
+        for worker in workers:
+            worker.shutdown()

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from openenv_hub.server.lifecycle import SessionLifecycle
+    from openenv_hub.server.session import Session
+    from openenv_hub.server.worker import Worker
 
 __all__ = ["Watchdog"]
 
@@ -62,12 +64,25 @@ class Watchdog:
         return reaped
 
     async def abandon_stuck(self) -> int:
-        """Free the slots of calls stuck on their thread past ``step_hard_timeout_s``."""
+        """Free the slots of calls stuck on their thread past ``step_hard_timeout_s``.
+
+        Sessions share threads, so a call may wait in its thread's queue behind another: only
+        the call running on the thread, which has run past the limit itself, is stuck (a
+        thread runs its calls in the order they came, so it is the earliest still unreturned).
+        """
         deadline = time.monotonic() - self.pool.step_hard_timeout_s
+        running: dict[Worker, Session] = {}
+        for session in self.pool.occupied():
+            since, worker = session.thread_call_since, session.worker
+            if since is None or since >= deadline or worker is None:
+                continue
+            earliest = running.get(worker)
+            if earliest is None or since < (earliest.thread_call_since or since):
+                running[worker] = session
         stuck = [
-            s
-            for s in self.pool.occupied()
-            if s.thread_call_since is not None and s.thread_call_since < deadline
+            session
+            for worker, session in running.items()
+            if worker.busy_since is not None and worker.busy_since < deadline
         ]
         for session in stuck:
             await self.pool.abandon(session)

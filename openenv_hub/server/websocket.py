@@ -1,37 +1,37 @@
 """The ``/ws`` and ``/mcp`` WebSocket endpoints: one session per connection.
 
-Each text frame is one request and gets exactly one reply (a ``close`` message and a JSON-RPC
-notification get none), in the order the requests arrived. All environment work goes through
-:class:`~openenv_hub.server.sessions.SessionPool`.
+A thin adapter: starlette's socket carries the frames, the protocol's
+:class:`~openenv_hub.protocol.connection.ServerConnection` says which request to answer and
+when (one at a time, in order, up to :data:`~openenv_hub.protocol.codes.MAX_PIPELINED` waiting),
+and :class:`~openenv_hub.server.sessions.SessionPool` does the environment's work.
 
-One task reads a connection's frames and answers each one itself when the answer is ready at
-once: an environment that runs on the event loop, for one, takes no other task and no queue. A
-request that has to wait (for the session's thread, an ``async`` step, a busy socket) is
-finished by a second task, which then answers the requests that arrived meanwhile, while the
-reader goes on watching the socket. So a client that vanishes mid-step is noticed at once: the
-step is cancelled (an ``async`` one stops; one on the session's thread runs on, holding the
-session's slot until it returns or the server's hard time limit passes) and the session is
-closed. A client may have up to :data:`MAX_PIPELINED` requests waiting behind the one in
-progress; one more and the connection is closed with 1008.
+The task that reads a connection's frames answers the one next in line itself: a request whose
+answer is ready at once (an environment that runs on the event loop, for one) takes no other
+task and no queue. When an answer has to wait (for the session's thread, an ``async`` step, a
+busy socket), a new task takes over reading as soon as the event loop runs, and the first one
+finishes that answer, then the requests that arrived meanwhile, and ends. So a client that
+vanishes mid-step is noticed at once: the step is cancelled (an ``async`` one stops; one on the
+session's thread runs on, holding the session's slot until it returns or the server's hard time
+limit passes) and the session is closed. One request too many waiting, and the connection is
+closed with 1008.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
-import types
-from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from typing import Final
 
 import pydantic_core
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketState
 
-from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError, SessionError
+from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
 from openenv_hub.protocol import (
+    CLOSE_GOING_AWAY,
+    CLOSE_NORMAL,
     CloseMessage,
     DecodeError,
     McpMessage,
@@ -46,19 +46,17 @@ from openenv_hub.protocol import (
     state_frame,
     validation_error,
 )
+from openenv_hub.protocol.connection import (
+    BINARY_FRAME_REFUSAL,
+    PipeliningRefused,
+    ServerConnection,
+)
 from openenv_hub.server.mcp import handle_jsonrpc
 from openenv_hub.server.sessions import Session, SessionPool
 
 __all__ = ["serve_mcp_socket", "serve_ws"]
 
 logger = logging.getLogger("openenv_hub.server")
-
-#: Close code sent when the server ends a session on its own (idle timeout, shutdown).
-CLOSE_GOING_AWAY = 1001
-#: Close code sent to a client that sends frames it may not (binary) or too many at once.
-CLOSE_POLICY_VIOLATION = 1008
-#: Requests a client may send while an earlier one is still being answered (pipelining).
-MAX_PIPELINED = 32
 
 CLOSE: Final = b"close"  # what a handler returns for a close message (no reply)
 Handler = Callable[[SessionPool, Session, str], Awaitable[bytes | None]]
@@ -83,10 +81,11 @@ async def _serve(
     await websocket.accept()
     attach_to = websocket.query_params.get("session_id") if attachable else None
     try:
-        session = pool.attach(attach_to) if attach_to else await pool.open(kind="ws")
+        client = websocket.client.host if websocket.client else None
+        session = pool.attach(attach_to) if attach_to else await pool.open("ws", client=client)
     except ServerReplyError as exc:
         await websocket.send_text(refusal(exc).decode())
-        await websocket.close(code=1000)
+        await websocket.close(code=CLOSE_NORMAL)
         return
 
     async def close_socket(reason: str, code: int = CLOSE_GOING_AWAY) -> None:
@@ -96,137 +95,117 @@ async def _serve(
 
     session.on_close.append(close_socket)
     connection = _Connection(websocket, pool, session, handle)
-    reading = asyncio.ensure_future(connection.read())
-    either: list[asyncio.Future[Any]] = [reading, connection.ended]
     try:
-        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        await connection.run()
     finally:
         # Shielded: if this task is cancelled (a shutdown, a test client), cleanup still runs.
-        await asyncio.shield(_end(connection, reading, close_socket, detach=bool(attach_to)))
+        await asyncio.shield(_close(connection, close_socket, detach=bool(attach_to)))
 
 
 class _Connection:
-    """The requests of one connection, answered in order (see the module's docstring)."""
+    """One connection's reading and answering (see the module's docstring)."""
 
     def __init__(
         self, websocket: WebSocket, pool: SessionPool, session: Session, handle: Handler
     ) -> None:
         self.websocket, self.pool, self.session, self.handle = websocket, pool, session, handle
-        self.waiting: deque[str | bytes] = deque()  # requests behind the one being finished
-        self.finishing: asyncio.Task[bool] | None = None  # finishes a request that had to wait
-        self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.rules = ServerConnection()
+        self.loop = asyncio.get_running_loop()
+        self.tasks: set[asyncio.Task[None]] = set()  # reading, answering, or both
+        self.reader: asyncio.Task[None] | None = None  # the one task reading the socket
+        self.ended: asyncio.Future[None] = self.loop.create_future()
+        self.refusal: str | None = None  # why the client was refused, if it was
 
-    async def read(self) -> str | None:
-        """Read frames until the client disconnects (``None``), a request ends the connection
-        (``None``), or the client must be refused (why)."""
+    async def run(self) -> None:
+        """Read and answer until the connection ends."""
+        self._read_in_new_task()
+        await self.ended
+
+    def _read_in_new_task(self) -> None:
+        if self.ended.done():
+            return
+        self.reader = self.loop.create_task(self._read())
+        self.tasks.add(self.reader)
+        self.reader.add_done_callback(self._task_done)
+
+    async def _read(self) -> None:
+        """Read frames, answering each that is next in line, until the client disconnects, the
+        connection ends, or another task took over reading while this one answered."""
         while True:
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
-                return None
+                return self.end()
             text: str | None = message.get("text")
-            request: str | bytes = _BINARY if text is None else text
-            if self.finishing is not None:
-                if len(self.waiting) >= MAX_PIPELINED:
-                    return f"more than {MAX_PIPELINED} requests sent without waiting for replies"
-                self.waiting.append(request)
-                continue
-            answer = self._answer(request)
+            frame: str | bytes = text if text is not None else message.get("bytes") or b""
             try:
-                waits_on = answer.send(None)
-            except StopIteration as done:  # answered at once
-                if not done.value:
-                    return None
+                request = self.rules.receive(frame)
+            except PipeliningRefused as refused:
+                self.refusal = str(refused)
+                return self.end()
+            if request is None:  # it waits behind the request being answered
                 continue
-            self.finishing = asyncio.ensure_future(self._finish(_resume(answer, waits_on)))
-            self.finishing.add_done_callback(functools.partial(self._finished, answer))
+            await self._answer_in_order(request)
+            if self.reader is not asyncio.current_task():
+                return
 
-    async def _answer(self, request: str | bytes) -> bool:
-        """Answer one request; False when the connection ends with it."""
-        if request is _BINARY:
-            error = SessionError(
-                "Binary frames are not supported: send each message as a JSON text frame"
-            )
-            await self.websocket.send_text(error_frame_for(error).decode())
-            return False
-        assert isinstance(request, str)
-        reply = await self.handle(self.pool, self.session, request)
-        if reply is CLOSE:
-            return False
-        if reply is not None:
-            await self.websocket.send_text(reply.decode())
-        return True
-
-    async def _finish(self, answering: Awaitable[bool]) -> bool:
-        """Finish the request that had to wait, then those that arrived meanwhile."""
-        if not await answering:
-            return False
-        while self.waiting:
-            if not await self._answer(self.waiting.popleft()):
-                return False
-        self.finishing = None  # the reader answers the next request itself
-        return True
-
-    def _finished(self, answer: Coroutine[Any, Any, bool], task: asyncio.Task[bool]) -> None:
-        answer.close()  # ended already, unless its task was cancelled before it could resume it
-        going_on = not task.cancelled() and task.exception() is None and task.result()
-        if not going_on and not self.ended.done():  # a close message, a binary frame, a
-            self.ended.set_result(None)  # failure, a cancellation (the hard time limit)
-
-
-@types.coroutine
-def _resume(answer: Coroutine[Any, Any, bool], waits_on: Any) -> Generator[Any, Any, bool]:
-    """The rest of ``answer``, a coroutine that ran until its first wait (on ``waits_on``), to
-    be awaited in a task: the wait is handed to that task as it was, a cancellation passed on."""
-    try:
-        yield waits_on
-    except BaseException as exc:  # passed on to the coroutine, which decides
+    async def _answer_in_order(self, request: str | bytes | None) -> None:
+        """Answer ``request``, then those that arrived meanwhile. Should an answer wait, the
+        event loop runs and starts a new reader; one answered at once costs no task."""
+        hand_over = self.loop.call_soon(self._read_in_new_task)
         try:
-            waits_on = answer.throw(exc)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        return (yield from _resume(answer, waits_on))
-    answered: bool = yield from answer
-    return answered
+            while request is not None:
+                if isinstance(request, bytes):
+                    await self.websocket.send_text(BINARY_FRAME_REFUSAL.decode())
+                    goes_on = False
+                else:
+                    reply = await self.handle(self.pool, self.session, request)
+                    goes_on = reply is not CLOSE
+                    if goes_on and reply is not None:
+                        await self.websocket.send_text(reply.decode())
+                request = self.rules.answered(goes_on=goes_on)
+                if not goes_on:
+                    self.end()
+        finally:
+            hand_over.cancel()
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        """A reader or answerer ended: if it failed or was cancelled (the hard time limit), so
+        does the connection."""
+        self.tasks.discard(task)
+        if task.cancelled():
+            self.end()
+        elif task.exception() is not None:
+            _log_failure(self.session, task.exception())
+            self.end()
+
+    def end(self) -> None:
+        """The connection is over (``run`` returns)."""
+        if not self.ended.done():
+            self.ended.set_result(None)
 
 
-async def _end(
-    connection: _Connection,
-    reading: asyncio.Task[str | None],
-    close_socket: Callable[..., Awaitable[None]],
-    *,
-    detach: bool,
+async def _close(
+    connection: _Connection, close_socket: Callable[..., Awaitable[None]], *, detach: bool
 ) -> None:
     """Stop reading and answering, release the session and close the socket (with 1008 and the
-    reason when the reader refused the client, else 1000)."""
+    reason when the client was refused, else 1000)."""
     session, pool = connection.session, connection.pool
-    tasks = [task for task in (reading, connection.finishing) if task is not None]
+    connection.end()
+    tasks = list(connection.tasks)
     for task in tasks:
         task.cancel()
-    await asyncio.wait(tasks)
-    for task in tasks:
-        if not task.cancelled() and task.exception() is not None:
-            _log_failure(session, task.exception())
+    if tasks:
+        await asyncio.wait(tasks)
     if close_socket in session.on_close:
         session.on_close.remove(close_socket)
     if detach:
         await pool.detach(session)
     else:
         await pool.close(session, reason="connection closed")
-    refused = _refusal(reading)
-    if refused:
-        await close_socket(refused, code=CLOSE_POLICY_VIOLATION)
+    if connection.refusal:
+        await close_socket(connection.refusal, code=PipeliningRefused.close_code)
     else:
-        await close_socket("session closed", code=1000)
-
-
-_BINARY: Final = b"binary"
-
-
-def _refusal(reading: asyncio.Task[str | None]) -> str | None:
-    """Why the reader ended the connection, if it did (not for a disconnect)."""
-    if not reading.done() or reading.cancelled() or reading.exception() is not None:
-        return None
-    return reading.result()
+        await close_socket("session closed", code=CLOSE_NORMAL)
 
 
 def _log_failure(session: Session, outcome: BaseException | None) -> None:
@@ -237,7 +216,7 @@ def _log_failure(session: Session, outcome: BaseException | None) -> None:
 
 
 async def _handle_ws_frame(pool: SessionPool, session: Session, text: str) -> bytes | None:
-    action = pool.read_step_frame(text)  # a well-formed step frame, read in one pass
+    action = pool.actions.read_step_frame(text)  # a well-formed step frame, read in one pass
     kind = "step"
     try:
         if action is None:

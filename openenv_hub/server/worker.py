@@ -6,52 +6,132 @@ import asyncio
 import contextlib
 import logging
 import queue
+import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Worker"]
+__all__ = ["OnReturn", "SlowCallReport", "Worker", "within"]
 
 logger = logging.getLogger("openenv_hub.server")
+
+#: Told, on the worker's thread, of a call that ran ``seconds`` while ``waiting`` calls queued
+#: behind it.
+SlowCallReport = Callable[[float, int], None]
+
+#: Told on the loop that a call has returned: its result, or the exception it raised.
+OnReturn = Callable[[Any, "BaseException | None"], None]
+
+_Queue = queue.SimpleQueue[tuple[Any, ...] | None]
 
 
 class Worker:
     """A thread that runs submitted calls one at a time; results come back as asyncio futures.
 
     Leaner than ``loop.run_in_executor`` with a one-thread pool: one queue hand-off in, one
-    ``call_soon_threadsafe`` out.
+    ``call_soon_threadsafe`` out, which also tells ``on_return`` that the thread is done with
+    the call, even when nobody awaits the future any more (so a caller may be cancelled without
+    a ``shield`` and its extra turn of the event loop). :meth:`replace_thread` swaps a stuck
+    thread for a new one, so that the sessions pinned to the worker go on.
+
+    Args:
+        name: The thread's name.
+        slow_after_s: Calls that run longer than this, with others queued behind them, are
+            passed to ``on_slow``.
+        on_slow: Told of such calls (on the worker's thread).
     """
 
-    def __init__(self, name: str) -> None:
-        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._serve, name=name, daemon=True)
-        self.thread.start()
+    def __init__(
+        self,
+        name: str,
+        *,
+        slow_after_s: float | None = None,
+        on_slow: SlowCallReport | None = None,
+    ) -> None:
+        self.name = name
+        self.slow_after_s = slow_after_s
+        self.on_slow = on_slow
+        self._queue: _Queue = queue.SimpleQueue()
+        self._busy: list[float | None] = [None]  # when the thread's current call began
+        self.thread = self._start(self._queue, self._busy)
 
-    def _serve(self) -> None:
-        while (item := self._queue.get()) is not None:
-            loop, future, fn = item
+    @property
+    def busy_since(self) -> float | None:
+        """When (``time.monotonic()``) the call running on the thread began; ``None``: idle."""
+        return self._busy[0]
+
+    def _start(self, calls: _Queue, busy: list[float | None]) -> threading.Thread:
+        thread = threading.Thread(
+            target=self._serve, args=(calls, busy), name=self.name, daemon=True
+        )
+        thread.start()
+        return thread
+
+    def _serve(self, calls: _Queue, busy: list[float | None]) -> None:
+        while (item := calls.get()) is not None:
+            loop, future, fn, on_return = item
+            started = time.perf_counter()
+            busy[0] = time.monotonic()
             try:
                 result = fn()
             except BaseException as exc:  # handed to the awaiting coroutine
                 if future is None:
-                    logger.exception("%s: a background call failed", self.thread.name)
+                    logger.exception("%s: a background call failed", self.name)
                 else:
-                    _call_soon(loop, _settle, future, None, exc)
+                    _call_soon(loop, _settle, future, None, exc, on_return)
             else:
                 if future is not None:
-                    _call_soon(loop, _settle, future, result, None)
+                    _call_soon(loop, _settle, future, result, None, on_return)
+            busy[0] = None
+            if self.slow_after_s is not None and self.on_slow is not None:
+                elapsed = time.perf_counter() - started
+                if elapsed > self.slow_after_s and (waiting := calls.qsize()):
+                    self.on_slow(elapsed, waiting)
 
-    def run(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
-        """Run ``fn`` on the thread after the calls queued before it; await its result."""
+    def run(self, fn: Callable[[], Any], on_return: OnReturn | None = None) -> asyncio.Future[Any]:
+        """Run ``fn`` on the thread after the calls queued before it; await its result.
+
+        ``on_return(result, exception)`` is called on the loop when ``fn`` returns or raises,
+        before the future is settled, also if the future was cancelled meanwhile.
+        """
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put((loop, future, fn))
+        self._queue.put((loop, future, fn, on_return))
         return future
 
     def post(self, fn: Callable[[], Any]) -> None:
         """Run ``fn`` on the thread after the calls queued before it, without waiting for it
         (exceptions are logged)."""
-        self._queue.put((None, None, fn))
+        self._queue.put((None, None, fn, None))
+
+    def replace_thread(self) -> int:
+        """Serve from a new thread, leaving the current one (stuck in a call) behind.
+
+        Calls queued and awaited move to the new thread, in order; calls only posted (the
+        environment ``close()`` of a session abandoned with the stuck call) stay behind and run
+        if the stuck call ever returns, after which the old thread exits. Returns how many calls
+        moved.
+        """
+        stuck, self._queue = self._queue, queue.SimpleQueue()
+        self._busy = [None]
+        self.thread = self._start(self._queue, self._busy)
+        left: list[tuple[Any, ...]] = []
+        moved = 0
+        with contextlib.suppress(queue.Empty):
+            while True:
+                item = stuck.get_nowait()
+                if item is None:  # shut down: the new thread ends too, after the calls before
+                    self._queue.put(None)
+                elif item[1] is None:
+                    left.append(item)
+                else:
+                    self._queue.put(item)
+                    moved += 1
+        for item in left:
+            stuck.put(item)
+        stuck.put(None)
+        return moved
 
     def shutdown(self, timeout_s: float | None = 0.0) -> bool:
         """Let the thread exit once the calls already queued have run.
@@ -71,10 +151,26 @@ def _call_soon(loop: asyncio.AbstractEventLoop, *args: Any) -> None:
         loop.call_soon_threadsafe(*args)
 
 
-def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+def _settle(
+    future: asyncio.Future[Any],
+    result: Any,
+    exc: BaseException | None,
+    on_return: OnReturn | None,
+) -> None:
+    if on_return is not None:
+        on_return(result, exc)
     if future.cancelled():
         return
     if exc is not None:
         future.set_exception(exc)
     else:
         future.set_result(result)
+
+
+async def within(timeout_s: float, future: asyncio.Future[Any]) -> Any:
+    """Await ``future`` for at most ``timeout_s`` (``TimeoutError`` after that, the future
+    cancelled); on Python 3.11 and later without the waiter ``wait_for`` adds."""
+    if sys.version_info < (3, 11):
+        return await asyncio.wait_for(future, timeout_s)
+    async with asyncio.timeout(timeout_s):
+        return await future

@@ -1,11 +1,16 @@
-"""pytest plugin: run the whole session against a :class:`LocalHub` on 127.0.0.1.
+"""pytest plugin: run the whole session against a :class:`~openenv_hub.localhub.LocalHub` on
+127.0.0.1. Opt-in: installing openenv-hub changes no pytest run that does not ask for it.
 
-``huggingface_hub`` reads ``HF_ENDPOINT`` once, when it is imported. This
-module therefore picks a free port and exports the environment *when it is
-loaded*, before test modules (or the code they import) load huggingface_hub:
+Ask for it with ``-p openenv_hub.testing`` (on the command line, or in ``addopts``), or with
+``pytest_plugins = ["openenv_hub.testing"]`` in the root ``conftest.py``; the module name
+``openenv_hub.testing.pytest_plugin`` works in both places too.
+
+``huggingface_hub`` reads ``HF_ENDPOINT`` once, when it is imported. This module therefore
+picks a free port and exports the environment *when it is loaded*, before test modules (or
+the code they import) load huggingface_hub:
 
 * ``HF_ENDPOINT=http://127.0.0.1:<port>``
-* ``HF_TOKEN=hf_alice_write``
+* ``HF_TOKEN=hf_alice_write`` (a demo token of LocalHub's user alice)
 * ``HF_HOME`` and ``HF_TOKEN_PATH`` inside a temporary directory
 * ``HF_HUB_DISABLE_TELEMETRY=1`` (no ``/api/agent-harnesses`` request)
 * ``HF_HUB_DISABLE_PROGRESS_BARS=1``
@@ -14,22 +19,17 @@ loaded*, before test modules (or the code they import) load huggingface_hub:
 ``HF_OIDC_RESOURCE``, ``HUGGING_FACE_HUB_TOKEN`` and ``HF_HUB_OFFLINE`` are
 unset. Everything is restored when the session ends.
 
-The server itself starts lazily, on that port, the first time the
-``local_hub`` fixture is used. Set ``OPENENV_LOCALHUB_PORT`` to pin the port, and
-``OPENENV_LOCALHUB_RUN_SPACES=1`` to have it build and run pushed Docker Spaces (with
-``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` when set; see docs/runtimes.md).
+The server itself starts lazily, on that port, the first time the ``local_hub`` fixture is
+used, with LocalHub's demo tokens (``hf_alice_write``, ``hf_bob_write``, ``hf_alice_read``).
+Set ``OPENENV_LOCALHUB_PORT`` to pin the port, and ``OPENENV_LOCALHUB_RUN_SPACES=1`` to have
+it build and run pushed Docker Spaces (with ``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` and the
+wheels builds install from ``OPENENV_SPACE_WHEELHOUSE``, when set; see docs/runtimes.md).
 
 Fixtures:
 
-* ``local_hub`` (session): the running :class:`LocalHub`.
+* ``local_hub`` (session): the running :class:`~openenv_hub.localhub.LocalHub`.
 * ``hub_env``: per-test :class:`HubEnv` (``login``, ``logout``, ``api``, ``repo_id``).
 * ``make_space``: factory of fresh docker Spaces, deleted after the test.
-
-Register it either with a ``pytest11`` entry point named
-``openenv_hub.testing.pytest_plugin`` or with
-``pytest_plugins = ["openenv_hub.testing.pytest_plugin"]`` in the root
-``conftest.py`` (both at once work too, thanks to that entry-point name).
-Disable it with ``-p no:openenv_hub.testing.pytest_plugin``.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ import pytest
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
-    from .localhub import LocalHub
-    from .localhub.auth import Role
+    from openenv_hub.localhub import LocalHub
+    from openenv_hub.localhub.auth import Role
 
 PLUGIN_NAME = "openenv_hub.testing.pytest_plugin"
 PORT_VARIABLE = "OPENENV_LOCALHUB_PORT"
@@ -138,9 +138,9 @@ def endpoint_problem() -> str | None:
         return None
     return (
         f"huggingface_hub was imported before {PLUGIN_NAME} set HF_ENDPOINT "
-        f"(it uses {endpoint}). Register the plugin with a pytest11 entry point or "
-        "`pytest_plugins` in the root conftest.py, and do not import huggingface_hub "
-        "at the top of conftest.py files."
+        f"(it uses {endpoint}). Load the plugin early, with `-p openenv_hub.testing` or "
+        '`pytest_plugins = ["openenv_hub.testing"]` in the root conftest.py, and do not '
+        "import huggingface_hub at the top of conftest.py files."
     )
 
 
@@ -173,7 +173,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def local_hub() -> Iterator[LocalHub]:
     """The session's LocalHub, started on first use at ``HF_ENDPOINT``."""
-    from .localhub import LocalHub
+    from openenv_hub.localhub import DEMO_TOKENS, LocalHub
 
     problem = endpoint_problem()
     if problem:
@@ -182,10 +182,12 @@ def local_hub() -> Iterator[LocalHub]:
     base_image = os.environ.get("OPENENV_BASE_IMAGE")
     hub = LocalHub(
         data_dir=settings.root / "data",
+        tokens=DEMO_TOKENS,
         host=HOST,
         port=settings.port,
         run_spaces=os.environ.get(RUN_SPACES_VARIABLE, "").lower() in ("1", "true", "yes"),
         space_build_args={"BASE_IMAGE": base_image} if base_image else None,
+        space_wheelhouse=os.environ.get("OPENENV_SPACE_WHEELHOUSE") or None,
     )
     try:
         hub.start()

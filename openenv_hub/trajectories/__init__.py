@@ -10,7 +10,9 @@ from openenv_hub.trajectories.files import FORMATS, TrajectoryWriter, read_recor
 from openenv_hub.trajectories.hub import dataset_card, push_trajectories
 from openenv_hub.trajectories.recorder import (
     EnvironmentInfo,
+    EpisodeSummary,
     RecordingSummary,
+    StepError,
     environment_info,
     record_episodes,
 )
@@ -22,8 +24,10 @@ __all__ = [
     "FORMATS",
     "EnvironmentInfo",
     "EpisodeBuffer",
+    "EpisodeSummary",
     "RecordingSummary",
     "ServerRecorder",
+    "StepError",
     "StepRecord",
     "TrajectoryWriter",
     "dataset_card",

@@ -21,13 +21,20 @@ from typing import Any
 
 import httpx
 
-from openenv_hub.client._core import http_url
 from openenv_hub.client.generic import GenericEnvClient
+from openenv_hub.protocol.urls import http_url
 from openenv_hub.trajectories.files import TrajectoryWriter
 from openenv_hub.trajectories.records import EpisodeBuffer
 from openenv_hub.types import StepResult
 
-__all__ = ["EnvironmentInfo", "RecordingSummary", "environment_info", "record_episodes"]
+__all__ = [
+    "EnvironmentInfo",
+    "EpisodeSummary",
+    "RecordingSummary",
+    "StepError",
+    "environment_info",
+    "record_episodes",
+]
 
 #: A policy maps an observation (a dict, as the server sent it) to an action (a dict or a
 #: pydantic model); it may be ``async``.
@@ -49,6 +56,27 @@ def environment_info(base_url: str, *, timeout_s: float = 10.0) -> EnvironmentIn
     return EnvironmentInfo(name=str(body.get("name") or "environment"), version=body.get("version"))
 
 
+@dataclass(frozen=True)
+class EpisodeSummary:
+    """One recorded episode: its steps, its return, and whether it ended (``done``) or hit
+    the step limit (``truncated``)."""
+
+    number: int
+    steps: int
+    total_reward: float
+    done: bool
+
+
+@dataclass(frozen=True)
+class StepError:
+    """A step the environment answered with an ``error`` in its observation (a tool called
+    with wrong arguments, say): recorded as sent, reported so it is not missed."""
+
+    episode: int
+    step: int
+    message: str
+
+
 @dataclass
 class RecordingSummary:
     """What :func:`record_episodes` recorded."""
@@ -57,14 +85,33 @@ class RecordingSummary:
     episodes: int = 0
     steps: int = 0
     returns: list[float] = field(default_factory=list)
+    per_episode: list[EpisodeSummary] = field(default_factory=list)
+    errors: list[StepError] = field(default_factory=list)
 
     @property
     def mean_return(self) -> float:
         return sum(self.returns) / len(self.returns) if self.returns else 0.0
 
+    def add(self, episode: EpisodeSummary) -> None:
+        self.episodes += 1
+        self.steps += episode.steps
+        self.returns.append(episode.total_reward)
+        self.per_episode.append(episode)
+
 
 def _payload(result: StepResult[dict[str, Any]]) -> dict[str, Any]:
     return {"observation": result.observation, "reward": result.reward, "done": result.done}
+
+
+def _error_of(observation: Any) -> str | None:
+    """The ``error`` an observation carries (MCP tool observations do), as one line."""
+    error = observation.get("error") if isinstance(observation, dict) else None
+    if not error:
+        return None
+    if isinstance(error, dict):
+        kind, message = error.get("error_type"), str(error.get("message") or "")
+        error = f"{kind}: {message}" if kind else message
+    return " ".join(str(error).split())[:300]
 
 
 async def _act(policy: Policy, observation: dict[str, Any]) -> Any:
@@ -119,11 +166,13 @@ async def record_episodes(
                 sent = action if isinstance(action, dict) else client._step_payload(action)
                 buffer.add(sent, _payload(result), started_at=started, duration_s=_since(clock))
                 steps += 1
+                error = _error_of(result.observation)
+                if error is not None:
+                    summary.errors.append(StepError(number, steps, error))
             records = buffer.finish(truncated=not result.done)
             writer.write_episode(records)
-            summary.episodes += 1
-            summary.steps += steps
-            summary.returns.append(sum(r.reward or 0.0 for r in records[1:]))
+            total = sum(r.reward or 0.0 for r in records[1:])
+            summary.add(EpisodeSummary(number, steps, total, bool(result.done)))
     return summary
 
 

@@ -23,7 +23,7 @@ from openenv_hub.ui.history import HistoryEntry
 from openenv_hub.ui.schema import FieldError
 from openenv_hub.ui.tabs import Tab, TabSessions
 
-__all__ = ["Actions", "Outcome"]
+__all__ = ["Actions", "Outcome", "entry_of"]
 
 logger = logging.getLogger("openenv_hub.ui")
 
@@ -85,7 +85,7 @@ class Actions:
         async def body(tab: Tab, session: Session) -> Outcome:
             return Outcome("info", "Connected to a new session. Press Reset to start an episode.")
 
-        return await self._run(key, body)
+        return await self.run(key, body)
 
     async def close(self, key: str) -> None:
         await self.tabs.release(key)
@@ -101,10 +101,10 @@ class Actions:
         async def body(tab: Tab, session: Session) -> Outcome:
             started = time.perf_counter()
             payload = await self.pool.reset(session, params)
-            tab.record(_entry(session, "reset", params, payload, started), new_episode=True)
-            return await self._shown(session, "Environment reset.", payload)
+            tab.record(entry_of(session, "reset", params, payload, started), new_episode=True)
+            return await self.shown(session, "Environment reset.", payload)
 
-        return await self._run(key, body)
+        return await self.run(key, body)
 
     async def step(self, key: str, data: dict[str, Any], errors: list[FieldError]) -> Outcome:
         if errors:  # report the model's complaints about the other fields too
@@ -117,10 +117,10 @@ class Actions:
             started = time.perf_counter()
             payload = await self.pool.step(session, action)
             sent = action.model_dump(mode="json", exclude={"metadata"})
-            tab.record(_entry(session, "step", sent, payload, started))
-            return await self._shown(session, f"Step {session.step_count} done.", payload)
+            tab.record(entry_of(session, "step", sent, payload, started))
+            return await self.shown(session, f"Step {session.step_count} done.", payload)
 
-        return await self._run(key, body, source="action")
+        return await self.run(key, body, source="action")
 
     async def call_tool(
         self, key: str, name: str, arguments: dict[str, Any], errors: list[FieldError]
@@ -141,9 +141,9 @@ class Actions:
                 error = None if result.error is None else result.error.model_dump(mode="json")
                 observation = {"tool_name": name, "result": result.result, "error": error}
                 payload = {"observation": observation, "reward": None, "done": False}
-            entry = _entry(session, "tool", arguments, payload, started, tool_name=name)
+            entry = entry_of(session, "tool", arguments, payload, started, tool_name=name)
             tab.record(entry)
-            outcome = await self._shown(session, f"Called tool '{name}'.", payload)
+            outcome = await self.shown(session, f"Called tool '{name}'.", payload)
             error = payload["observation"].get("error")
             if isinstance(error, dict):
                 outcome.status = "error"
@@ -151,14 +151,14 @@ class Actions:
                 outcome.details = [str(error.get("message", ""))]
             return outcome
 
-        return await self._run(key, body, source="tool")
+        return await self.run(key, body, source="tool")
 
     async def read_state(self, key: str) -> Outcome:
         async def body(tab: Tab, session: Session) -> Outcome:
             state = await self.pool.state(session)
             return Outcome("ok", "State read.", state=state)
 
-        return await self._run(key, body)
+        return await self.run(key, body)
 
     async def list_tools(self, key: str) -> list[Tool]:
         """The tab's MCP tools (listed once per session); empty when that fails."""
@@ -187,7 +187,7 @@ class Actions:
         details = [f"{e.path}: {e.message}" for e in errors]
         return Outcome("error", message, details, tab=self.tabs.get(key), source=source)
 
-    async def _shown(self, session: Session, message: str, payload: dict[str, Any]) -> Outcome:
+    async def shown(self, session: Session, message: str, payload: dict[str, Any]) -> Outcome:
         """An ok outcome showing ``payload`` and the state read right after it."""
         try:
             state = await self.pool.state(session)
@@ -195,7 +195,9 @@ class Actions:
             state = {"error": f"state could not be read: {exc}"}
         return Outcome("ok", message, payload=payload, state=state, history_changed=True)
 
-    async def _run(self, key: str, body: Body, *, source: str = "") -> Outcome:
+    async def run(self, key: str, body: Body, *, source: str = "") -> Outcome:
+        """Run ``body`` on the tab's session (opened if it has none); any error it raises
+        becomes an error outcome."""
         tab = self.tabs.get(key)
         try:
             tab, session, notice = await self.tabs.acquire(key)
@@ -209,7 +211,7 @@ class Actions:
         return outcome
 
 
-def _entry(
+def entry_of(
     session: Session,
     kind: str,
     action: dict[str, Any],

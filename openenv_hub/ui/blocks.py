@@ -14,9 +14,13 @@ from typing import Any, cast
 
 import gradio as gr
 
+from openenv_hub.server.sessions import SessionPool
+from openenv_hub.server.watch import SessionWatch, watching_allowed
 from openenv_hub.ui.actions import Actions
 from openenv_hub.ui.context import UIContext
+from openenv_hub.ui.replay_tab import replay_tab
 from openenv_hub.ui.schema import FieldSpec, collect, form_fields
+from openenv_hub.ui.sessions_tab import sessions_tab
 from openenv_hub.ui.view import ResultView
 from openenv_hub.ui.widgets import field_widget
 
@@ -48,10 +52,14 @@ def build_blocks(
         view = ResultView(actions)
         if show_default:
             view.build_banner()
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             if show_default:
                 with gr.Tab("Playground", id="playground", elem_id="tab-playground"):
                     load_outputs, on_load = _playground(ctx, actions, view)
+                with gr.Tab("Replay", id="replay", elem_id="tab-replay"):
+                    replay_tab(actions, view, tabs)
+                with gr.Tab("Sessions", id="sessions", elem_id="tab-sessions"):
+                    sessions_tab(ctx.pool, _watch(ctx.pool))
             if custom is not None:
                 with gr.Tab(_tab_name(custom), id="custom", elem_id="tab-custom"):
                     cast(Any, custom).render()  # gradio leaves render() unannotated
@@ -65,6 +73,17 @@ def build_blocks(
 
         demo.unload(on_unload)
     return demo
+
+
+def _watch(pool: SessionPool) -> SessionWatch | None:
+    """The pool's session watch, attached on first use; None where watching is off."""
+    if not watching_allowed():
+        return None
+    found = next((o for o in pool.observers if isinstance(o, SessionWatch)), None)
+    if found is None:
+        found = SessionWatch()
+        pool.observers.append(found)
+    return found
 
 
 def _custom_blocks(builder: Callable[[UIContext], Any] | None, ctx: UIContext) -> gr.Blocks | None:

@@ -16,7 +16,7 @@ from openenv_hub.ui.actions import Actions, Outcome
 from openenv_hub.ui.history import HISTORY_COLUMNS, table_rows
 from openenv_hub.ui.observation import split_observation
 
-__all__ = ["ResultView", "banner_html"]
+__all__ = ["ResultView", "banner_html", "texts_html"]
 
 
 def banner_html(outcome: Outcome) -> str:
@@ -33,7 +33,8 @@ def banner_html(outcome: Outcome) -> str:
     return "".join(parts)
 
 
-def _texts_html(texts: list[tuple[str, str]]) -> str:
+def texts_html(texts: list[tuple[str, str]]) -> str:
+    """Long text fields of an observation, each under its path, escaped."""
     return "".join(
         f'<details class="oe-text-field" open><summary>{html.escape(path)}</summary>'
         f"<pre>{html.escape(text)}</pre></details>"
@@ -145,5 +146,5 @@ class ResultView:
             self.done: _metric(payload.get("done")),
             self.observation: view.summary,
             self.images: gr.update(value=images or None, visible=bool(images)),
-            self.texts: gr.update(value=_texts_html(view.texts), visible=bool(view.texts)),
+            self.texts: gr.update(value=texts_html(view.texts), visible=bool(view.texts)),
         }

@@ -31,11 +31,17 @@ __all__ = [
 LEVELS = ("static", "import", "runtime", "docker")
 
 
-def validate_url(url: str, *, timeout_s: float = 10.0) -> list[CheckResult]:
-    """The runtime checks against a running server (one of ours, or an OpenEnv one)."""
+def validate_url(
+    url: str, *, timeout_s: float = 10.0, total_timeout_s: float | None = None
+) -> list[CheckResult]:
+    """The runtime checks against a running server (one of ours, or an OpenEnv one).
+
+    Each check gets ``timeout_s`` in total, however the server trickles its answers, and the
+    whole validation ``total_timeout_s`` (default six times ``timeout_s``).
+    """
     from openenv_hub.validation.runtime import runtime_checks
 
-    return runtime_checks(url, timeout_s=timeout_s)
+    return runtime_checks(url, timeout_s=timeout_s, total_timeout_s=total_timeout_s)
 
 
 def validate_path(

@@ -3,70 +3,61 @@
 The first six checks carry the ids of OpenEnv's runtime criteria, so a Space built with
 OpenEnv can be checked too. ``reset``, ``step`` and ``websocket`` then play a short episode
 with a sample action built from the server's ``/schema``.
+
+Every bound is a total, never per read (:mod:`openenv_hub.validation.remote`), so a server that
+trickles its answers cannot hold a validation: each check gets ``timeout_s`` (all its requests
+together), the whole validation ``total_timeout_s`` (six times ``timeout_s`` by default), and an
+answer larger than ``max_reply_bytes`` fails its check without being read whole.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
-from openenv_hub.client._core import is_loopback, ws_url
+from openenv_hub.protocol.connection import request_frame
+from openenv_hub.protocol.urls import is_loopback, ws_url
+from openenv_hub.validation.remote import LimitExceeded, RemoteTarget, Reply
 from openenv_hub.validation.result import Check, CheckResult, run_checks
-from openenv_hub.validation.sample import sample_from_schema
 
-__all__ = ["RUNTIME_CHECKS", "RemoteTarget", "runtime_checks"]
-
-
-@dataclass
-class RemoteTarget:
-    """A server under test, and what earlier checks learned about it."""
-
-    base_url: str
-    timeout_s: float = 10.0
-    openapi: dict[str, Any] = field(default_factory=dict)
-    schemas: dict[str, Any] = field(default_factory=dict)
-    client: httpx.Client = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.base_url = self.base_url.rstrip("/")
-        if "://" not in self.base_url:
-            self.base_url = "http://" + self.base_url
-        self.client = httpx.Client(
-            base_url=self.base_url, timeout=self.timeout_s, trust_env=not is_loopback(self.base_url)
-        )
-
-    def get(self, path: str) -> httpx.Response:
-        return self.client.get(path)
-
-    def post(self, path: str, body: Any) -> httpx.Response:
-        return self.client.post(path, json=body)
-
-    @property
-    def simulation(self) -> bool:
-        return "/reset" in self.openapi.get("paths", {})
-
-    def sample_action(self) -> Any:
-        return sample_from_schema(self.schemas.get("action", {}))
+__all__ = ["RUNTIME_CHECKS", "RemoteTarget", "check_target", "runtime_checks"]
 
 
 def runtime_checks(
-    base_url: str, *, timeout_s: float = 10.0, level: str = "runtime"
+    base_url: str,
+    *,
+    timeout_s: float = 10.0,
+    total_timeout_s: float | None = None,
+    level: str = "runtime",
 ) -> list[CheckResult]:
     """Every check below; when nothing answers, only ``reachable`` is reported."""
-    target = RemoteTarget(base_url, timeout_s=timeout_s)
-    try:
-        first = run_checks([check_reachable], target, level=level)
-        if not first[0].ok:
-            return first
-        return first + run_checks(RUNTIME_CHECKS, target, level=level)
-    finally:
-        target.client.close()
+    with RemoteTarget(base_url, timeout_s=timeout_s, total_timeout_s=total_timeout_s) as target:
+        return check_target(target, level=level)
 
 
-def _json(response: httpx.Response) -> Any:
+def check_target(target: RemoteTarget, *, level: str = "runtime") -> list[CheckResult]:
+    """The checks of :func:`runtime_checks` against an open target (which keeps what they
+    learned, such as the schemas)."""
+    first = run_checks([_timed(check_reachable, target)], target, level=level)
+    if not first[0].ok:
+        return first
+    return first + run_checks([_timed(c, target) for c in RUNTIME_CHECKS], target, level=level)
+
+
+def _timed(check: Check[RemoteTarget], target: RemoteTarget) -> Check[RemoteTarget]:
+    """``check``, with a time limit of its own starting when it starts."""
+
+    def timed(given: RemoteTarget) -> CheckResult:
+        given.start_check()
+        return check(given)
+
+    timed.__name__ = check.__name__
+    return timed
+
+
+def _json(response: Reply) -> Any:
     try:
         return response.json()
     except ValueError:
@@ -76,7 +67,7 @@ def _json(response: httpx.Response) -> Any:
 def check_reachable(target: RemoteTarget) -> CheckResult:
     try:
         response = target.get("/health")
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, LimitExceeded) as exc:
         return CheckResult(
             "reachable",
             False,
@@ -132,7 +123,9 @@ def check_metadata_endpoint(target: RemoteTarget) -> CheckResult:
             False,
             f"GET /metadata gave HTTP {response.status_code} without name and description",
         )
-    return CheckResult("metadata_endpoint", True, f"{body['name']}: {body['description'][:60]}")
+    # Long enough for what an environment says first about itself (e.g. the coding
+    # environment's memory bound), short enough for one line of the table.
+    return CheckResult("metadata_endpoint", True, f"{body['name']}: {body['description'][:160]}")
 
 
 def check_schema_endpoint(target: RemoteTarget) -> CheckResult:
@@ -221,16 +214,25 @@ def check_websocket(target: RemoteTarget) -> CheckResult:
     url = ws_url(target.base_url)
     frames = []
     with connect(
-        url, open_timeout=target.timeout_s, proxy=None if is_loopback(url) else True
+        url,
+        open_timeout=target.remaining_s("opening /ws"),
+        close_timeout=min(target.timeout_s, 5.0),
+        max_size=target.max_reply_bytes,
+        proxy=None if is_loopback(url) else True,
     ) as ws:
-        for message in (
-            {"type": "reset", "data": {}},
-            {"type": "step", "data": target.sample_action()},
-            {"type": "state"},
+        for kind, request in (
+            ("reset", request_frame("reset", {})),
+            ("step", request_frame("step", target.sample_action())),
+            ("state", request_frame("state")),
         ):
-            ws.send(json.dumps(message))
-            frames.append(json.loads(ws.recv(timeout=target.timeout_s)))
-        ws.send(json.dumps({"type": "close"}))
+            ws.send(request)
+            what = f"the answer to a {kind} message on /ws"
+            try:
+                frames.append(json.loads(ws.recv(timeout=target.remaining_s(what))))
+            except TimeoutError:
+                target.remaining_s(what)  # raises, saying which limit passed
+                raise
+        ws.send(request_frame("close"))
     kinds = [frame.get("type") for frame in frames]
     if kinds != ["observation", "observation", "state"]:
         return CheckResult("websocket", False, f"/ws replied {kinds}: {json.dumps(frames)[:200]}")

@@ -33,7 +33,10 @@ _HUB_DEPS = {"openenv-hub", "openenv-core"}
 def check_manifest(target: EnvTarget) -> CheckResult:
     if target.manifest is None:
         error = target.manifest_error
-        return CheckResult("manifest", False, str(error), getattr(error, "hint", ""))
+        message, folder = str(error), str(target.path.resolve())
+        if folder not in message:
+            message += f" (in {folder})"
+        return CheckResult("manifest", False, message, getattr(error, "hint", ""))
     m = target.manifest
     if not m.is_environment:
         return CheckResult("manifest", True, f"{m.name} {m.version}, an app Space on port {m.port}")
@@ -41,27 +44,48 @@ def check_manifest(target: EnvTarget) -> CheckResult:
 
 
 def check_layout(target: EnvTarget) -> CheckResult:
+    if target.manifest is None:
+        return CheckResult.skip("layout", _MANIFEST_FIRST)
+    if target.package_missing:
+        return _missing_package(target)
     pkg = target.package_dir
     wanted = [pkg / "__init__.py", pkg / "client.py", pkg / "models.py", pkg / "server" / "app.py"]
     wanted += [target.path / name for name in ("README.md", "pyproject.toml")]
-    missing = [str(p.relative_to(target.path)) for p in wanted if not p.is_file()]
-    if not _dockerfile(target):
-        missing.append("Dockerfile")
-    if missing:
+    missing = [p.relative_to(target.path).as_posix() for p in wanted if not p.is_file()]
+    if missing:  # (a missing Dockerfile is the dockerfile check's to report)
         return CheckResult(
             "layout",
             False,
-            f"missing {', '.join(missing)}",
+            f"missing {', '.join(missing)} in {target.path.resolve()}",
             "Compare with a fresh 'openenv init NAME' for the expected files.",
         )
     return CheckResult("layout", True, f"package {pkg.relative_to(target.path.parent)}/ complete")
+
+
+_MANIFEST_FIRST = "openenv.yaml has an error (see the manifest check); fix it first"
+
+
+def _missing_package(target: EnvTarget) -> CheckResult:
+    """One failure for a manifest whose ``name`` has no package folder (and a guess)."""
+    where = target.path.resolve() / target.name
+    found = target.package_candidates()
+    guess = f" The package here is {found[0]}/: did you mean 'name: {found[0]}'?" if found else ""
+    return CheckResult(
+        "layout",
+        False,
+        f"openenv.yaml names the package '{target.name}', but {where} is not a folder.{guess}",
+        "Make 'name' in openenv.yaml the name of the package folder (and of its imports).",
+    )
 
 
 def check_space_card(target: EnvTarget) -> CheckResult:
     readme = target.path / "README.md"
     if not readme.is_file():
         return CheckResult(
-            "space_card", False, "README.md not found", "Add a README.md with a Space card."
+            "space_card",
+            False,
+            f"{readme.resolve()} not found",
+            "Add a README.md with a Space card.",
         )
     try:
         card = read_front_matter(readme.read_text(encoding="utf-8"))
@@ -139,7 +163,7 @@ def check_app_files(target: EnvTarget) -> CheckResult:
         return CheckResult(
             "app_files",
             False,
-            f"missing {', '.join(missing)}",
+            f"missing {', '.join(missing)} in {target.path.resolve()}",
             "An app Space needs a README.md with a Space card and a Dockerfile.",
         )
     return CheckResult("app_files", True, "README.md and Dockerfile")
@@ -149,26 +173,38 @@ def check_pyproject(target: EnvTarget) -> CheckResult:
     path = target.path / "pyproject.toml"
     if not path.is_file():
         return CheckResult(
-            "pyproject", False, "pyproject.toml not found", "Copy it from 'openenv init'."
+            "pyproject", False, f"{path.resolve()} not found", "Copy it from 'openenv init'."
         )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         return CheckResult("pyproject", False, f"pyproject.toml is not valid TOML: {exc}")
-    problems = _pyproject_problems(data.get("project", {}), data.get("tool", {}), target.name)
+    project, tool = data.get("project", {}), data.get("tool", {})
+    known = target.manifest is not None and not target.package_missing
+    problems = _pyproject_problems(project, tool, target.name if known else None)
     if problems:
         return CheckResult(
             "pyproject", False, "; ".join(problems), "See the pyproject.toml of 'openenv init'."
         )
-    return CheckResult(
-        "pyproject", True, f"{data['project']['name']}: package, server script, openenv-hub"
+    checked = (
+        "package, server script, openenv-hub" if known else "openenv-hub (no package to check)"
     )
+    return CheckResult("pyproject", True, f"{data['project']['name']}: {checked}")
 
 
-def _pyproject_problems(project: dict[str, Any], tool: dict[str, Any], name: str) -> list[str]:
+def _pyproject_problems(
+    project: dict[str, Any], tool: dict[str, Any], name: str | None
+) -> list[str]:
+    """What is wrong in ``pyproject.toml``; the package and its script only when ``name`` (the
+    manifest's, with a folder of that name) is known."""
     problems = []
     if not project.get("name"):
         problems.append("[project] has no name")
+    deps = {_requirement_name(d) for d in project.get("dependencies", [])}
+    if not _HUB_DEPS & deps:
+        problems.append("dependencies do not include openenv-hub")
+    if name is None:
+        return problems
     patterns = _package_patterns(tool.get("setuptools", {}).get("packages"))
     if patterns and not any(fnmatch.fnmatch(name, p) for p in patterns):
         problems.append(f"setuptools does not package '{name}' (include: {patterns})")
@@ -180,9 +216,6 @@ def _pyproject_problems(project: dict[str, Any], tool: dict[str, Any], name: str
         problems.append(
             f"[project.scripts] has no server script (e.g. {name.replace('_', '-')}-server)"
         )
-    deps = {_requirement_name(d) for d in project.get("dependencies", [])}
-    if not _HUB_DEPS & deps:
-        problems.append("dependencies do not include openenv-hub")
     return problems
 
 
@@ -203,7 +236,10 @@ def check_dockerfile(target: EnvTarget) -> CheckResult:
     path = _dockerfile(target)
     if path is None:
         return CheckResult(
-            "dockerfile", False, "Dockerfile not found", "Copy it from 'openenv init'."
+            "dockerfile",
+            False,
+            f"no Dockerfile in {target.path.resolve()} (nor in server/)",
+            "Copy it from 'openenv init'.",
         )
     lines = [line.strip() for line in _joined_lines(path.read_text(encoding="utf-8"))]
     problems = _dockerfile_problems(lines, target.manifest.port if target.manifest else None)

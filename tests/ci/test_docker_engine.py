@@ -34,6 +34,7 @@ DOCKER = """#!/bin/bash
 case "$1" in
   version) [ -f "$STUB_DIR/answering" ] ;;
   image) [ "$2" = inspect ] && echo 1; exit 0 ;;
+  network) [ -f "$STUB_DIR/bridge" ] && echo bridge; exit 0 ;;
   *) exit 0 ;;
 esac
 """
@@ -94,6 +95,19 @@ def test_only_the_run_that_started_the_engine_is_told_so_and_stop_stops_it(
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not Path(f"/proc/{pid}").exists() and not pidfile.exists()
+
+
+def test_an_engine_with_the_default_bridge_network_is_refused(
+    stub_engine: dict[str, str],
+) -> None:
+    """Containers use host networking and bind 127.0.0.1; a bridge would be a way around it."""
+    (Path(stub_engine["STUB_DIR"]) / "bridge").touch()
+    done = subprocess.run(
+        ["bash", str(SETUP)], env=stub_engine, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0
+    assert "the default bridge network exists" in done.stderr
+    assert "export DOCKER_HOST" not in done.stdout
 
 
 def test_the_test_script_stops_only_an_engine_it_started() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,10 +12,65 @@ import pytest
 
 from openenv_hub import __version__
 
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = "#!/usr/bin/python3\nimport sys\nfrom {module} import main\nsys.exit(main())\n"
 
-def test_version(cli: Callable[..., Any]) -> None:
+
+def _command_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str) -> Path:
+    """An ``openenv`` script as pip writes it, running ``module``, first on PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "openenv"
+    script.write_text(SCRIPT.format(module=module), encoding="utf-8")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return script
+
+
+def test_version_names_the_package_that_owns_the_command(
+    cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = _command_on_path(tmp_path, monkeypatch, "openenv_hub_cli.main")
     result = cli("--version")
-    assert (result.code, result.out.strip()) == (0, f"openenv-hub {__version__}")
+    assert result.code == 0
+    first, second, *_ = result.out.splitlines()
+    assert first == f"openenv-hub {__version__}"
+    assert second == f"'openenv' on PATH: {script} (openenv-hub {__version__}'s)."
+    assert "also installs" not in result.out
+
+
+def test_version_says_when_the_openenv_package_owns_the_command(
+    cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``openenv`` package (as TRL users may have it) declares an ``openenv`` script too."""
+    site = tmp_path / "site"
+    info = site / "openenv-0.10.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: openenv\nVersion: 0.10.0\n")
+    (info / "entry_points.txt").write_text(
+        "[console_scripts]\nopenenv = openenv.cli.__main__:main\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    script = _command_on_path(tmp_path, monkeypatch, "openenv.cli.__main__")
+    result = cli("--version")
+    assert f"'openenv' on PATH: {script} (openenv 0.10.0's)." in result.out
+    assert "openenv 0.10.0 also installs an 'openenv' command" in result.out
+    assert "'openenv-hub' always runs openenv-hub." in result.out
+
+
+def test_the_command_is_installed_under_both_names() -> None:
+    import tomllib
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["openenv"] == scripts["openenv-hub"] == "openenv_hub_cli.main:main"
+
+
+def test_started_as_openenv_hub_it_calls_itself_so(
+    cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/openenv-hub", "--help"])
+    result = cli("--help")
+    assert "Usage: openenv-hub [OPTIONS] COMMAND" in result.out
 
 
 @pytest.mark.parametrize("command", [[], ["init"], ["serve"], ["validate"], ["build"]])

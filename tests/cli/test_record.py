@@ -145,3 +145,85 @@ def test_record_an_environment_folder(cli: Any, policies: Path) -> None:
     assert result.code == 0, result.text
     assert "Recorded 1 episode (2 steps) of echo_env 0.1.0 to trajectories.jsonl" in result.out
     assert len(read_records(policies / "trajectories.jsonl")) == 3
+
+
+def test_push_to_hub_takes_a_token_as_the_hub_commands_do(
+    cli: Any, echo_server: Any, policies: Path, local_hub: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HF_TOKEN")
+    token = local_hub.token_for("bob")
+    result = cli(
+        "record", echo_server.url, "-n", 1, "--policy", "echo_policy:say", "--max-steps", 1,
+        "--push-to-hub", "bob/echo-token", "--token", token,
+    )  # fmt: skip
+    assert result.code == 0, result.text
+    assert f"Pushed to {local_hub.url('bob/echo-token', 'dataset')}" in result.out
+    assert token not in result.text
+
+
+WRONG_ARGUMENTS = """
+def wrong(observation):
+    return {"type": "call_tool", "tool_name": "echo_message", "arguments": {"msg": "hi"}}
+"""
+FAILING = """
+def failing(observation):
+    return {"message": observation["no_such_key"]}
+"""
+
+
+def test_the_summary_is_a_table_of_episodes_and_a_plot_beside_the_records(
+    cli: Any, echo_server: Any, policies: Path
+) -> None:
+    result = cli(
+        "record", echo_server.url, "-n", 3, "--policy", "echo_policy:say", "--max-steps", 2,
+        "-o", "echo.jsonl",
+    )  # fmt: skip
+    assert result.code == 0, result.text
+    rows = [line.split() for line in result.out.splitlines()]
+    assert rows[0] == ["episode", "steps", "return", "ended"]
+    assert [row[:2] for row in rows[1:4]] == [["0", "2"], ["1", "2"], ["2", "2"]]
+    assert all(" ".join(row[3:]) == "truncated (after 2 steps)" for row in rows[1:4])
+    returns = [float(row[2]) for row in rows[1:4]]
+    assert returns[0] == pytest.approx(0.5 + 0.5 * 2 / 32 + 0.5 + 0.5 * 4 / 32, abs=1e-3)
+    plot = policies / "echo.png"
+    assert "Plot of the returns: echo.png" in result.out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    again = cli("record", echo_server.url, "-n", 1, "--policy", "echo_policy:say",
+                "-o", "quiet.jsonl", "--no-plot")  # fmt: skip
+    assert again.code == 0 and not (policies / "quiet.png").exists()
+
+
+def test_a_policy_the_environment_refuses_is_warned_about(
+    cli: Any, echo_server: Any, policies: Path
+) -> None:
+    (policies / "wrong_policy.py").write_text(WRONG_ARGUMENTS)
+    result = cli("record", echo_server.url, "-n", 2, "--policy", "wrong_policy:wrong",
+                 "--max-steps", 2, "--no-plot")  # fmt: skip
+    sys.modules.pop("wrong_policy", None)
+    assert result.code == 0, result.text
+    assert "the environment answered 4 of 4 steps with an error" in result.err
+    assert "the policy wrong_policy:wrong may send wrong actions" in result.err
+    assert "episode 0 step 1: invalid_args:" in result.err
+
+
+def test_a_failing_policy_is_named_with_what_it_was_given(
+    cli: Any, echo_server: Any, policies: Path
+) -> None:
+    (policies / "failing_policy.py").write_text(FAILING)
+    result = cli("record", echo_server.url, "-n", 1, "--policy", "failing_policy:failing")
+    sys.modules.pop("failing_policy", None)
+    assert result.code == 1
+    assert "Error: The policy failing_policy:failing failed on its call 1: KeyError:" in result.err
+    assert "It was given an observation with the keys: metadata" in result.err
+    assert "Unexpected error" not in result.err
+
+
+def test_plot_without_matplotlib_names_the_extra(
+    cli: Any, echo_server: Any, policies: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    asked = cli("record", echo_server.url, "-n", 1, "--policy", "echo_policy:say", "--plot")
+    assert asked.code == 1 and 'pip install "openenv-hub[plots]"' in asked.err
+    assert not (policies / "trajectories.jsonl").exists()  # refused before recording
+    default = cli("record", echo_server.url, "-n", 1, "--policy", "echo_policy:say")
+    assert default.code == 0 and 'No plot: pip install "openenv-hub[plots]"' in default.out

@@ -192,3 +192,17 @@ def test_ps_without_an_engine_says_where_it_looked(
 def test_serve_rejects_an_unknown_runtime(cli: Callable[..., CliResult]) -> None:
     result = cli("serve", ECHO_ENV, "--runtime", "podman")
     assert result.code == 1 and "Unknown runtime 'podman'" in result.err
+
+
+@pytest.mark.parametrize("args", [["ps"], ["stop", "openenv-no-such-server"]])
+def test_ps_and_stop_without_the_docker_package_name_the_extra(args: list[str]) -> None:
+    code = (
+        "import sys\nsys.modules['docker'] = None  # as if it were not installed\n"
+        f"from openenv_hub_cli.main import main\nmain({args!r})"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 1
+    assert 'pip install "openenv-hub[docker]"' in done.stderr
+    assert "ModuleNotFoundError" not in done.stderr and "Unexpected error" not in done.stderr

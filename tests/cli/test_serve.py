@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +134,82 @@ def test_reload_picks_up_an_edit(new_env: Callable[[], Path]) -> None:
         end_child(server, signal.SIGTERM)
     assert f"{base_url}/docs" in output
     assert "UI" in output
+
+
+@contextlib.contextmanager
+def _openenv_serve(*args: str, cwd: Path) -> Iterator[str]:
+    """``openenv serve ARGS --port P`` in a child process; yields its URL, stops it after."""
+    from openenv_hub.network import wait_for_health
+    from openenv_hub.runtimes.local import LocalProcessProvider
+
+    port = free_port()
+    command = [sys.executable, "-m", "openenv_hub_cli.main", "serve", *args, "--port", str(port)]
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+    process = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=log)
+    server = LocalProcessProvider(process, f"http://127.0.0.1:{port}", log)
+    try:
+        try:
+            wait_for_health(server.base_url, timeout_s=60, alive=server.running)
+        except Exception:
+            raise AssertionError(f"{args} did not serve:\n{server.output()[-3000:]}") from None
+        yield server.base_url
+    finally:
+        server.stop()
+
+
+def _guess_py(folder: Path) -> Path:
+    from doc_blocks import doc_block
+
+    path = folder / "guess.py"
+    path.write_text(doc_block("README.md", "write an environment").code, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("spec", "action"),
+    [
+        ("guess.py", {"number": 42}),
+        ("guess.py:app", {"number": 42}),
+        ("guess:app", {"number": 42}),
+        ("gym:Blackjack-v1", {"action": 0}),
+    ],
+)
+def test_serves_a_file_an_import_path_and_a_gymnasium_id(
+    tmp_path: Path, spec: str, action: dict[str, int]
+) -> None:
+    from openenv_hub import GenericEnvClient
+
+    _guess_py(tmp_path)
+    with _openenv_serve(spec, cwd=tmp_path) as url, GenericEnvClient(url).sync() as env:
+        env.reset(seed=42)
+        step = env.step(action)
+    assert step.observation["hint"] == "correct" if spec.startswith("guess") else step.done
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["Blackjack-v1"], ["Path does not exist: Blackjack-v1", "openenv serve gym:Blackjack-v1"]),
+        (["guess.py", "--runtime", "docker"], ["--runtime docker serves an environment folder"]),
+        (["guess.py", "--ray", "auto"], ["--ray serves an environment folder", "not guess.py"]),
+        (["guess.py:nope"], ["'guess:nope' (from guess.py) does not import", "no 'nope'"]),
+        (["gym:Blackjack-v1", "--reload"], ["--reload needs a file or a module"]),
+        (["README.md"], ["Not a folder or a Python file: README.md"]),
+    ],
+)
+def test_what_cannot_be_served_so_says_what_can(
+    cli: Callable[..., Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    words: list[str],
+) -> None:
+    _guess_py(tmp_path)
+    (tmp_path / "README.md").write_text("# notes\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    sys.modules.pop("guess", None)
+    result = cli("serve", *args, "--port", free_port())
+    assert result.code == 1, result.text
+    for word in words:
+        assert word in result.err
+    assert "Traceback" not in result.err

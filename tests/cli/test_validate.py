@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,65 @@ def test_the_table_names_failed_checks(
     result = cli("validate", root, "--level", "static")
     assert result.code == 1
     assert "FAIL" in result.out and "Failed: layout" in result.out
+
+
+def _renamed(root: Path) -> Path:
+    """The environment in a folder not named after its package (as 'openenv pull' makes)."""
+    moved = root.with_name("my_copy")
+    root.rename(moved)
+    return moved
+
+
+@pytest.mark.parametrize(
+    ("change", "check", "words"),
+    [
+        (_edit("openenv.yaml", r"^port:", "prot:"), "manifest", "unknown field 'prot'"),
+        (_edit("openenv.yaml", r"^name: my_env", "name: my_envx"), "layout", "my_envx"),
+    ],
+    ids=["typo", "renamed"],
+)
+def test_a_manifest_mistake_is_the_one_failure_and_names_the_folder(
+    cli: Callable[..., Any],
+    new_env: Callable[[], Path],
+    change: Callable[[Path], None],
+    check: str,
+    words: str,
+) -> None:
+    root = _renamed(new_env())
+    change(root)
+    result = cli("validate", root, "--level", "static", "--json")
+    assert result.code == 1
+    failed = [c for c in json.loads(result.out)["checks"] if not c["ok"]]
+    assert [c["name"] for c in failed] == [check], failed
+    text = failed[0]["message"] + failed[0]["hint"]
+    assert words in text and str(root) in text
+    assert text.lower().count("did you mean") == 1, text
+    if check == "layout":
+        assert f"{root}/my_envx is not a folder" in text and "'name: my_env'" in text
+
+
+def test_a_missing_file_is_named_with_its_folder(
+    cli: Callable[..., Any], new_env: Callable[[], Path]
+) -> None:
+    root = _renamed(new_env())
+    _remove("my_env/client.py")(root)
+    result = cli("validate", root, "--level", "static", "--json")
+    (failed,) = [c for c in json.loads(result.out)["checks"] if not c["ok"]]
+    assert failed["message"] == f"missing my_env/client.py in {root}"
+
+
+def test_the_table_says_a_failures_hint_first(
+    cli: Callable[..., Any], new_env: Callable[[], Path]
+) -> None:
+    root = new_env()
+    broken = root / "my_env" / "server" / "app.py"
+    broken.write_text(broken.read_text() + "\ndef broken(:\n")
+    for name in [m for m in sys.modules if m.split(".")[0] == "my_env"]:
+        del sys.modules[name]
+    result = cli("validate", root, "--level", "import")
+    assert result.code == 1
+    row = result.out[result.out.index("app_import") :]
+    assert row.index("hint:") < row.index("does not import") < row.index("def broken(:")
 
 
 def test_a_missing_path(cli: Callable[..., Any], tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ async def test_a_step_cancelled_by_wait_for_never_answers_the_next_call(server: 
 
 async def test_a_task_cancelled_mid_call_never_answers_the_next_call(server: Any) -> None:
     async with TypedEnv(base_url=server.url) as env:
+        await env.reset()
         task = asyncio.ensure_future(env.step(Message(message="slow", delay_s=0.5)))
         await eventually(lambda: any(s.thread_call_since for s in server.pool.sessions()))
         task.cancel()

@@ -175,11 +175,18 @@ async def test_keepalive_options_reach_the_socket(typed_server: Any) -> None:
         assert env._ws is not None and (env._ws.ping_interval, env._ws.ping_timeout) == (3, 4)
 
 
+class StepsWithoutReset(Typed):
+    """No episode to lose when the connection closes: the error is about the reply alone."""
+
+    ALLOWS_STEP_BEFORE_RESET = True
+
+
 @pytest.mark.parametrize("sync", [False, True])
-async def test_reply_over_the_size_limit_is_typed(typed_server: Any, sync: bool) -> None:
+async def test_reply_over_the_size_limit_is_typed(serve: Any, sync: bool) -> None:
     from openenv_hub.errors import MessageTooLargeError
 
-    env = TypedEnv(base_url=typed_server.url, max_message_size_mb=0.5)
+    server = serve(create_app(StepsWithoutReset, Message, Echoed))
+    env = TypedEnv(base_url=server.url, max_message_size_mb=0.5)
     big = Message(message="x" * 600_000)
     if sync:
         with env.sync() as client, pytest.raises(MessageTooLargeError, match="max_message_size_mb"):

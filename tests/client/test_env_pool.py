@@ -114,6 +114,7 @@ async def test_an_environment_error_is_reported_and_the_session_kept(serve: Any)
         error = results[1]
         assert isinstance(error, SlotError) and isinstance(error.cause, EnvironmentExecutionError)
         assert not error.session_lost
+        assert pool.replacements == []  # nothing was replaced
         after = await pool.step_all(_messages(3))
         assert all(isinstance(r, StepResult) for r in after)
 
@@ -292,3 +293,17 @@ def test_the_sync_twin_reads_like_the_async_pool(two_servers: list[Any]) -> None
         assert pool.reset(2, seed=7).observation.echoed_message == "ready"  # type: ignore[union-attr]
         assert pool.step(2, Message(message="one")).observation.echoed_message == "one"  # type: ignore[union-attr]
     assert _holds(first, 0)
+
+
+async def test_both_pools_open_a_refused_slot_on_the_replica_with_fewest_sessions_now(
+    two_servers: list[Any],
+) -> None:
+    """One slot state machine for both drivers: a slot refused by a dead replica goes to the
+    replica that holds the fewest sessions when it is placed again, not the one that did when
+    its opening began."""
+    first, second = two_servers
+    urls = ["http://127.0.0.1:9", first.url, second.url]
+    async with EnvPool(urls, size=2) as pool:
+        assert pool.sessions_per_url() == {first.url: 1, second.url: 1}
+    with EnvPool(urls, size=2).sync() as sync_pool:
+        assert sync_pool.sessions_per_url() == {first.url: 1, second.url: 1}

@@ -83,3 +83,19 @@ def test_peer_clients_on_a_typed_environment(
         if "state" in side and mode == "http":
             side["state"].pop("episode_id")
     assert ours == theirs
+
+
+def test_before_reset_the_peer_client_gets_an_error_code_it_knows(
+    peer_python: Path, our_typed: Any, peer_typed: Any
+) -> None:
+    """Our server refuses a step or state before reset, where the peer's leaves it to the
+    environment (whose constructor, in the typed example, made a state). The peer's client
+    raises the refusal as it raises any environment error, and the connection goes on."""
+    ours = drive(peer_python, our_typed.url, "before-reset")
+    theirs = drive(peer_python, peer_typed.url, "before-reset")
+    for name in ("step_error", "state_error"):
+        assert ours[name].startswith("Server error: ") and "call reset() first" in ours[name]
+        assert ours[name].endswith("(code: EXECUTION_ERROR)")
+        assert "answered" in theirs[name]
+    assert normalized(ours["steps"]) == normalized(theirs["steps"])
+    assert ours["reset"] == theirs["reset"]

@@ -217,3 +217,15 @@ def wait_http(url: str, timeout_s: float = 30, container: Container | None = Non
         time.sleep(0.1)
     logs = f"\n{container.logs()}" if container is not None else ""
     raise TimeoutError(f"{url} did not answer 2xx within {timeout_s} s (last: {last!r}){logs}")
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local IPv4 addresses of sockets listening on ``port`` in this network namespace
+    (the host's, which containers on the host network share)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        address, _, hex_port = fields[1].partition(":")
+        if fields[3] == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+            found.add(".".join(str(byte) for byte in reversed(bytes.fromhex(address))))
+    return found

@@ -60,18 +60,6 @@ def test_require_docker_fails_under_ci(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 
 @pytest.mark.docker
-def test_no_default_bridge_network() -> None:
-    """The engine has no default ``bridge`` network, so nothing can fall back to it.
-
-    Swarm mode adds a ``docker_gwbridge`` network of the bridge driver; our containers never
-    join it (they use ``--network host``), so only the default network is checked.
-    """
-    engine.require_docker()
-    names = engine.docker("network", "ls", "--format", "{{.Name}}").stdout.split()
-    assert "bridge" not in names, names
-
-
-@pytest.mark.docker
 def test_build_and_serve_fastapi_app(tmp_path: Path) -> None:
     engine.require_docker()
     (tmp_path / "app.py").write_text(APP)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,3 +53,31 @@ async def test_the_out_of_bounds_message(app_from_the_doc: Any) -> None:
         with pytest.raises(ActionValidationError) as error:
             await env.step({"action": 2})
     assert str(error.value).startswith(expected)
+
+
+def test_the_one_line_serves_the_id_that_the_example_plays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from serving import free_port
+
+    from openenv_hub.network import wait_for_health
+    from openenv_hub.runtimes.local import LocalProcessProvider
+
+    (line,) = doc_block(DOC, "serve an id").lines
+    port = str(free_port())
+    command = shlex.split(line.replace("8000", port))
+    assert command[:2] == ["openenv", "serve"]
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "openenv"), *command[1:]],
+        cwd=tmp_path,
+        stdout=log,
+        stderr=log,
+    )
+    server = LocalProcessProvider(process, f"http://127.0.0.1:{port}", log)
+    try:
+        wait_for_health(server.base_url, timeout_s=60, alive=server.running)
+        exec(doc_block(DOC, "blackjack").code.replace("http://127.0.0.1:8000", server.base_url), {})
+    finally:
+        server.stop()
+    assert re.fullmatch(r"won \d+ of 200 hands", capsys.readouterr().out.strip())

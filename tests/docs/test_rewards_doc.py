@@ -89,6 +89,8 @@ def test_record_push_and_load(
     sys.modules.pop("my_policy", None)
     assert result.code == 0, result.text
     assert "Recorded 3 episodes (15 steps) of echo_env" in result.out
+    assert result.out.splitlines()[0].split() == ["episode", "steps", "return", "ended"]
+    assert "Plot of the returns: echo.png" in result.out and (tmp_path / "echo.png").is_file()
 
     names = run_block("rewards-load")
     assert names["calls"] == ["hello"] * 15  # every call echoed "hello": 0.5 + 0.5 * 5/32

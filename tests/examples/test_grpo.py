@@ -92,7 +92,15 @@ def test_example_trains_on_the_environments_rewards(
     steps = [entry for entry in history if column in entry]
     assert [entry["step"] for entry in steps] == [1, 2]  # two optimisation steps
     assert any(entry["tools/call_frequency"] > 0 for entry in steps)
-    assert f"step 2: {{'{column}'" in done.stdout
+    assert "training on the CPU" in done.stdout
+    table = done.stdout.split("Rewards logged by step", 1)[1].splitlines()
+    header = table[1].split()
+    assert header[0] == "step" and column in header
+    logged = {int(row.split()[0]): row.split()[header.index(column)] for row in table[2:4]}
+    assert logged == {entry["step"]: f"{entry[column]:.4g}" for entry in steps}
+    plot = tmp_path / args[-1] / "rewards.png"
+    assert f"Plot of the rewards: {plot}" in done.stdout
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     server.stop()
 
     # What the server recorded is what the trainer logged: each logged mean is over one
@@ -104,3 +112,44 @@ def test_example_trains_on_the_environments_rewards(
     assert episode_returns > 0
     scored = [json.loads(r["reward_breakdown"]) for r in records if r["step"] > 0]
     assert any(breakdown for breakdown in scored)
+
+
+@pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated:FutureWarning")
+def test_training_options_fit_a_machine_without_a_gpu(tmp_path: Path) -> None:
+    """The options a script picks here (no CUDA) start a trainer; TRL's defaults did not."""
+    import torch
+    from trl import GRPOConfig
+
+    sys.path.insert(0, str(REPO / "examples"))
+    from training_log import GPU_HINT, device_options
+
+    assert not torch.cuda.is_available()  # this test is about a machine without one
+    options, where = device_options()
+    assert (options, where) == ({"use_cpu": True, "bf16": False}, GPU_HINT)
+    config = GRPOConfig(output_dir=str(tmp_path), report_to="none", **options)
+    assert str(config.device) == "cpu"
+    with pytest.raises(ValueError, match="doesn't support bf16/gpu"):
+        GRPOConfig(output_dir=str(tmp_path), report_to="none", use_cpu=False)
+
+
+def test_without_tiny_a_model_from_a_folder_trains_on_the_cpu(serve: Any, tmp_path: Path) -> None:
+    """What examples/README.md says for a real run: drop --tiny (here a saved tiny model stands
+    in for a download), and the script trains on what the machine has."""
+    sys.path.insert(0, str(REPO / "examples"))
+    from grpo_echo import tiny_model
+
+    from openenv_hub.trl import environment_factory, tool_schemas
+
+    server = serve(echo_app(tmp_path / "served.jsonl"))
+    model, tokenizer = tiny_model(tool_schemas(environment_factory(server.url)))
+    model.save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    args = [
+        sys.executable, "examples/grpo_echo.py", "--env-url", server.url,
+        "--model", str(tmp_path / "model"), "--max-steps", "1", "--output-dir", str(tmp_path / "out"),
+    ]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "no CUDA GPU found, training on the CPU" in done.stdout
+    assert (tmp_path / "out" / "log_history.json").is_file()

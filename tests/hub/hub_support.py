@@ -160,12 +160,14 @@ class Venv:
         return self.root / "bin"
 
     def env(self, **extra: str) -> dict[str, str]:
-        """Environment for commands in this venv: its bin first, pip kept off the index."""
+        """Environment for commands in this venv: its bin first, pip kept off the index, and
+        no PYTHONPATH of the test run (a checkout on it would shadow what the venv has)."""
         return {
             **os.environ,
             **OFFLINE_PIP,
             "PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}",
             "VIRTUAL_ENV": str(self.root),
+            "PYTHONPATH": "",
             **extra,
         }
 
@@ -279,9 +281,9 @@ class FaultyHub:
     """
 
     def __init__(self, data_dir: Path) -> None:
-        from openenv_hub.testing.localhub import create_app
+        from openenv_hub.localhub import DEMO_TOKENS, create_app
 
-        self.inner = create_app(data_dir)
+        self.inner = create_app(data_dir, DEMO_TOKENS)
         self.failing: Callable[[str, str], bool] | None = None
         self.failed: list[str] = []
 

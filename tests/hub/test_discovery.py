@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,8 +22,15 @@ def test_the_echo_env_is_found_by_its_entry_point() -> None:
     assert get_environment("echo-env") == env
 
 
-def test_another_interpreter_is_scanned_in_a_subprocess() -> None:
-    assert list_environments(python=sys.executable) == list_environments()
+def test_another_interpreter_is_scanned_in_a_subprocess(tmp_path: Path) -> None:
+    """A launcher script for this interpreter (as pyenv's shims are) is another path, so the scan
+    runs in it; the script leaves a mark to show it ran."""
+    mark = tmp_path / "ran"
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\ntouch "{mark}"\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    assert list_environments(python=python) == list_environments()
+    assert mark.is_file()
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from hub_support import REPO, Venv, run_python, serve_app, unique_repo
 from openenv_hub.testing.pytest_plugin import HubEnv
 
 DOC = REPO / "docs" / "publishing.md"
+CACHES = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache", ".openenv")
 
 
 def blocks() -> dict[str, tuple[str, str]]:
@@ -64,7 +66,9 @@ def test_the_documented_workflow_runs(hub_env: HubEnv, hub_venv: Venv, tmp_path:
         name: body.replace("YOUR_NAME/echo_env", repo_id) for name, (_, body) in blocks().items()
     }
 
-    out = _bash(hub_venv, code["publish workflow"], REPO)
+    checkout = tmp_path / "checkout"  # the repository's echo_env, where the block expects it
+    shutil.copytree(REPO / "envs" / "echo_env", checkout / "envs" / "echo_env", ignore=CACHES)
+    out = _bash(hub_venv, code["publish workflow"], checkout)
     assert "Dry run: nothing was changed." in out
     assert f"Pushed {repo_id} as version 0.1.0" in out
     assert f"pip install git+{hub_env.endpoint}/spaces/{repo_id}@0.1.0" in out
@@ -79,12 +83,18 @@ def test_the_documented_workflow_runs(hub_env: HubEnv, hub_venv: Venv, tmp_path:
     assert run_python(hub_venv.python, code["connect locally"], env=hub_venv.env()).strip() == "Hi"
     assert not [r for r in hub_env.hub.requests() if "git-upload-pack" in r["path"]]  # reused
 
-    _bash(hub_venv, code["fork and pull"], tmp_path)
-    fork_id = repo_id + "_mine"
     api = hub_env.api("alice")
+    source_commit = api.space_info(repo_id).sha
+    out = _bash(hub_venv, code["fork and pull"], tmp_path)
+    fork_id = repo_id + "_mine"
     assert api.space_info(fork_id).private
     assert api.get_space_variables(fork_id)["LOG_LEVEL"].value == "debug"
     assert (tmp_path / "my_echo_env" / "openenv.yaml").is_file()
+    assert f"A push of my_echo_env goes to {fork_id} (the Space this folder was" in out
+    assert f"Pushing my_echo_env to {fork_id} (the Space this folder was pulled from)" in out
+    assert api.space_info(repo_id).sha == source_commit  # the source is left alone
+    readme = Path(api.hf_hub_download(fork_id, "README.md", repo_type="space"))
+    assert readme.read_text(encoding="utf-8").endswith("Changed by me.\n")
 
     assert "'echo_env'" in run_python(hub_venv.python, code["discovery"], env=hub_venv.env())
 

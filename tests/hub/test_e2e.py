@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import CliResult
-from hub_support import ECHO_ENV, Venv, run_python, serve_app, unique_repo
+from hub_support import Venv, run_python, serve_app, unique_repo
 
 from openenv_hub.testing.pytest_plugin import HubEnv
 from openenv_hub_cli.init import class_prefix
@@ -72,15 +72,17 @@ def _push_and_install(
 
 
 def test_echo_env_push_install_serve_step(
-    hub_env: HubEnv, hub_venv: Venv, cli: Callable[..., CliResult]
+    hub_env: HubEnv, hub_venv: Venv, echo_copy: Path, cli: Callable[..., CliResult]
 ) -> None:
     repo_id = unique_repo(hub_env, "e2e-echo")
-    _push_and_install(cli, hub_venv, ECHO_ENV, repo_id)
+    _push_and_install(cli, hub_venv, echo_copy, repo_id)
     with serve_app(hub_venv.python, "echo_env.server.app:app") as url:
         out = run_python(hub_venv.python, ECHO_SCRIPT.format(url=url), env=hub_venv.env())
     assert "async Hi" in out
     assert "sync {'message': 'Hi', 'length': 2}" in out
-    where = run_python(hub_venv.python, "import echo_env; print(echo_env.__file__)")
+    where = run_python(
+        hub_venv.python, "import echo_env; print(echo_env.__file__)", env=hub_venv.env()
+    )
     assert str(hub_venv.root) in where  # the installed copy, not the checkout
 
 
@@ -100,13 +102,17 @@ def test_init_env_push_install_serve_step(
 
 
 def test_a_fresh_venv_with_nothing_but_pip_installs_a_pushed_space_and_drives_it(
-    hub_env: HubEnv, cli: Callable[..., CliResult], tmp_path: Path, wheelhouse: Path
+    hub_env: HubEnv,
+    cli: Callable[..., CliResult],
+    echo_copy: Path,
+    tmp_path: Path,
+    wheelhouse: Path,
 ) -> None:
     """The first thing a new user does: the exact pip line push printed, in a new virtual
     environment. openenv-hub is on no package index: the Space names its bundled wheel.
     (Third-party packages come from a local copy of the index: see ``wheelhouse``.)"""
     repo_id = unique_repo(hub_env, "e2e-bare")
-    pushed = cli("push", ECHO_ENV, "--repo-id", repo_id, "--version", "0.1.0")
+    pushed = cli("push", echo_copy, "--repo-id", repo_id, "--version", "0.1.0")
     assert pushed.code == 0, pushed.text
     (line,) = [row for row in pushed.out.splitlines() if row.startswith("Install: ")]
     command = line.removeprefix("Install: ").split()
@@ -129,5 +135,5 @@ def test_a_fresh_venv_with_nothing_but_pip_installs_a_pushed_space_and_drives_it
     with serve_app(venv.python, "echo_env.server.app:app") as url:
         out = run_python(venv.python, ECHO_SCRIPT.format(url=url), env=venv.env())
     assert "async Hi" in out and "sync {'message': 'Hi', 'length': 2}" in out
-    installed = run_python(venv.python, PACKAGE_FILE).strip()
+    installed = run_python(venv.python, PACKAGE_FILE, env=venv.env()).strip()
     assert installed.startswith(str(venv.root) + os.sep)  # from the Space's wheel, not the checkout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -159,10 +161,10 @@ def test_invalid_environment_is_refused_with_its_checks(
     result = cli("push", echo_copy, "--repo-id", "alice/invalid-env")
     _failed(
         result,
-        "failed 2 of 5 checks",
-        "layout: missing Dockerfile",
-        "dockerfile: Dockerfile not found",
+        "failed 1 of 5 checks",  # the card's app_port is corrected in what is uploaded
+        f"dockerfile: no Dockerfile in {echo_copy} (nor in server/)",  # the folder, not a copy
     )
+    assert "layout" not in result.err  # one failure for one missing file
     assert hub_env.hub.requests() == []  # nothing was sent
     assert _snapshot(echo_copy) == before
 
@@ -220,10 +222,10 @@ def test_hub_unreachable(
 
 
 def test_network_error_during_install(
-    faulty_hub: tuple[FaultyHub, str], echo_copy: Path, cli: Callable[..., CliResult]
+    faulty_hub: tuple[FaultyHub, str], init_env: Path, cli: Callable[..., CliResult]
 ) -> None:
     hub, endpoint = faulty_hub
-    push(echo_copy, "alice/netfail", bundle_wheel=False)
+    push(init_env, "alice/netfail", bundle_wheel=False)  # (echo_env is installed editable here)
     hub.failing = lambda method, path: "/info/refs" in path or "git-upload-pack" in path
     result = cli("install", "alice/netfail", "--yes")
     _failed(
@@ -252,3 +254,20 @@ def test_secret_option_from_an_unset_variable(
 ) -> None:
     monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
     _failed(cli("push", ECHO_ENV, "--secret", "NOT_SET_ANYWHERE"), "$NOT_SET_ANYWHERE is not set")
+
+
+def test_from_hub_of_a_missing_space_is_one_clear_message_not_the_clients_traceback(
+    hub_env: HubEnv,
+) -> None:
+    code = "from echo_env import EchoEnv\nEchoEnv.from_hub('alice/no-such-space')"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1] == (
+        "openenv_hub.errors._hub.SpaceNotFoundError: Space alice/no-such-space was not found on "
+        f"{hub_env.endpoint} (find the Space)."
+    )
+    assert "huggingface_hub" not in done.stderr and "direct cause" not in done.stderr
+    assert len(lines) < 20

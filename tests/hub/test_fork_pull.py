@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,6 +76,9 @@ def test_pull_makes_an_editable_copy(
     assert result.code == 0, result.text
     copy = tmp_path / "copy"
     files = {p.relative_to(copy).as_posix(): p.read_bytes() for p in copy.rglob("*") if p.is_file()}
+    link = json.loads(files.pop(".openenv/space.json"))  # where a push of the copy goes
+    assert link == {"endpoint": hub_env.endpoint, "pulled_from": published}
+    assert b"space.json" in files.pop(".openenv/.gitignore")  # and git does not commit it
     assert files == space_files(hub_env, published)
     old = pull(published, tmp_path / "old", revision="0.1.0")
     assert not (old / "LATER.md").exists() and (old / "openenv.yaml").is_file()

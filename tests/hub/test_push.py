@@ -22,17 +22,17 @@ def _wheels(files: set[str] | dict[str, bytes]) -> set[str]:
 
 
 def test_push_echo_env_uploads_the_files_git_would_commit(
-    hub_env: HubEnv, cli: Callable[..., CliResult]
+    hub_env: HubEnv, echo_copy: Path, cli: Callable[..., CliResult]
 ) -> None:
     repo_id = unique_repo(hub_env, "echo")
-    result = cli("push", ECHO_ENV, "--repo-id", repo_id)
+    result = cli("push", echo_copy, "--repo-id", repo_id)
     assert result.code == 0, result.text
     remote = space_files(hub_env, repo_id)
-    expected = git_visible_files(ECHO_ENV)
+    expected = git_visible_files(echo_copy)
     assert set(remote) - _wheels(remote) - {".gitattributes"} == expected
     assert len(_wheels(remote)) == 1  # a development install bundles its wheel
     for name in expected - {"pyproject.toml"}:  # pyproject.toml names the wheel: test_wheel_pin
-        assert remote[name] == (ECHO_ENV / name).read_bytes(), name
+        assert remote[name] == (echo_copy / name).read_bytes(), name
     assert f"Install: pip install git+{hub_env.endpoint}/spaces/{repo_id}" in result.out
     assert f"App:     {hub_env.endpoint}/_localhub/apps/{repo_id}" in result.out
     info = hub_env.api("alice").space_info(repo_id)
@@ -241,3 +241,43 @@ def test_an_existing_space_is_made_private_and_gets_the_hardware_asked_for(
     assert result.plan.private and result.plan.files.empty
     assert api.space_info(repo_id).private
     assert api.get_space_runtime(repo_id).requested_hardware == "cpu-upgrade"
+
+
+def test_public_makes_a_private_space_public_and_no_flag_keeps_it_as_it_is(
+    hub_env: HubEnv, echo_copy: Path, cli: Callable[..., CliResult]
+) -> None:
+    repo_id = unique_repo(hub_env, "visibility")
+    assert cli("push", echo_copy, "-r", repo_id, "--private").code == 0
+    api = hub_env.api("alice")
+    assert cli("push", echo_copy).code == 0  # to the same Space, remembered
+    assert api.space_info(repo_id).private
+    result = cli("push", echo_copy, "--public")
+    assert result.code == 0, result.text
+    assert f"Space {repo_id} (public)" in result.out
+    assert not api.space_info(repo_id).private
+
+
+def test_push_wait_shows_each_stage_and_the_seconds_it_took(
+    hub_env: HubEnv,
+    echo_copy: Path,
+    cli: Callable[..., CliResult],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    repo_id = unique_repo(hub_env, "wait")
+    push(echo_copy, repo_id, bundle_wheel=False)
+    hub_env.hub.set_space_runtime(
+        repo_id, stage="BUILDING", then=["BUILDING", "APP_STARTING", "RUNNING"]
+    )
+    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    result = cli("push", echo_copy, "--wait")
+    assert result.code == 0, result.text
+    lines = [line for line in result.err.splitlines() if line.startswith(f"Space {repo_id}: ")]
+    assert [line.split(": ")[1].split(" (")[0] for line in lines] == [
+        "asking for its stage",
+        "BUILDING",
+        "APP_STARTING",
+        "RUNNING",
+    ]
+    assert lines[-1].endswith(" s)") and f"Running {repo_id}" in result.out
+    stages = [r.stage for r in caplog.records if r.name == "openenv_hub.progress"]  # type: ignore[attr-defined]
+    assert stages == ["asking for its stage", "BUILDING", "APP_STARTING", "RUNNING"]

@@ -17,7 +17,7 @@ from doc_blocks import doc_block
 from echo_env import CallToolAction, EchoEnv
 
 from openenv_hub.hub._wait import space_logs
-from openenv_hub.testing.localhub import LocalHub
+from openenv_hub.localhub import LocalHub
 
 SECRET = "sk-local-7f3a9c-never-printed"
 DOC = "docs/runtimes.md"
@@ -27,10 +27,12 @@ DOC = "docs/runtimes.md"
 def space_hub() -> Iterator[LocalHub]:
     """A LocalHub of its own that builds and runs Docker Spaces on the CI engine."""
     from docker_support.engine import BASE_IMAGE, require_docker
+    from docker_support.wheelhouse import wheelhouse
 
     os.environ["DOCKER_HOST"] = require_docker()
     offline = f'"{BASE_IMAGE}", "ENABLE_WEB_INTERFACE": "false"'  # as the document says
     code = doc_block(DOC, "localhub with spaces").code.replace('"YOUR_BASE_IMAGE"', offline)
+    code = code.replace("YOUR_WHEELHOUSE", str(wheelhouse()))
     names: dict[str, object] = {}
     exec(compile(code, DOC, "exec"), names)
     hub = names["hub"]
@@ -42,7 +44,10 @@ def space_hub() -> Iterator[LocalHub]:
     gc.collect()  # a connection the proxy left open would be reported (as an error) here
     from docker_support.engine import docker
 
-    left = docker("ps", "-aq", "--filter", "label=openenv-hub.runtime=localhub-space").stdout
+    mine = f"label=openenv-hub.owner-pid={os.getpid()}"  # the engine is shared: ours only
+    left = docker(
+        "ps", "-aq", "--filter", "label=openenv-hub.runtime=localhub-space", "--filter", mine
+    ).stdout
     assert left.strip() == "", "LocalHub left a Space container behind"
 
 
@@ -53,15 +58,34 @@ def on_space_hub(space_hub: LocalHub, monkeypatch: pytest.MonkeyPatch) -> LocalH
     return space_hub
 
 
+def _space_containers(repo_id: str) -> list[str]:
+    """The containers of ``repo_id`` that this process's LocalHub runs (the engine is shared)."""
+    from docker_support.engine import docker
+
+    mine = f"label=openenv-hub.owner-pid={os.getpid()}"
+    space = f"label=openenv-hub.space={repo_id}"
+    return docker("ps", "-q", "--filter", space, "--filter", mine).stdout.split()
+
+
 def _space_container_env(repo_id: str) -> list[str]:
     from docker_support.engine import docker
 
-    ids = docker("ps", "-q", "--filter", f"label=openenv-hub.space={repo_id}").stdout.split()
+    ids = _space_containers(repo_id)
     assert len(ids) == 1, ids
     out = docker("inspect", "--format", "{{json .Config.Env}}", ids[0]).stdout
     import json
 
     return list(json.loads(out))
+
+
+def _app_addresses(repo_id: str) -> set[str]:
+    """Where the Space's app listens (its port is in its container's URL label)."""
+    from docker_support.engine import docker, listening_addresses
+
+    ids = _space_containers(repo_id)
+    assert len(ids) == 1, ids
+    url = docker("inspect", "--format", '{{index .Config.Labels "openenv-hub.url"}}', ids[0])
+    return listening_addresses(int(url.stdout.strip().rsplit(":", 1)[1]))
 
 
 def _command_lines() -> str:
@@ -90,7 +114,7 @@ async def test_push_wait_runs_the_space_and_from_hub_steps_it(
     assert words[:3] == ["openenv", "push", "envs/echo_env"]
     result = cli(*words[1:2], echo_copy, *words[3:])  # the echo env, in a copy of its own
     assert result.code == 0, result.text
-    assert f"Running {repo_id}" in result.out and "Space stage: BUILDING" in result.err
+    assert f"Running {repo_id}" in result.out and f"Space {repo_id}: BUILDING (" in result.err
     assert SECRET not in result.text
 
     env = EchoEnv.from_hub(repo_id)
@@ -109,6 +133,7 @@ async def test_push_wait_runs_the_space_and_from_hub_steps_it(
 
     environment = _space_container_env(repo_id)
     assert "LOG_LEVEL=debug" in environment and f"API_KEY={SECRET}" in environment
+    assert _app_addresses(repo_id) == {"127.0.0.1"}  # no other interface
     build_log = space_logs(repo_id, build=True)
     run_log = space_logs(repo_id, build=False)
     assert any("Step 1/" in line for line in build_log), build_log[:5]
@@ -125,6 +150,7 @@ def test_from_hub_with_the_docker_runtime_builds_that_commit_and_runs_it(
     """After the push above: the Space's image built here (once per commit) and run."""
     from docker_support.engine import BASE_IMAGE
 
+    from openenv_hub.docker import space_image_tag
     from openenv_hub.runtimes.docker import DockerProvider
 
     monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)
@@ -132,7 +158,9 @@ def test_from_hub_with_the_docker_runtime_builds_that_commit_and_runs_it(
     with EchoEnv.from_hub("alice/echo_env", runtime="docker", trust_remote_code=True).sync() as env:
         provider = env.provider
         assert isinstance(provider, DockerProvider) and provider.runtime == "docker"
-        assert provider.container.image.tags[0].startswith("openenv-space-alice-echo-env:")
+        (tag,) = provider.container.image.tags
+        commit = provider.container.labels["openenv-hub.commit"]
+        assert tag == space_image_tag("alice/echo_env", commit) and len(commit) == 40
         assert env.call_tool("echo_message", message="built here") == "built here"
     assert provider.status() == "removed"
 
@@ -195,9 +223,13 @@ def test_a_crashing_app_is_runtime_error_and_a_paused_space_stops(on_space_hub: 
 def test_without_an_engine_app_urls_say_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from huggingface_hub import HfApi
+
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     with LocalHub(run_spaces=True) as hub:
         assert not hub.space_runtime["enabled"]
+        api = HfApi(endpoint=hub.endpoint, token=hub.token_for("alice"))
+        api.create_repo("alice/echo_env", repo_type="space", space_sdk="docker")
         reply = httpx.get(f"{hub.endpoint}/_localhub/apps/alice/echo_env/health", timeout=10)
     assert reply.status_code == 503
     assert "runs them in Docker" in reply.text and "no-engine.sock" in reply.text

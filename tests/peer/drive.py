@@ -22,6 +22,9 @@ mcp-ws         ``MCPToolClient`` with ``use_production_mode = False``:
                ``list_tools``/``call_tool`` become ``step`` messages over ``/ws``
 http           plain HTTP requests (no upstream client class exists for it):
                ``/reset``, ``/step``, ``/state``, ``/mcp`` tools/list + tools/call
+before-reset   async ``GenericEnvClient``: ``step`` and ``state`` before any ``reset``
+               (each error as the client raises it), then ``reset`` and ``step`` on the same
+               connection
 
 ``--env`` selects the action set: ``echo`` (an MCP echo environment with tools
 ``echo_message`` and ``echo_with_length``) or ``typed`` (action
@@ -145,6 +148,24 @@ def run_generic_sync(url: str, env: str, message: str) -> dict[str, Any]:
         except RuntimeError as exc:
             out["bad_step_error"] = str(exc)
         out["state_after_error"] = jsonable(client.state())
+    return out
+
+
+async def run_before_reset(url: str, env: str, message: str) -> dict[str, Any]:
+    from openenv.core.generic_client import GenericEnvClient
+
+    out: dict[str, Any] = {}
+    async with GenericEnvClient(base_url=url) as client:
+        for name, call in (
+            ("step_error", lambda: client.step(actions_for(env, message)[0])),
+            ("state_error", client.state),
+        ):
+            try:
+                out[name] = {"answered": jsonable(await call())}
+            except RuntimeError as exc:
+                out[name] = str(exc)
+        out["reset"] = step_record(await client.reset(seed=SEED, episode_id=EPISODE_ID))
+        out["steps"] = [step_record(await client.step(actions_for(env, message)[0]))]
     return out
 
 
@@ -288,7 +309,16 @@ def main() -> int:
     parser.add_argument(
         "--mode",
         required=True,
-        choices=["generic", "generic-sync", "generic-auto", "mcp", "mcp-sync", "mcp-ws", "http"],
+        choices=[
+            "generic",
+            "generic-sync",
+            "generic-auto",
+            "mcp",
+            "mcp-sync",
+            "mcp-ws",
+            "http",
+            "before-reset",
+        ],
     )
     parser.add_argument("--env", default="auto", choices=["auto", "echo", "typed"])
     parser.add_argument("--message", default="hello")
@@ -316,6 +346,8 @@ def main() -> int:
             body = asyncio.run(run_mcp_async(args.url, env, args.message, production=False))
         elif args.mode == "mcp-sync":
             body = run_mcp_sync(args.url, env, args.message)
+        elif args.mode == "before-reset":
+            body = asyncio.run(run_before_reset(args.url, env, args.message))
         else:
             body = run_http(args.url, env, args.message)
         result.update(body)

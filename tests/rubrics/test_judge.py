@@ -80,15 +80,33 @@ async def test_the_judge_grades_each_reply(serve: Any, judge: Any) -> None:
     assert prompts[0] == PROMPT.format(action=json.dumps({"text": "please, please help"}))
 
 
-async def test_judge_failures_reach_the_client_without_the_key(serve: Any, judge: Any) -> None:
-    server = serve(create_app(judged_env(judge.url.replace(str(judge.port), "9")), Reply))
+async def test_judge_failures_reach_the_agent_as_a_generic_error(
+    serve: Any, judge: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The judge's URL and what it answered stay in the server's log: the agent learns only
+    that the step could not be scored."""
+    unreachable = judge.url.replace(str(judge.port), "9")
+    server = serve(create_app(judged_env(unreachable), Reply))
     async with GenericEnvClient(server.url) as env:
         await env.reset()
         with pytest.raises(EnvironmentExecutionError) as failed:
             await env.step({"text": "please"})
-    assert "Rubric 'gate' failed: JudgeError: The judge at" in str(failed.value)
-    assert "could not be reached" in str(failed.value)
-    assert KEY not in str(failed.value)
+    generic = (
+        "Rubric 'gate' could not score this step (JudgeError); the details are in the "
+        "environment server's log."
+    )
+    assert str(failed.value) == generic
+    assert f"The judge at {unreachable}/v1/chat/completions could not be reached" in caplog.text
+
+    monkeypatch.setenv("TEST_JUDGE_KEY", "wrong-key-456")  # the judge answers 401 and why
+    server = serve(create_app(judged_env(judge.url), Reply))
+    async with GenericEnvClient(server.url) as env:
+        await env.reset()
+        with pytest.raises(EnvironmentExecutionError) as failed:
+            await env.step({"text": "please"})
+    assert str(failed.value) == generic
+    assert "answered HTTP 401" in caplog.text and "Invalid API key" in caplog.text
+    assert KEY not in caplog.text and "wrong-key-456" not in caplog.text
 
 
 async def test_a_wrong_key_and_a_missing_key_are_judge_errors(

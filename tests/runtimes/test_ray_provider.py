@@ -151,3 +151,21 @@ def test_no_cluster_at_the_address_is_a_clear_error() -> None:
     )
     assert "No Ray cluster answers at 127.0.0.1:9" in result.stdout
     assert "ray start --head" in result.stdout
+
+
+def test_replicas_a_full_cluster_cannot_place_say_how_many_cpus_are_missing(
+    ray_cluster: Any,
+) -> None:
+    """Two nodes of one CPU each: three replicas of one CPU never all start."""
+    from openenv_hub.errors import ServerStartError
+    from openenv_hub.runtimes.ray import RayProvider, replica_names
+
+    with pytest.raises(ServerStartError) as info:
+        RayProvider.from_folder(
+            ECHO_ENV, replicas=3, num_cpus=1, address=ray_cluster.address, startup_timeout_s=20
+        )
+    message = str(info.value)
+    assert "The 3 replicas of openenv-echo-env-" in message and "within 20 s" in message
+    assert "they ask for 3 CPUs in all, and the cluster has 2, of which 0 are free" in message
+    assert "fewer replicas" in info.value.hint and "Get timed out" not in message
+    assert replica_names() == []

@@ -45,6 +45,13 @@ def step_frame(**work: Any) -> str:
     return json.dumps({"type": "step", "data": Work(**work).model_dump(exclude={"metadata"})})
 
 
+def reset(ws: Any) -> Any:
+    """Start the socket's episode (a step needs one) and return the socket."""
+    ws.send(json.dumps({"type": "reset"}))
+    assert strict_json(ws.recv(timeout=10))["type"] == "observation"
+    return ws
+
+
 def vanish(ws: Any) -> None:
     """Drop a connection the way a killed client does: no closing handshake."""
     ws.socket.shutdown(socket.SHUT_RDWR)
@@ -113,7 +120,7 @@ def test_capacity_four_survives_a_flood_stuck_steps_and_sigterm(limits_server: A
     # 2. Four steps that never return, whose clients then vanish: the slots stay taken ...
     with contextlib.ExitStack() as clients:
         for _ in range(CAPACITY):
-            ws = clients.enter_context(connect(ws_url(url)))
+            ws = reset(clients.enter_context(connect(ws_url(url))))
             ws.send(step_frame(stuck=True))
             vanish(ws)
     with connect(ws_url(url)) as refused:
@@ -152,7 +159,7 @@ def test_an_async_step_is_cancelled_when_its_client_vanishes(serve: Any) -> None
     server = serve(make_app(AsyncSlow))
     before = AsyncSlow.cancelled
     with connect(ws_url(server.url)) as ws:
-        ws.send(step_frame(seconds=60))
+        reset(ws).send(step_frame(seconds=60))
         server.wait_for(lambda: server.pool.active_sessions == 1)
         vanish(ws)
         server.wait_for(lambda: server.pool.active_sessions == 0, timeout_s=5)
@@ -197,7 +204,7 @@ def test_an_oversized_body_is_refused_before_it_is_read(serve: Any) -> None:
     server = serve(make_app())
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
         head = (
-            "POST /step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "POST /step HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             f"Content-Length: {100 * 1024 * 1024}\r\n\r\n"
         )
         sock.sendall(head.encode() + b'{"action": {"message": "')  # and nothing more
@@ -216,7 +223,8 @@ def test_one_setting_bounds_http_bodies_and_websocket_frames(serve: Any) -> None
             yield big[start : start + 65536].encode()
         yield b'"}}'
 
-    assert httpx.post(f"{server.url}/step", content=chunks()).status_code == 413
+    as_json = {"content-type": "application/json"}
+    assert httpx.post(f"{server.url}/step", content=chunks(), headers=as_json).status_code == 413
     small = httpx.post(f"{server.url}/step", json={"action": {"message": "x" * 1000}})
     assert small.status_code == 200
     with connect(ws_url(server.url), max_size=None) as ws:
@@ -275,3 +283,48 @@ def test_sigterm_ends_a_server_with_a_stuck_stateless_call(limits_server: Any) -
     process.wait(15)
     assert time.monotonic() - started < 9
     caller.join(30)
+
+
+def _socket_from(address: str, port: int) -> socket.socket:
+    """A connection to the server on 127.0.0.1 from another loopback address: another client."""
+    sock = socket.socket()
+    sock.bind((address, 0))
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+def test_one_client_cannot_hold_every_session(serve: Any) -> None:
+    """Threat: one client opens every session slot and locks every other client out. With
+    ``max_sessions_per_client``, its share is bounded and the others still get sessions."""
+    server = serve(make_app(max_sessions_per_client=2))
+    with contextlib.ExitStack() as held:
+        for _ in range(2):
+            held.enter_context(connect(ws_url(server.url)))
+        server.wait_for(lambda: server.pool.active_sessions == 2)
+        with connect(ws_url(server.url)) as third:
+            refusal = json.loads(third.recv(timeout=10))["data"]
+        assert refusal["code"] == "CAPACITY_REACHED"
+        assert "Client 127.0.0.1 holds 2 sessions" in refusal["message"]
+        assert "max_sessions_per_client=2" in refusal["message"]
+        assert "OPENENV_MAX_SESSIONS_PER_CLIENT" in refusal["message"]
+        create = {"jsonrpc": "2.0", "method": "openenv/session/create", "id": 1}
+        over_http = httpx.post(f"{server.url}/mcp", json=create).json()
+        assert (
+            over_http["error"]["code"] == -32000
+            and "holds 2 sessions" in over_http["error"]["message"]
+        )
+        other = _socket_from("127.0.0.2", server.port)
+        with connect(ws_url(server.url), sock=other) as ws:  # another client: served
+            ws.send(json.dumps({"type": "reset"}))
+            assert json.loads(ws.recv(timeout=10))["type"] == "observation"
+        transport = httpx.HTTPTransport(local_address="127.0.0.3")
+        with httpx.Client(transport=transport) as third_client:
+            assert "result" in third_client.post(f"{server.url}/mcp", json=create).json()
+
+
+def test_the_per_client_share_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert make_app().state.sessions.max_sessions_per_client is None
+    monkeypatch.setenv("OPENENV_MAX_SESSIONS_PER_CLIENT", "3")
+    assert make_app().state.sessions.max_sessions_per_client == 3
+    assert make_app(max_sessions_per_client=1).state.sessions.max_sessions_per_client == 1

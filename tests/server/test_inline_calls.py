@@ -39,6 +39,7 @@ async def test_an_inline_environment_runs_on_the_event_loop_thread(serve: Any) -
 async def test_the_option_overrides_the_class(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed, run_on_event_loop=True))
     async with TypedEnv(base_url=server.url) as env:
+        await env.reset()
         result = await env.step(Message(message="hi"))
     assert result.observation.thread == server.thread.name
 
@@ -54,6 +55,7 @@ async def test_a_slow_inline_step_is_reported_once_with_the_environment_name(
     server = serve(create_app(Quick, Message, Echoed, env_name="quick_env"))
     with caplog.at_level(logging.WARNING, logger="openenv_hub.server"):
         async with TypedEnv(base_url=server.url) as env:
+            await env.reset()
             await env.step(Message(message="fast"))
             for _ in range(3):
                 await env.step(Message(message="slow", delay_s=0.05))

@@ -88,6 +88,7 @@ def fresh_records() -> None:
 async def test_a_call_waiting_for_a_closed_session_gets_a_typed_error() -> None:
     pool = pool_for(Recorded)
     session = await pool.open()
+    await pool.reset(session, {})
     running = asyncio.ensure_future(pool.step(session, Message(message="a", delay_s=0.3)))
     waiting = asyncio.ensure_future(pool.step(session, Message(message="b")))
     await eventually(lambda: session.busy == 2)
@@ -103,6 +104,7 @@ async def test_a_call_waiting_for_a_closed_session_gets_a_typed_error() -> None:
 async def test_an_async_step_is_not_closed_under() -> None:
     pool = pool_for(AsyncSteps)
     session = await pool.open()
+    await pool.reset(session, {})
     env = session.env
     assert isinstance(env, AsyncSteps)
     stepping = asyncio.ensure_future(pool.step(session, Message(message="a", delay_s=0.2)))
@@ -117,6 +119,7 @@ async def test_an_async_step_that_never_ends_is_cancelled_before_close() -> None
     pool = pool_for(AsyncSteps)
     pool.close_timeout_s = 0.2
     session = await pool.open()
+    await pool.reset(session, {})
     env = session.env
     assert isinstance(env, AsyncSteps)
     stepping = asyncio.ensure_future(pool.step(session, Message(message="a", delay_s=60)))
@@ -144,6 +147,7 @@ async def test_an_environment_built_after_its_creator_was_cancelled_is_closed() 
 async def test_the_reaper_skips_a_session_that_became_busy_after_it_was_chosen() -> None:
     pool = pool_for(Recorded, idle_timeout_s=60)
     first, second = await pool.open(), await pool.open()
+    await pool.reset(second, {})
     first.last_active = second.last_active = time.monotonic() - 120
     calls: list[asyncio.Future[Any]] = []
 

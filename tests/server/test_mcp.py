@@ -73,13 +73,18 @@ def test_errors(echo: httpx.Client, method: str, params: Any, code: int, message
     ("body", "code"),
     [
         (b"not json", -32700),
+        (b'{"jsonrpc": "2.0", "method": "ping", "id": 1, "x": NaN}', -32700),
         (b"[1]", -32700),
         (b"{}", -32600),
         (b'{"jsonrpc": "1.0", "method": "x"}', -32600),
     ],
 )
 def test_envelope_errors(echo: httpx.Client, body: bytes, code: int) -> None:
-    reply = echo.post("/mcp", content=body).json()
+    """JSON-RPC's own error objects, as the `openenv` package answers them; a JSON body that
+    does not parse is a -32700, not the 422 the other routes answer."""
+    response = echo.post("/mcp", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 200
+    reply = response.json()
     assert reply["jsonrpc"] == "2.0" and reply["id"] is None and reply["error"]["code"] == code
 
 

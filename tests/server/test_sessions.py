@@ -119,6 +119,7 @@ async def test_idle_sessions_are_reaped_by_default() -> None:
 async def test_busy_sessions_are_not_reaped() -> None:
     pool = pool_for(idle_timeout_s=0.1)
     session = await pool.open()
+    await pool.reset(session, {})
     await pool.step(session, Message(message="slow", delay_s=0.5))
     assert pool.active_sessions == 1
     await pool.aclose()

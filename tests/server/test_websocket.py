@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
+import time
 from typing import Any
 
 import pytest
@@ -10,7 +13,7 @@ from sample_envs import Broken, Echoed, Message, Typed, failing_factory
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from openenv_hub import create_app
+from openenv_hub import Environment, State, create_app
 
 
 def ws(server: Any, path: str = "/ws", **kwargs: Any) -> Any:
@@ -287,6 +290,7 @@ def _echoed(socket: Any) -> str:
 def test_requests_sent_during_a_step_are_answered_in_order_up_to_the_limit(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed))
     with ws(server) as s:
+        ask(s, {"type": "reset"})
         s.send(_step("slow", delay_s=0.5))
         for i in range(32):
             s.send(_step(f"m{i}"))
@@ -294,6 +298,7 @@ def test_requests_sent_during_a_step_are_answered_in_order_up_to_the_limit(serve
         s.send(_step("after"))
         assert _echoed(s) == "after"
     with ws(server) as s:
+        ask(s, {"type": "reset"})
         s.send(_step("slow", delay_s=1.0))
         for i in range(33):
             s.send(_step(f"m{i}"))
@@ -307,6 +312,7 @@ def test_requests_sent_during_a_step_are_answered_in_order_up_to_the_limit(serve
 def test_a_burst_answered_as_it_comes_is_not_refused(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed, run_on_event_loop=True))
     with ws(server) as s:
+        ask(s, {"type": "reset"})
         for i in range(200):
             s.send(_step(f"m{i}"))
         assert [_echoed(s) for _ in range(200)] == [f"m{i}" for i in range(200)]
@@ -315,6 +321,7 @@ def test_a_burst_answered_as_it_comes_is_not_refused(serve: Any) -> None:
 def test_a_binary_frame_behind_a_step_is_refused_after_the_step_is_answered(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed))
     with ws(server) as s:
+        ask(s, {"type": "reset"})
         s.send(_step("slow", delay_s=0.3))
         s.send(b"binary")
         assert _echoed(s) == "slow"
@@ -327,6 +334,7 @@ def test_a_binary_frame_behind_a_step_is_refused_after_the_step_is_answered(serv
 def test_a_close_message_behind_a_step_ends_the_session_after_it(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed))
     with ws(server) as s:
+        ask(s, {"type": "reset"})
         s.send(_step("slow", delay_s=0.3))
         s.send(json.dumps({"type": "close"}))
         s.send(_step("never"))
@@ -353,3 +361,52 @@ def test_a_typed_step_frame_read_in_one_pass_answers_errors_as_before(serve: Any
         )
         s.send(_step("still here"))
         assert _echoed(s) == "still here"
+
+
+class OwnWaits(Environment[Message, Echoed, State]):
+    """An ``async`` step that waits ``delay_s``, bounded by a timeout of its own (0.2 s), and
+    says whether one task ran it from start to end."""
+
+    def __init__(self) -> None:
+        self._state = State(episode_id="own-waits")
+
+    def reset(self, **kwargs: Any) -> Echoed:
+        return Echoed(echoed_message="ready")
+
+    def step(self, action: Message, **kwargs: Any) -> Echoed:
+        raise NotImplementedError("the server awaits step_async")
+
+    async def step_async(self, action: Message, **kwargs: Any) -> Echoed:
+        started_in = asyncio.current_task()
+        try:
+            await _within(0.2, asyncio.sleep(action.delay_s))
+            waited = "waited"
+        except (TimeoutError, asyncio.TimeoutError):
+            waited = "timed out"
+        same = asyncio.current_task() is started_in
+        return Echoed(echoed_message=f"{waited} in {'one task' if same else 'two tasks'}")
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+
+async def _within(timeout_s: float, waiting: Any) -> None:
+    """``asyncio.timeout`` where there is one (it bounds the task that entered it)."""
+    if sys.version_info < (3, 11):
+        await asyncio.wait_for(waiting, timeout_s)
+        return
+    async with asyncio.timeout(timeout_s):
+        await waiting
+
+
+def test_an_async_step_that_waits_runs_in_one_task_and_its_own_timeouts_work(serve: Any) -> None:
+    server = serve(create_app(OwnWaits, Message, Echoed))
+    with ws(server) as s:
+        ask(s, {"type": "reset"})
+        started = time.monotonic()
+        s.send(_step("slow", delay_s=5.0))
+        assert _echoed(s) == "timed out in one task"
+        assert time.monotonic() - started < 3
+        s.send(_step("quick", delay_s=0.01))
+        assert _echoed(s) == "waited in one task"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shlex
 import signal
 import subprocess
@@ -138,6 +139,7 @@ class Deployment:
 
 def _environment(tmp: Path) -> dict[str, str]:
     from docker_support.engine import BASE_IMAGE, require_docker
+    from docker_support.wheelhouse import wheelhouse
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env.update(
@@ -147,10 +149,23 @@ def _environment(tmp: Path) -> dict[str, str]:
         HF_HUB_DISABLE_TELEMETRY="1",
         OPENENV_BASE_IMAGE=BASE_IMAGE,
         OPENENV_BUILD_ARGS="ENABLE_WEB_INTERFACE=false",
+        # Space builds have no network: their packages (the catalog's gradio too) come from here
+        OPENENV_SPACE_WHEELHOUSE=str(wheelhouse(*_catalog_requirements())),
         CATALOG_POLL_S="1",
         CATALOG_PAGE_SIZE="3",
+        # LocalHub's control routes need it; given this way, LocalHub does not print it
+        OPENENV_LOCALHUB_ADMIN_TOKEN=secrets.token_urlsafe(24),
     )
     return env
+
+
+def _catalog_requirements() -> list[str]:
+    lines = (REPO / "spaces" / "catalog" / "requirements.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def _admin(env: dict[str, str]) -> dict[str, str]:
+    return {"authorization": f"Bearer {env['OPENENV_LOCALHUB_ADMIN_TOKEN']}"}
 
 
 def _start_localhub(tmp: Path, env: dict[str, str]) -> tuple[Process, str]:
@@ -163,7 +178,7 @@ def _start_localhub(tmp: Path, env: dict[str, str]) -> tuple[Process, str]:
         key, _, value = pair.partition("=")
         env[key] = value.replace(HUB_PORT, port)
     wait_until(lambda: _answers(f"{env['HF_ENDPOINT']}/_localhub/health"), 60, "LocalHub")
-    runtime = httpx.get(f"{env['HF_ENDPOINT']}/_localhub/space-runtime").json()
+    runtime = httpx.get(f"{env['HF_ENDPOINT']}/_localhub/space-runtime", headers=_admin(env)).json()
     assert runtime["enabled"] and runtime["buildArgs"]["ENABLE_WEB_INTERFACE"] == "false", runtime
     return hub, port
 
@@ -218,9 +233,8 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         )
         started.append(publish)
         for repo_id, likes in zip(TAGGED, (3, 2, 1, 0), strict=True):
-            httpx.post(
-                f"{env['HF_ENDPOINT']}/_localhub/spaces/{repo_id}/likes", json={"likes": likes}
-            )
+            likes_url = f"{env['HF_ENDPOINT']}/_localhub/spaces/{repo_id}/likes"
+            httpx.post(likes_url, json={"likes": likes}, headers=_admin(env)).raise_for_status()
 
         assert echo.wait(BUILD_TIMEOUT_S) == 0, echo.output[-4000:]
         wait_until(lambda: _stage(api, PAUSED) == "RUNNING", 300, "the paused Space's first run")

@@ -26,7 +26,7 @@ from serving import ServerThread, free_port
 from openenv_catalog import Catalog, CatalogQuery, CatalogSettings, HubCatalog, ValidationCache
 from openenv_catalog.checks import check_app
 from openenv_hub.hub import push, versions
-from openenv_hub.testing.localhub import LocalHub
+from openenv_hub.localhub import LocalHub
 
 TAG = f"catalog-{uuid.uuid4().hex[:8]}"
 
@@ -330,3 +330,26 @@ def test_the_json_api(listed: Listed, serve: Callable[..., ServerThread]) -> Non
         assert nowhere.status_code == 404 and "was not found" in nowhere.json()["detail"]
         wrong = http.get("/api/environments", params={"sort": "stars"})
         assert wrong.status_code == 400 and "likes" in wrong.json()["detail"]
+        again = http.post(f"/api/environments/{listed.echo}/recheck")
+        assert again.status_code == 200 and again.json()["id"] == listed.echo
+        too_soon = http.post(f"/api/environments/{listed.echo}/recheck")
+        assert too_soon.status_code == 429 and "CATALOG_RECHECK_S" in too_soon.json()["detail"]
+        assert 0 < int(too_soon.headers["retry-after"]) <= 60
+
+
+def test_an_app_url_that_is_not_http_is_neither_linked_nor_checked(
+    listed: Listed, local_hub: LocalHub
+) -> None:
+    from huggingface_hub import HfApi
+
+    api = HfApi(endpoint=local_hub.endpoint, token=local_hub.token_for("alice"))
+    repo_id = plain_space(api, f"alice/scheme-{uuid.uuid4().hex[:8]}", [TAG])
+    local_hub.set_space_runtime(repo_id, stage="RUNNING", host="javascript:alert(document.domain)")
+    try:
+        env = HubCatalog(listed.settings()).environment(repo_id)
+        assert env is not None and env.details is not None
+        assert env.details.app_url.startswith("https://")
+        assert "javascript:alert(document.domain)" in env.details.problem
+        assert "not http(s)" in env.details.problem
+    finally:
+        api.delete_repo(repo_id, repo_type="space", missing_ok=True)

@@ -212,8 +212,11 @@ def test_the_catalog_space_runs_on_localhub(
 def test_the_catalog_image_keeps_gradio_in_a_layer_of_its_own(deployment: Deployment) -> None:
     from docker_support.engine import docker
 
+    from openenv_hub.docker import space_image_tag
+
     sha = deployment.api().space_info(CATALOG).sha
-    image = f"localhub-space/{CATALOG.replace('/', '-')}:{sha[:12]}"
+    assert sha is not None
+    image = space_image_tag(CATALOG, sha, prefix="localhub-space")
     history = docker("history", "--no-trunc", "--format", "{{.CreatedBy}}", image).stdout
     steps = [step for step in history.splitlines() if "pip install" in step]
     assert len(steps) == 2, steps  # gradio (requirements.txt), then openenv-hub

@@ -124,3 +124,38 @@ def test_the_space_image_serves_with_the_fast_websocket_protocol(
     said = logs.stdout + logs.stderr
     assert f"WebSocket implementation {uvicorn_options()['ws']}" in said, said
     assert uvicorn_options()["ws"] == "websockets-sansio"
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_a_container_that_exits_fails_at_once_with_the_hint_first(
+    docker_env: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import time
+
+    from openenv_hub.errors import DockerError
+    from openenv_hub.validation.docker import build_image, default_tag
+
+    env = render_env("my_env", tmp_path, rng=random.Random(2))
+    app = env / "my_env" / "server" / "app.py"
+    app.write_text(  # only in a container: the levels before docker pass
+        app.read_text() + "\nimport os\nif os.environ.get('VIRTUAL_ENV') == '/opt/venv':\n"
+        "    raise RuntimeError('the database is missing')\n"
+    )
+    tag = default_tag("my_env")
+    build_image(env, tag, base_image=docker_env, build_args=[NO_UI], quiet=True)
+    started = time.monotonic()
+    with pytest.raises(DockerError) as info, run_container(tag):
+        pass
+    assert time.monotonic() - started < 20  # not the 60 s /health wait
+    assert "exited (code 1) before /health answered" in str(info.value)
+    assert "RuntimeError: the database is missing" in info.value.hint
+    code, out = openenv(
+        capsys, "validate", env, "--level", "docker", "--base-image", docker_env,
+        "--build-arg", NO_UI,
+    )  # fmt: skip
+    assert code == 1, out
+    row = out[out.index("docker_run") :]
+    assert row.index("hint:") < row.index("The container of")
+    assert "docker_run, continued:" in out  # the log, below the table, at full width
+    assert "\n  RuntimeError: the database is missing\nFailed: docker_run" in out

@@ -69,13 +69,12 @@ def test_the_dockerfile_follows_the_space_rules(echo_rendering: Path) -> None:
     )
     assert "urllib.request" in text and "curl" not in text
     # Exec form (the server is PID 1 and gets docker stop's SIGTERM), with the server's own
-    # settings; the port comes from $PORT.
+    # settings; the interface comes from $OPENENV_HOST (all of them, unless a runtime says
+    # otherwise), the port from $PORT.
     assert re.search(
-        r'^CMD \["python", "-m", "openenv_hub\.server", "echo_env\.server\.app:app", '
-        r'"--host", "0\.0\.0\.0"\]$',
-        text,
-        re.M,
+        r'^CMD \["python", "-m", "openenv_hub\.server", "echo_env\.server\.app:app"\]$', text, re.M
     )
+    assert "    OPENENV_HOST=0.0.0.0 \\\n" in text
 
 
 def test_the_wheel_ships_the_template() -> None:
@@ -100,7 +99,7 @@ def test_generated_env_tests_pass_in_a_fresh_venv(fresh_venv: Path, tmp_path: Pa
     env_dir = tmp_path / "my_env"
     run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "-e", ".[dev]"], cwd=env_dir)
     output = run([str(bin_dir / "pytest"), "-q", "-p", "no:cacheprovider"], cwd=env_dir)
-    assert "4 passed" in output
+    assert "5 passed" in output
     check = "from my_env import MyEnv, MyAction; from importlib.metadata import entry_points; " \
         "print(entry_points(group='openenv.environments')['my_env'].load().__name__)"  # fmt: skip
     assert run([str(bin_dir / "python"), "-c", check], cwd=fresh_venv).strip() == "MyEnv"

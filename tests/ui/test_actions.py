@@ -32,6 +32,7 @@ async def test_each_tab_has_its_own_session_until_released(make_actions):
     await actions.open("a")
     await actions.open("b")
     assert actions.pool.active_sessions == 2
+    await actions.reset("a", "")
     await actions.step("a", {"message": "hi"}, [])
     assert sorted(s.step_count for s in actions.pool.sessions()) == [0, 1]
     assert [s.kind for s in actions.pool.sessions()] == ["ui", "ui"]
@@ -81,6 +82,16 @@ async def test_invalid_actions_name_the_field(make_actions, data, errors, detail
 
 async def test_environment_errors_and_bad_seeds_are_outcomes(make_actions):
     actions = make_actions(AllFieldsEnvironment, AllFieldsAction)
+    early = await actions.step("a", {"text": "x"}, [])
+    assert (early.message, early.details) == (
+        "Call reset() first",
+        [
+            "step() before reset(): the session has no episode in progress; call reset() "
+            "first to start one",
+            "Call reset() to start an episode, then step.",
+        ],
+    )
+    await actions.reset("a", "")
     boom = await actions.step("a", {"text": "boom"}, [])
     assert boom.message == "The environment raised an error"
     assert boom.details == ["RuntimeError: boom went the environment"]

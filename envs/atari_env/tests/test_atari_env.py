@@ -15,7 +15,7 @@ from atari_env import AtariAction, AtariEnv
 from atari_env.server.app import app
 from atari_env.server.environment import AtariEnvironment
 
-from openenv_hub.errors import EnvironmentExecutionError
+from openenv_hub.errors import ActionValidationError, EnvironmentExecutionError
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +95,7 @@ def test_mistakes_are_explained(base_url: str) -> None:
         with pytest.raises(EnvironmentExecutionError, match="did you mean breakout"):
             env.reset(game="breakot")
         env.reset(game="breakout")
-        with pytest.raises(EnvironmentExecutionError, match="0 NOOP, 1 FIRE, 2 RIGHT, 3 LEFT"):
+        with pytest.raises(ActionValidationError, match="0 NOOP, 1 FIRE, 2 RIGHT, 3 LEFT"):
             env.step(AtariAction(action=7))
         with pytest.raises(EnvironmentExecutionError, match="no mode 3"):
             env.reset(mode=3)

@@ -79,6 +79,17 @@ class _Server:
         self.thread.join(30)
 
 
+def readme_docker_line() -> list[str]:
+    """The README's block that validates the Docker image, as words."""
+    import shlex
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from doc_blocks import doc_block
+
+    return shlex.split(doc_block(str((ENV_DIR / "README.md").relative_to(REPO)), "docker").code)
+
+
 @contextlib.contextmanager
 def serve(app: object) -> Iterator[str]:
     with _Server(app) as base_url:

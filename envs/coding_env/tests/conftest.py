@@ -74,12 +74,17 @@ def docker_validation() -> dict[str, Any]:
     import io
     import json
 
+    from coding_support import readme_docker_line
+
     from openenv_hub_cli.main import main
 
     out = io.StringIO()
-    args = ["validate", str(ENV_DIR), "--level", "docker", "--json", "--base-image"]
-    args += [engine.BASE_IMAGE, "--build-arg", "ENABLE_WEB_INTERFACE=false"]  # UI tested here
-    args += ["--security-opt", DOCKER_SECURITY[1]]
+    # The README's line, on this folder, with a JSON report, the offline base image, and no UI
+    # in the image (the UI is tested elsewhere).
+    printed = readme_docker_line()
+    assert printed[:2] == ["openenv", "validate"] and DOCKER_SECURITY[1] in printed
+    args = ["validate", str(ENV_DIR), *printed[2:], "--json", "--base-image", engine.BASE_IMAGE]
+    args += ["--build-arg", "ENABLE_WEB_INTERFACE=false"]
     with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
         main(args)
     return json.loads(out.getvalue())  # type: ignore[no-any-return]

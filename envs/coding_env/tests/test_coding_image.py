@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from coding_support import IMAGE
+from coding_support import IMAGE, Target
 
 LABEL = ["--label", "openenv-test=coding-env"]
 
@@ -16,10 +16,19 @@ pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
 
 def test_validate_level_docker(docker_validation: dict[str, Any]) -> None:
+    """The README's 'docker' block (see the docker_validation fixture)."""
     failed = [c for c in docker_validation["checks"] if not c["ok"]]
     assert failed == []
     names = {c["name"] for c in docker_validation["checks"]}
     assert {"docker_build", "docker_run", "reset", "step", "websocket"} <= names
+
+
+def test_in_the_image_metadata_says_memory_is_bounded_per_process(docker_target: Target) -> None:
+    """A container cannot make cgroups of its own: the server says so rather than claim a bound."""
+    description = httpx.get(f"{docker_target.base_url}/metadata", timeout=30).json()["description"]
+    assert description.startswith("Memory bounded per process only (no cgroup"), description
+    observation: Any = docker_target.run("import ctypes\nctypes.CDLL(None).unshare(0x10000000)")
+    assert observation.result == "-1", observation  # the seccomp filter holds in the image too
 
 
 def _wait_for_exit(engine: Any, container: Any, timeout_s: float = 90) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -31,9 +32,13 @@ def test_without_bubblewrap_it_refuses_with_what_to_do(
     assert "CODING_ENV_UNSAFE_NO_SANDBOX=1" in info.value.hint
 
 
-def test_this_machine_has_a_sandbox() -> None:
-    """CI installs bubblewrap: the tests above run sandboxed, never silently unconfined."""
-    assert detect(SandboxSettings(**LIMITS)).mechanism is not Mechanism.NONE  # type: ignore[arg-type]
+def _expected_mechanism() -> Mechanism:
+    return Mechanism.ROOT if os.geteuid() == 0 else Mechanism.USER_NAMESPACES
+
+
+def test_as_root_each_session_gets_its_own_user_else_user_namespaces_do() -> None:
+    """CI installs bubblewrap, so detect() proves a sandbox by running code in one."""
+    assert detect(SandboxSettings(**LIMITS)).mechanism is _expected_mechanism()  # type: ignore[arg-type]
 
 
 def test_unsafe_no_sandbox_is_shown_by_metadata_and_the_ui() -> None:
@@ -64,7 +69,7 @@ def test_an_interpreter_installed_under_tmp_runs_sandboxed() -> None:
         venv = Path(folder) / "venv"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
         settings = SandboxSettings(**LIMITS, python=str(venv / "bin" / "python"))  # type: ignore[arg-type]
-        assert detect(settings).mechanism is not Mechanism.NONE
+        assert detect(settings).mechanism is _expected_mechanism()
 
 
 def test_unsafe_mode_removes_its_working_folder(

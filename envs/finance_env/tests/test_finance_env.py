@@ -103,7 +103,7 @@ def test_a_long_table_of_several_assets_from_a_file(
         assert first.observation.prices == [10.0, 50.0]
         result = env.step(TradingAction(actions=[0.5, 0.1]))
         assert result.observation.holdings == [50, 10] and result.observation.prices == [11.0, 51.0]
-        with pytest.raises(EnvironmentExecutionError, match="one per asset"):
+        with pytest.raises(ActionValidationError, match="one per asset"):
             env.step(TradingAction(actions=[0.5]))
         with pytest.raises(ActionValidationError, match="less than or equal to 1"):
             env.step({"actions": [2.0, 0.0]})  # type: ignore[arg-type]

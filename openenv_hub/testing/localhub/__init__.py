@@ -1,28 +1,52 @@
-"""LocalHub: a Hugging Face Hub stand-in for offline development and CI.
+"""Deprecated name of :mod:`openenv_hub.localhub`, kept so that old imports still work.
 
-Serves the subset of the Hub API that ``huggingface_hub`` uses for Spaces,
-models and datasets, backed by real bare git repos that are also served over
-git smart-HTTP (``git clone``, ``git push``, ``pip install git+...``).
+``import openenv_hub.testing.localhub`` (and any of its submodules, such as
+``openenv_hub.testing.localhub.auth``) gives the very module objects of ``openenv_hub.localhub``
+and warns once with a :class:`DeprecationWarning` naming the new path.
 
-Example:
-    >>> from openenv_hub.testing.localhub import LocalHub
-    >>> with LocalHub() as hub:  # doctest: +SKIP
-    ...     print(hub.endpoint, hub.token_for("alice"))
+Layer: ui.
 """
 
 from __future__ import annotations
 
-from .app import LocalHubApp, create_app
-from .auth import DEFAULT_TOKENS, TokenRegistry, User
-from .errors import HubError
-from .server import LocalHub
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import warnings
+from types import ModuleType
 
-__all__ = [
-    "DEFAULT_TOKENS",
-    "HubError",
-    "LocalHub",
-    "LocalHubApp",
-    "TokenRegistry",
-    "User",
-    "create_app",
-]
+from openenv_hub.localhub import *  # noqa: F403
+from openenv_hub.localhub import __all__  # noqa: F401
+
+OLD = __name__
+NEW = "openenv_hub.localhub"
+
+
+class _SubmoduleAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Resolves ``openenv_hub.testing.localhub.X`` to the module ``openenv_hub.localhub.X``."""
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(OLD + "."):
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return importlib.import_module(NEW + spec.name[len(OLD) :])
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The module is the new one, already executed."""
+
+
+if not any(isinstance(finder, _SubmoduleAlias) for finder in sys.meta_path):
+    sys.meta_path.append(_SubmoduleAlias())
+
+warnings.warn(
+    f"{OLD} is deprecated: LocalHub is now {NEW} (import it from there, and run it with "
+    f"`python -m {NEW}`)",
+    DeprecationWarning,
+    stacklevel=2,
+)

@@ -6,7 +6,8 @@ Run it with ``uvicorn --factory openenv_catalog.app:create_app`` (the Space's Do
 * ``GET /api/environments?search=&tag=&sort=&page=``: a page of the table;
 * ``GET /api/environments/NS/NAME``: one environment with its manifest, schemas and latest
   validation report;
-* ``POST /api/environments/NS/NAME/recheck``: validate it again, in the background.
+* ``POST /api/environments/NS/NAME/recheck``: validate it again, in the background (429 if it
+  was re-checked less than ``CATALOG_RECHECK_S`` ago).
 
 Behind a proxy that serves the app under a path (LocalHub serves Space apps at
 ``/_localhub/apps/NS/NAME``), an ``X-Forwarded-Prefix`` header tells the page where it lives.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -102,7 +104,15 @@ def _add_routes(app: FastAPI, catalog: Catalog) -> None:
     @app.post("/api/environments/{namespace}/{name}/recheck")
     def recheck(namespace: str, name: str) -> dict[str, Any]:
         env = _find(catalog, f"{namespace}/{name}")
-        catalog.recheck([env])
+        wait_s = catalog.recheck([env]).get(env.repo_id)
+        if wait_s:
+            retry = str(math.ceil(wait_s))
+            raise HTTPException(
+                429,
+                f"{env.repo_id} was re-checked recently; ask again in {retry} s (a Space is "
+                "re-checked on request at most once per CATALOG_RECHECK_S).",
+                headers={"Retry-After": retry},
+            )
         return catalog.row_json(env)
 
 

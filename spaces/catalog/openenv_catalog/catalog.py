@@ -112,6 +112,7 @@ class Catalog:
             _checker(self.settings.check_timeout_s),
             max_age_s=self.settings.refresh_s,
             workers=self.settings.workers,
+            recheck_s=self.settings.recheck_s,
         )
 
     def start(self) -> None:
@@ -141,11 +142,20 @@ class Catalog:
             if env.running and env.details is not None:
                 self.validations.want(env.repo_id, env.details.app_url, env.sha)
 
-    def recheck(self, environments: Any) -> None:
-        """Validate these running environments again now (on demand)."""
+    def recheck(self, environments: Any) -> dict[str, float]:
+        """Validate these running environments again now (on demand), each at most once per
+        ``settings.recheck_s``.
+
+        Returns:
+            The Spaces re-checked too recently, with the seconds until they may be again.
+        """
+        refused = {}
         for env in environments:
             if env.running and env.details is not None:
-                self.validations.refresh(env.repo_id, env.details.app_url, env.sha)
+                wait_s = self.validations.refresh(env.repo_id, env.details.app_url, env.sha)
+                if wait_s:
+                    refused[env.repo_id] = wait_s
+        return refused
 
     def badge(self, env: Environment) -> Badge:
         return badge_of(

@@ -3,8 +3,9 @@
 :class:`ValidationCache` keeps the latest :class:`Validation` of each Space, with the time it
 was made. Pages only read it: :meth:`~ValidationCache.want` queues a Space whose validation is
 missing, older than ``max_age_s`` or made at another commit; :meth:`~ValidationCache.refresh`
-queues one at once (a user asked). Worker threads run the checks, and a sweeper queues every
-known Space again once its validation is ``max_age_s`` old. Nothing here blocks a page.
+queues one at once (a user asked), at most once per ``recheck_s`` for each Space, since anyone
+may ask. Worker threads run the checks, and a sweeper queues every known Space again once its
+validation is ``max_age_s`` old. Nothing here blocks a page.
 """
 
 from __future__ import annotations
@@ -16,11 +17,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
-
-from openenv_hub.validation import CheckResult, validate_url
+from openenv_hub.validation import CheckResult
+from openenv_hub.validation.remote import RemoteTarget
+from openenv_hub.validation.runtime import check_target
 
 __all__ = ["Checker", "Validation", "ValidationCache", "check_app"]
 
@@ -57,19 +57,17 @@ class Validation:
 
 
 def check_app(
-    url: str, *, timeout_s: float = 10.0
+    url: str, *, timeout_s: float = 10.0, total_timeout_s: float | None = None
 ) -> tuple[list[CheckResult], dict[str, Any] | None]:
-    """``openenv validate URL``'s checks, and the app's ``/schema`` when it serves one."""
-    results = validate_url(url, timeout_s=timeout_s)
-    if not any(result.name == "schema_endpoint" and result.ok for result in results):
-        return results, None
-    loopback = urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
-    try:
-        with httpx.Client(timeout=timeout_s, trust_env=not loopback) as client:
-            body = client.get(f"{url.rstrip('/')}/schema").json()
-    except (httpx.HTTPError, ValueError):
-        return results, None
-    return results, body if isinstance(body, dict) else None
+    """``openenv validate URL``'s checks, and the app's ``/schema`` when it serves one.
+
+    Each check gets ``timeout_s`` and all of them ``total_timeout_s`` (default six times
+    ``timeout_s``), however slowly the app answers; answers are read up to a size limit.
+    """
+    with RemoteTarget(url, timeout_s=timeout_s, total_timeout_s=total_timeout_s) as target:
+        results = check_target(target, level="runtime")
+    schema_ok = any(result.name == "schema_endpoint" and result.ok for result in results)
+    return results, dict(target.schemas) if schema_ok else None
 
 
 @dataclass
@@ -85,6 +83,7 @@ class ValidationCache:
         check: Runs the checks against an app's URL (default :func:`check_app`).
         max_age_s: A validation older than this is run again.
         workers: Validations running at once.
+        recheck_s: Least time between two re-checks of one Space that users ask for.
         clock: Seconds since the epoch.
     """
 
@@ -94,12 +93,15 @@ class ValidationCache:
         *,
         max_age_s: float = 900.0,
         workers: int = 2,
+        recheck_s: float = 60.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._check: Checker = check or check_app
         self.max_age_s = max_age_s
         self.workers = workers
+        self.recheck_s = recheck_s
         self._clock = clock
+        self._rechecked: dict[str, float] = {}  # when a user last had each Space re-checked
         self._records: dict[str, Validation] = {}
         self._targets: dict[str, _Target] = {}
         self._pending: set[str] = set()
@@ -131,11 +133,22 @@ class ValidationCache:
                 return
             self._enqueue(repo_id)
 
-    def refresh(self, repo_id: str, url: str, sha: str | None) -> None:
-        """Queue ``repo_id`` now, however fresh its validation is."""
+    def refresh(self, repo_id: str, url: str, sha: str | None) -> float:
+        """Queue ``repo_id`` now, however fresh its validation is, unless a re-check of it was
+        asked for less than ``recheck_s`` ago.
+
+        Returns:
+            0 when queued, else the seconds until it may be asked for again.
+        """
         with self._lock:
+            now = self._clock()
+            wait_s = self._rechecked.get(repo_id, -self.recheck_s) + self.recheck_s - now
+            if wait_s > 0:
+                return wait_s
+            self._rechecked[repo_id] = now
             self._targets[repo_id] = _Target(url, sha)
             self._enqueue(repo_id)
+            return 0.0
 
     # -- lifecycle --------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from openenv_hub.hub._errors import hub_error, translate
 from openenv_hub.hub._versions import version_key
 from openenv_hub.manifest import MANIFEST_FILE, parse_manifest
 
-from .models import CatalogPage, CatalogQuery, Details, Environment
+from .models import CatalogPage, CatalogQuery, Details, Environment, web_link
 from .settings import CatalogSettings
 
 __all__ = ["HubCatalog"]
@@ -159,6 +159,9 @@ class HubCatalog:
             app_url = urls.app_url(self._space_info(repo_id))
         except HubError as exc:
             app_url, problems = urls.app_url(None), [_describe(exc)]
+        if web_link(app_url) is None:  # validated and linked: http(s) only
+            problems.append(f"the Hub gave the app URL {app_url[:100]!r}, which is not http(s)")
+            app_url = urls.default_app_url()
         try:
             found = versions(repo_id, endpoint=hub.endpoint, token=hub.token)
         except HubError as exc:

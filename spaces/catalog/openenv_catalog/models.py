@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from openenv_hub.errors import ConfigurationError
 
@@ -15,6 +16,7 @@ __all__ = [
     "CatalogQuery",
     "Details",
     "Environment",
+    "web_link",
 ]
 
 SORTS: Mapping[str, str] = {
@@ -24,6 +26,15 @@ SORTS: Mapping[str, str] = {
     "trending_score": "Trending",
 }
 RUNNING_STAGES = frozenset({"RUNNING", "RUNNING_BUILDING", "RUNNING_APP_STARTING"})
+
+
+def web_link(url: str | None) -> str | None:
+    """``url`` if a page may link to it (``http`` or ``https``, with a host), else None: a
+    ``javascript:`` or ``data:`` URL from a Space's metadata must never become a link."""
+    if not url:
+        return None
+    parts = urlsplit(url.strip())
+    return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
 
 
 @dataclass(frozen=True)
@@ -91,8 +102,10 @@ class Environment:
 
     @property
     def web_url(self) -> str | None:
-        """The environment's web UI (``/web`` of its app)."""
-        return f"{self.details.app_url}/web/" if self.details else None
+        """The environment's web UI (``/web`` of its app), if the app has an http(s) URL."""
+        if self.details is None or web_link(self.details.app_url) is None:
+            return None
+        return f"{self.details.app_url}/web/"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """HTML of the catalog: the table of environments, a Space's summary, a validation report.
 
-Pure functions of the data, every value escaped; the page's look is :data:`CSS`.
+Pure functions of the data, every value escaped and every link ``http(s)``; the page's look is
+:data:`CSS`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from openenv_hub.validation import CheckResult
 
 from .catalog import Badge
 from .checks import Validation
-from .models import CatalogPage, Environment
+from .models import CatalogPage, Environment, web_link
 
 __all__ = ["CSS", "detail_html", "report_html", "table_html"]
 
@@ -65,13 +66,12 @@ def _row(env: Environment, badge: Badge) -> str:
     details = env.details
     links = [f'<a href="?space={quote(env.repo_id, safe="")}">Details</a>']
     if env.web_url:
-        links.insert(0, f'<a href="{_e(env.web_url)}" target="_blank" rel="noopener">Web UI</a>')
+        links.insert(0, _link(env.web_url, "Web UI"))
     versions = ", ".join(details.versions) if details and details.versions else "—"
     install = f'<code class="oc-install">{_e(details.install)}</code>' if details else "…"
     return (
         f'<tr data-space="{_e(env.repo_id)}">'
-        f'<td><a class="oc-name" href="{_e(env.page_url)}" target="_blank" rel="noopener">'
-        f"{_e(env.title)}</a>"
+        f"<td>{_link(env.page_url, env.title, css='oc-name')}"
         f'<div class="oc-id">{_e(env.repo_id)}</div>'
         f'<div class="oc-desc">{_e(env.description)}</div>'
         f'<div class="oc-meta">{_meta(env)}</div>'
@@ -117,8 +117,7 @@ def detail_html(env: Environment | None, badge: Badge | None, problem: str = "")
         return f'<p class="oc-empty"{role}>{_e(text)}</p>'
     details = env.details
     lines = [
-        f'<h3><a href="{_e(env.page_url)}" target="_blank" rel="noopener">{_e(env.title)}</a> '
-        f'<span class="oc-id">{_e(env.repo_id)}</span></h3>',
+        f'<h3>{_link(env.page_url, env.title)} <span class="oc-id">{_e(env.repo_id)}</span></h3>',
         f'<p class="oc-desc">{_e(env.description)}</p>',
         f"<p>Stage: {_stage(env)}"
         + (f" — {_e(env.error_message)}" if env.error_message else "")
@@ -129,9 +128,8 @@ def detail_html(env: Environment | None, badge: Badge | None, problem: str = "")
         lines += [
             f"<p>Versions: {_e(versions)}</p>",
             f'<p>Install: <code class="oc-install">{_e(details.install)}</code></p>',
-            f'<p>App: <a href="{_e(details.app_url)}" target="_blank" rel="noopener">'
-            f'{_e(details.app_url)}</a> · <a href="{_e(details.app_url)}/web/" target="_blank" '
-            f'rel="noopener">Web UI</a></p>',
+            f"<p>App: {_link(details.app_url, details.app_url)} · "
+            f"{_link(env.web_url, 'Web UI')}</p>",
         ]
         if details.problem:
             lines.append(f'<p class="oc-meta">Could not read everything: {_e(details.problem)}</p>')
@@ -162,6 +160,15 @@ def _check_row(result: CheckResult) -> str:
         f'<tr data-check="{_e(result.name)}"><td>{_e(result.name)}</td>'
         f"<td>{outcome}</td><td>{_e(result.message)}{hint}</td></tr>"
     )
+
+
+def _link(url: str | None, text: str, *, css: str = "") -> str:
+    """A link opening in a new tab, or the text alone when ``url`` is not ``http(s)``."""
+    target = web_link(url)
+    if target is None:
+        return _e(text)
+    kind = f' class="{css}"' if css else ""
+    return f'<a{kind} href="{_e(target)}" target="_blank" rel="noopener">{_e(text)}</a>'
 
 
 def _e(text: object) -> str:

@@ -7,7 +7,8 @@
 | ``CATALOG_TAG`` | ``openenv`` | the tag every listed Space carries |
 | ``CATALOG_PAGE_SIZE`` | 20 | rows per page |
 | ``CATALOG_REFRESH_S`` | 900 | age after which a validation is run again, in the background |
-| ``CATALOG_CHECK_TIMEOUT_S`` | 10 | bound of each request of a validation |
+| ``CATALOG_CHECK_TIMEOUT_S`` | 10 | bound of each check of a validation (six times it: of all) |
+| ``CATALOG_RECHECK_S`` | 60 | least time between two re-checks of one Space that users ask for |
 | ``CATALOG_POLL_S`` | 5 | how often an open page shows new validations |
 """
 
@@ -32,7 +33,9 @@ class CatalogSettings:
         tag: Listed Spaces carry this tag.
         page_size: Rows per page.
         refresh_s: A validation older than this is run again in the background.
-        check_timeout_s: Bound of each request of a validation.
+        check_timeout_s: Bound of each check of a validation (all its requests, however slowly
+            the app answers); six times it bounds the whole validation.
+        recheck_s: Least time between two re-checks of one Space that users ask for.
         poll_s: How often an open page shows the validations that finished.
         workers: Validations running at once.
     """
@@ -43,6 +46,7 @@ class CatalogSettings:
     page_size: int = 20
     refresh_s: float = 900.0
     check_timeout_s: float = 10.0
+    recheck_s: float = 60.0
     poll_s: float = 5.0
     workers: int = 2
 
@@ -61,6 +65,7 @@ class CatalogSettings:
             page_size=int(_positive(env, "CATALOG_PAGE_SIZE", 20)),
             refresh_s=_positive(env, "CATALOG_REFRESH_S", 900.0),
             check_timeout_s=_positive(env, "CATALOG_CHECK_TIMEOUT_S", 10.0),
+            recheck_s=_positive(env, "CATALOG_RECHECK_S", 60.0),
             poll_s=_positive(env, "CATALOG_POLL_S", 5.0),
         )
 

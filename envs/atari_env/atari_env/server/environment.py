@@ -4,11 +4,18 @@ Each session owns one emulator. The game and its settings are chosen at ``reset`
 given keep their current values (at first, those given to the constructor or taken from
 ``ATARI_*`` variables). Sticky actions are drawn here from a generator seeded by ``reset``, so a
 seeded episode replays exactly without reloading the ROM; the emulator itself is deterministic.
+
+A step's reward is the game's score gained over its frames: a whole number, which games bound
+differently (Pong's is -1, 0 or 1), so the declared range is ``(-inf, inf)``. Only the emulator
+scores: an action is an index into the episode's action set (any other is a validation error),
+``frameskip`` is chosen at reset (1 to 64) and nowhere else, and a step after the episode ended
+is refused with ``ResetRequiredError``.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import uuid
 from dataclasses import dataclass, replace
@@ -18,6 +25,7 @@ import numpy as np
 
 from atari_env.models import AtariAction, AtariObservation, AtariState, ObsType
 from openenv_hub import Environment
+from openenv_hub.errors import ActionValidationError, ResetRequiredError
 from openenv_hub.types import EnvironmentMetadata
 
 _OBS_TYPES = get_args(ObsType)
@@ -54,7 +62,8 @@ class Settings:
         )
 
     def check(self) -> None:
-        """Raise ValueError naming the first setting that cannot work."""
+        """Raise ValueError naming the first setting that cannot work (a wrong type included)."""
+        self._check_types()
         games = all_games()
         if self.game not in games:
             close = difflib.get_close_matches(self.game, games, n=3)
@@ -69,6 +78,26 @@ class Settings:
         if self.max_episode_frames < 1:
             raise ValueError("max_episode_frames must be at least 1")
 
+    def _check_types(self) -> None:
+        wanted: dict[str, tuple[type, ...]] = {
+            "game": (str,),
+            "obs_type": (str,),
+            "frameskip": (int,),
+            "repeat_action_probability": (int, float),
+            "full_action_space": (bool,),
+            "mode": (int, type(None)),
+            "difficulty": (int, type(None)),
+            "max_episode_frames": (int,),
+        }
+        for name, types in wanted.items():
+            value = getattr(self, name)
+            number = bool not in types and isinstance(value, bool)  # True is no frame count
+            if number or not isinstance(value, types):
+                kinds = " or ".join("None" if t is type(None) else t.__name__ for t in types)
+                raise ValueError(f"{name} must be {kinds}, got {value!r}")
+        if math.isnan(self.repeat_action_probability):
+            raise ValueError("repeat_action_probability must be between 0 and 1, got nan")
+
 
 class AtariEnvironment(Environment[AtariAction, AtariObservation, AtariState]):
     """Atari 2600 games for agents: frames, lives and rewards from the emulator.
@@ -76,6 +105,9 @@ class AtariEnvironment(Environment[AtariAction, AtariObservation, AtariState]):
     Args:
         **settings: Defaults for :class:`Settings` (game, obs_type, frameskip, ...).
     """
+
+    #: Each game scores in its own way; a reward is the whole score gained during the step.
+    reward_range = (-math.inf, math.inf)
 
     def __init__(self, **settings: Any) -> None:
         self._settings = replace(Settings.from_environment(), **settings)
@@ -143,17 +175,13 @@ class AtariEnvironment(Environment[AtariAction, AtariObservation, AtariState]):
     def step(
         self, action: AtariAction, timeout_s: float | None = None, **kwargs: Any
     ) -> AtariObservation:
-        if self._ale is None:  # never reset (a stateless HTTP /step): start an episode first
-            self.reset()
+        if self._ale is None:
+            raise ResetRequiredError("No episode yet; call reset() to start one.")
         if self._ended:
-            raise RuntimeError("The episode is over; call reset() to start a new one.")
+            raise ResetRequiredError("The episode is over; call reset() to start a new one.")
         actions = self._action_set
-        if action.action >= len(actions):
-            names = ", ".join(f"{i} {a.name}" for i, a in enumerate(actions))
-            raise ValueError(
-                f"Action {action.action} is not in the action set of {self._settings.game} "
-                f"({names}); reset with full_action_space=True for all 18 actions."
-            )
+        if not 0 <= action.action < len(actions):
+            raise _not_in_action_set(action.action, self._settings.game, actions)
         chosen = actions[action.action]
         ale, settings, rng = self._ale, self._settings, self._rng
         sticky = settings.repeat_action_probability
@@ -205,6 +233,16 @@ class AtariEnvironment(Environment[AtariAction, AtariObservation, AtariState]):
     @property
     def state(self) -> AtariState:
         return self._state
+
+
+def _not_in_action_set(index: int, game: str, actions: list[Any]) -> ActionValidationError:
+    names = ", ".join(f"{i} {a.name}" for i, a in enumerate(actions))
+    message = (
+        f"Action {index} is not in the action set of {game} ({names}); reset with "
+        "full_action_space=True for all 18 actions."
+    )
+    error = {"type": "action_set", "loc": ["action"], "msg": message, "input": index}
+    return ActionValidationError(message, data={"errors": [error]})
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(

@@ -4,6 +4,11 @@ A step is one agent move (UCI, SAN or ``resign``) followed by the opponent's rep
 or unreadable move changes nothing: the observation carries the error and the legal moves (in
 UCI and SAN), and the game goes on. Draws by threefold repetition and the fifty-move rule are
 claimed as soon as they are reached. Settings are chosen at ``reset``; those not given keep their current values.
+
+Every reward is -1, 0 or +1 (``reward_range``): only a game's end is rewarded, and only the
+rules of chess end one. A null move (``--``, ``0000``) is no move, a resignation loses for the
+side that resigns, a position that cannot arise in a game (a king that can be taken) is refused
+at reset, and a step after the game ended is refused with ``ResetRequiredError``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import chess.pgn
 from chess_env.models import ChessAction, ChessObservation, ChessState
 from chess_env.server.opponents import Opponent, OpponentSettings
 from openenv_hub import MCPEnvironment, tool
+from openenv_hub.errors import ResetRequiredError
 from openenv_hub.types import Action, EnvironmentMetadata, Observation
 
 _COLORS = {"white": chess.WHITE, "black": chess.BLACK}
@@ -38,13 +44,16 @@ def read_move(board: chess.Board, text: str) -> chess.Move | str:
             return move
         return f"{text} is not a legal move in this position"
     try:
-        return board.parse_san(text)
+        move = board.parse_san(text)
     except chess.AmbiguousMoveError:
         return f"{text} is ambiguous; add the piece's file or rank (e.g. Nbd2)"
     except chess.IllegalMoveError:
         return f"{text} is not a legal move in this position"
     except ValueError:
         return f"Could not read {text!r} as a move: write it in UCI (e2e4) or SAN (e4, Nf3, O-O)"
+    if not move:  # python-chess reads --, Z0 and @@@@ as the null move: a pass, not a move
+        return f"{text} is a null move (a pass), which is not a legal move"
+    return move
 
 
 class ChessEnvironment(MCPEnvironment):
@@ -55,6 +64,8 @@ class ChessEnvironment(MCPEnvironment):
             ``stockfish_skill``, ``stockfish_depth``, ``stockfish_time_s``); ``opponent``
             defaults to ``$CHESS_OPPONENT`` or ``random``.
     """
+
+    reward_range = (-1.0, 1.0)
 
     def __init__(self, **settings: Any) -> None:
         super().__init__()
@@ -67,7 +78,7 @@ class ChessEnvironment(MCPEnvironment):
         self._opponent: Opponent | None = None
         self._built: OpponentSettings | None = None
         self._state = ChessState(episode_id=str(uuid.uuid4()))
-        self._resigned = False
+        self._resigned: chess.Color | None = None  # the side that resigned
 
     # -- episodes --------------------------------------------------------------------------
 
@@ -89,12 +100,9 @@ class ChessEnvironment(MCPEnvironment):
         chosen = replace(self._settings, **{k: v for k, v in settings.items() if v is not None})
         chosen.check()
         color = agent_color or _NAMES[self._agent]
-        if color not in _COLORS:
+        if not isinstance(color, str) or color not in _COLORS:
             raise ValueError(f"agent_color must be 'white' or 'black', got {color!r}")
-        try:
-            board = chess.Board(fen) if fen else chess.Board()
-        except ValueError as exc:
-            raise ValueError(f"Invalid FEN {fen!r}: {exc}") from None
+        board = _board(fen)
         if seed is not None:
             self._rng.seed(seed)
         self._use_opponent(chosen)
@@ -102,7 +110,7 @@ class ChessEnvironment(MCPEnvironment):
             chosen,
             _COLORS[color],
             board,
-            False,
+            None,
         )
         self._state = ChessState(
             episode_id=episode_id or str(uuid.uuid4()),
@@ -133,14 +141,14 @@ class ChessEnvironment(MCPEnvironment):
         """Play the agent's move and the opponent's reply."""
         board = self._board
         if self._over():
-            raise RuntimeError(
+            raise ResetRequiredError(
                 f"The game is over ({self._state.reason}, {self._state.result}); call reset() "
                 "to start a new one."
             )
         if self._opponent is not None and board.turn != self._agent:
             raise RuntimeError("It is the opponent's turn")  # only after a failed reply
         if text.strip().lower() == "resign":
-            self._resigned = True
+            self._resigned = board.turn  # the side to move resigns, never the other one
             return self._observation(reward=self._reward(), last_move=None)
         move = read_move(board, text)
         if isinstance(move, str):
@@ -162,8 +170,8 @@ class ChessEnvironment(MCPEnvironment):
 
     def _outcome(self) -> tuple[bool | None, str] | None:
         """``(winner, reason)`` once the game is over (winner None: a draw), else None."""
-        if self._resigned:
-            return (not self._agent, "resignation")
+        if self._resigned is not None:
+            return (not self._resigned, "resignation")
         board = self._board
         outcome = board.outcome()
         if outcome is not None:
@@ -185,8 +193,9 @@ class ChessEnvironment(MCPEnvironment):
         ended = self._outcome()
         if ended is None or ended[0] is None:
             return 0.0
-        if self._opponent is None and not self._resigned:
-            return 1.0 if ended[0] != self._board.turn else -1.0
+        if self._opponent is None:  # the side that just moved (or resigned)
+            mover = self._resigned if self._resigned is not None else not self._board.turn
+            return 1.0 if ended[0] == mover else -1.0
         return 1.0 if ended[0] == self._agent else -1.0
 
     def _observation(
@@ -296,6 +305,26 @@ class ChessEnvironment(MCPEnvironment):
             "your_color": _NAMES[self._agent],
             "moves": self.state.moves_san,
         }
+
+
+def _board(fen: str | None) -> chess.Board:
+    """The board of ``fen`` (the starting position when empty), which must be one a game can
+    reach: a king that can be taken would let a move capture it."""
+    if fen is not None and not isinstance(fen, str):
+        raise ValueError(f"fen must be a string in FEN, got {type(fen).__name__}")
+    try:
+        board = chess.Board(fen) if fen else chess.Board()
+    except ValueError as exc:
+        raise ValueError(f"Invalid FEN {fen!r}: {exc}") from None
+    status = board.status()
+    if status != chess.STATUS_VALID:
+        problems = [
+            str(flag.name).lower().replace("_", " ") for flag in chess.Status if flag & status
+        ]
+        raise ValueError(
+            f"Invalid FEN {fen!r}: not a position a game can reach ({', '.join(problems)})"
+        )
+    return board
 
 
 def _san_of_last(board: chess.Board, move: chess.Move | None) -> str | None:

@@ -17,6 +17,11 @@ from chess_env.server.search import best_move
 #: (Debian's package installs it in /usr/games, which is not on every PATH).
 STOCKFISH_LOCATIONS = ("/usr/games/stockfish", "/usr/local/bin/stockfish", "/usr/bin/stockfish")
 ENGINE_TIMEOUT_S = 30.0
+#: The most a reset may ask of the opponents: plies of the built-in search, plies and seconds
+#: per move of Stockfish.
+MAX_SEARCH_DEPTH = 4
+MAX_STOCKFISH_DEPTH = 30
+MAX_STOCKFISH_TIME_S = 10.0
 
 
 class Opponent(Protocol):
@@ -121,14 +126,24 @@ class OpponentSettings:
     stockfish_time_s: float | None = 0.05
 
     def check(self) -> None:
+        """Raise ValueError naming the first setting that cannot work (a wrong type included:
+        every search is bounded, so no reset can make the opponent think for ever)."""
         names = ("random", "search", "stockfish", "none")
-        if self.opponent not in names:
+        if not isinstance(self.opponent, str) or self.opponent not in names:
             raise ValueError(f"opponent must be one of {list(names)}, got {self.opponent!r}")
-        if not 1 <= self.search_depth <= 4:
-            raise ValueError(f"search_depth must be between 1 and 4, got {self.search_depth}")
-        if not 0 <= self.stockfish_skill <= 20:
+        _whole("search_depth", self.search_depth, 1, MAX_SEARCH_DEPTH)
+        _whole("stockfish_skill", self.stockfish_skill, 0, 20)
+        if self.stockfish_depth is not None:
+            _whole("stockfish_depth", self.stockfish_depth, 1, MAX_STOCKFISH_DEPTH)
+        time_s = self.stockfish_time_s
+        if time_s is not None and (
+            isinstance(time_s, bool)
+            or not isinstance(time_s, (int, float))
+            or not 0 < time_s <= MAX_STOCKFISH_TIME_S
+        ):
             raise ValueError(
-                f"stockfish_skill must be between 0 and 20, got {self.stockfish_skill}"
+                f"stockfish_time_s must be a number of seconds in (0, {MAX_STOCKFISH_TIME_S:g}], "
+                f"or None; got {time_s!r}"
             )
 
     def build(self, rng: random.Random) -> Opponent | None:
@@ -142,3 +157,8 @@ class OpponentSettings:
                 self.stockfish_skill, self.stockfish_depth, self.stockfish_time_s
             )
         return None
+
+
+def _whole(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be a whole number between {low} and {high}, got {value!r}")

@@ -3,17 +3,21 @@
 Agents act with :class:`~coding_env.models.CodeAction` or with the MCP tools ``run_python``,
 ``reset_context``, ``list_files`` and ``list_tasks``; all of them drive the session's one
 interpreter. ``reset(task_id=...)`` loads a task: every later step is graded by the task's
-hidden tests, run inside the sandbox, and ``reward`` is ``reward_fn`` of the result (by default
-the fraction of tests passed).
+hidden tests, and ``reward`` is ``reward_fn`` of the result (by default the fraction of tests
+passed), always in [0, 1]. The tests never enter the session's interpreter: each grading re-runs
+the session's cells in a sandbox of its own (see :mod:`coding_env.server.grader`).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
+
 from coding_env.models import CodeAction, CodeObservation, CodingState, ExecutionError
-from coding_env.server.mechanism import detect
-from coding_env.server.rewards import GradeResult, RewardFn, fraction_passed
+from coding_env.server.grader import Grader
+from coding_env.server.mechanism import detect, memory_bound
+from coding_env.server.rewards import GradeResult, RewardFn, checked_reward, fraction_passed
 from coding_env.server.sandbox import Mechanism, Sandbox, SandboxDied, SandboxTimeout
 from coding_env.server.settings import SandboxSettings
 from coding_env.server.tasks import Task, TaskSet
@@ -23,6 +27,8 @@ from openenv_hub.types import Action, EnvironmentMetadata, Observation
 __all__ = ["CodingEnvironment"]
 
 _LOST = "The interpreter was restarted: names and files from earlier steps are gone."
+# The cells a grading re-runs, in all; a session past it is asked to start afresh.
+MAX_GRADED_CODE_CHARS = 8_000_000
 _UNSAFE = (
     "UNSAFE: no sandbox (unsafe_no_sandbox is set): agent code runs with the server's "
     "privileges, network and files. "
@@ -66,9 +72,11 @@ class CodingEnvironment(MCPEnvironment):
     def __init__(self) -> None:
         super().__init__()
         self._settings = self.settings or SandboxSettings.from_env()
-        launcher = detect(self._settings)
-        self._mechanism = launcher.mechanism
-        self._sandbox = Sandbox(self._settings, launcher)
+        self._launcher = detect(self._settings)
+        self._mechanism = self._launcher.mechanism
+        self._sandbox = Sandbox(self._settings, self._launcher)
+        self._grader = Grader(self._settings, self._launcher)
+        self._cells: list[str] = []  # what the session's interpreter ran, for the grader
         self._task: Task | None = None
         self._state = CodingState(sandbox=self._mechanism.value)
 
@@ -82,6 +90,8 @@ class CodingEnvironment(MCPEnvironment):
         **kwargs: Any,
     ) -> CodeObservation:
         """Start a fresh interpreter; with ``task_id``, load that task (see ``list_tasks``)."""
+        if task_id is not None and not isinstance(task_id, str):
+            raise TypeError(f"task_id must be a string such as 'HumanEval/0', not {task_id!r}")
         task = self._task_set().get(task_id) if task_id else None
         self._sandbox.stop()
         self._task = task
@@ -90,7 +100,7 @@ class CodingEnvironment(MCPEnvironment):
             task_id=task_id,
             sandbox=self._mechanism.value,
         )
-        self._sandbox.start()
+        self._start_interpreter()
         if task is None:
             return CodeObservation(message="A fresh interpreter is ready.", reward=0.0)
         return CodeObservation(
@@ -100,6 +110,14 @@ class CodingEnvironment(MCPEnvironment):
             tests_total=task.num_tests,
             reward=0.0,
         )
+
+    def _start_interpreter(self) -> None:
+        """A fresh interpreter, with no cells; with a task, the next grader starts too."""
+        self._sandbox.stop()
+        self._cells = []
+        self._sandbox.start()
+        if self._task is not None:
+            self._grader.prepare()
 
     @property
     def state(self) -> CodingState:
@@ -116,6 +134,7 @@ class CodingEnvironment(MCPEnvironment):
         return self.execute(action.code, timeout_s=timeout_s)
 
     def close(self) -> None:
+        self._grader.close()
         self._sandbox.stop()
 
     # -- running code ----------------------------------------------------------------------
@@ -131,18 +150,32 @@ class CodingEnvironment(MCPEnvironment):
         }
         try:
             self._ensure_started()
+            killed_before = self._sandbox.oom_kills()
             reply = self._sandbox.request(request, wall_s)
         except SandboxDied as exc:
             observation = self._lost(exc, wall_s)
         else:
-            observation = _observation(reply, self._settings.max_output_bytes)
+            try:
+                observation = _observation(reply, self._settings.max_output_bytes)
+            except ValueError:
+                self._sandbox.stop()
+                died = SandboxDied("the interpreter sent a malformed reply; it was killed")
+                observation = self._lost(died, wall_s)
+            else:
+                self._cells.append(code)
+            if self._sandbox.oom_kills() > killed_before:
+                observation.memory_exceeded = True
+                observation.message = (
+                    f"A process of the step was killed: the sandbox reached its memory bound "
+                    f"({self._settings.memory_mb} MB). The interpreter is still running."
+                )
         if self._task is not None:
             self._grade(observation)
         return observation
 
     def _ensure_started(self) -> None:
         if not self._sandbox.alive:
-            self._sandbox.start()
+            self._start_interpreter()
 
     def _lost(self, exc: SandboxDied, wall_s: float) -> CodeObservation:
         self._sandbox.stop()
@@ -150,6 +183,11 @@ class CodingEnvironment(MCPEnvironment):
         timed_out = isinstance(exc, SandboxTimeout) or exc.signal_number == 24  # SIGXCPU
         if isinstance(exc, SandboxTimeout):
             reason = f"The step ran out of its {wall_s:g} s of wall time."
+        elif exc.memory_exceeded:
+            reason = (
+                f"The step reached the sandbox's memory bound ({self._settings.memory_mb} MB, "
+                "shared memory and files in /workspace, /tmp and /dev/shm included)."
+            )
         elif timed_out:
             reason = f"The step used up its {self._settings.cpu_time_s:g} s of CPU time."
         else:
@@ -159,6 +197,7 @@ class CodingEnvironment(MCPEnvironment):
             error=ExecutionError(type="SandboxLimitExceeded", message=f"{reason} {_LOST}"),
             duration_s=wall_s if isinstance(exc, SandboxTimeout) else 0.0,
             timed_out=timed_out,
+            memory_exceeded=exc.memory_exceeded,
             context_lost=True,
             message=f"{reason} {_LOST}",
         )
@@ -168,12 +207,13 @@ class CodingEnvironment(MCPEnvironment):
         assert task is not None
         observation.task_id = task.task_id
         observation.tests_total = task.num_tests
-        if observation.context_lost:
+        too_long = sum(map(len, self._cells)) > MAX_GRADED_CODE_CHARS
+        if observation.context_lost or too_long:
             result = GradeResult(task.task_id, 0, task.num_tests, timed_out=observation.timed_out)
         else:
-            result = self._run_tests(task)
+            result = self._grader.grade(task, self._cells)
         observation.tests_passed = result.passed
-        observation.reward = float(self.reward_fn(result))
+        observation.reward = checked_reward(self.reward_fn, result)
         observation.done = result.total > 0 and result.passed == result.total
         if result.timed_out:
             observation.timed_out = True
@@ -181,23 +221,15 @@ class CodingEnvironment(MCPEnvironment):
                 f"The hidden tests ran out of their {self._settings.grading_timeout_s:g} s; "
                 "reward 0. Does the function loop forever on some input?"
             )
+        elif too_long:
+            observation.message = (
+                f"The session has run more than {MAX_GRADED_CODE_CHARS} characters of code, more "
+                "than a grading re-runs: call reset_context() and define the function again."
+            )
         elif result.missing_entry_point:
             observation.message = f"Define {task.entry_point}() to be graded."
-
-    def _run_tests(self, task: Task) -> GradeResult:
-        timeout = self._settings.grading_timeout_s
-        try:
-            reply = self._sandbox.request(task.grading_request(timeout), timeout + 10)
-        except SandboxDied:
-            self._sandbox.stop()
-            return GradeResult(task.task_id, 0, task.num_tests, timed_out=True)
-        return GradeResult(
-            task.task_id,
-            int(reply["passed"]),
-            int(reply["total"]),
-            timed_out=bool(reply.get("timed_out")),
-            missing_entry_point=bool(reply.get("missing")),
-        )
+        elif result.error:
+            observation.message = "The grader could not run the tests; reward 0."
 
     # -- MCP tools -------------------------------------------------------------------------
 
@@ -217,9 +249,8 @@ class CodingEnvironment(MCPEnvironment):
     @tool
     def reset_context(self) -> dict[str, Any]:
         """Forget every name and file: start a fresh interpreter (the task stays loaded)."""
-        self._sandbox.stop()
         self._state.context_restarts += 1
-        self._sandbox.start()
+        self._start_interpreter()
         return {"context_lost": True, "message": "A fresh interpreter is ready."}
 
     @tool
@@ -227,10 +258,18 @@ class CodingEnvironment(MCPEnvironment):
         """List the files in the session's working directory (/workspace) with their sizes."""
         try:
             self._ensure_started()
-            return self._sandbox.request({"op": "list_files"}, self._settings.step_timeout_s)
+            reply = self._sandbox.request({"op": "list_files"}, self._settings.step_timeout_s)
         except SandboxDied as exc:
             self._sandbox.stop()
             return {"files": [], "truncated": False, "context_lost": True, "message": str(exc)}
+        files = reply.get("files")
+        if not isinstance(files, list) or not all(_is_file_entry(f) for f in files):
+            return {
+                "files": [],
+                "truncated": False,
+                "message": "The interpreter's list was malformed.",
+            }
+        return {"files": files, "truncated": reply.get("truncated") is True}
 
     @tool(name="list_tasks")
     def list_task_ids(self, offset: int = 0, limit: int = 200) -> dict[str, Any]:
@@ -273,10 +312,11 @@ class CodingEnvironment(MCPEnvironment):
 
     def get_metadata(self) -> EnvironmentMetadata:
         unsafe = _UNSAFE if self._mechanism is Mechanism.NONE else ""
+        bound = memory_bound(self._launcher, self._settings)
         return EnvironmentMetadata(
             name="coding_env",
-            description=f"{unsafe}Runs Python in a sandbox ({self._mechanism.value}), "
-            "with persistent context and graded tasks.",
+            description=f"{unsafe}{bound}. Runs Python in a sandbox ({self._mechanism.value}), "
+            "with persistent context and graded tasks, rewards in [0, 1].",
             version="0.1.0",
         )
 
@@ -285,22 +325,48 @@ def _public(task: Task) -> dict[str, Any]:
     return {"task_id": task.task_id, "prompt": task.prompt, "entry_point": task.entry_point}
 
 
+def _is_file_entry(entry: object) -> bool:
+    return (
+        isinstance(entry, dict)
+        and set(entry) == {"path", "size"}
+        and isinstance(entry["path"], str)
+        and type(entry["size"]) is int
+    )
+
+
+def _field(reply: dict[str, Any], name: str, kinds: tuple[type, ...], default: Any) -> Any:
+    """A field of the interpreter's reply, which the agent's code may have written itself."""
+    value = reply.get(name, default)
+    if type(value) not in kinds:
+        raise ValueError(f"the interpreter's reply has a malformed {name!r}")
+    return value
+
+
 def _observation(reply: dict[str, Any], max_output_bytes: int) -> CodeObservation:
-    error = reply.get("error")
-    truncated = bool(reply.get("output_truncated"))
+    """The observation of a ``run`` reply.
+
+    Raises:
+        ValueError: a field has the wrong type.
+    """
+    error = _field(reply, "error", (dict, type(None)), None)
+    truncated = _field(reply, "output_truncated", (bool,), False)
+    memory_exceeded = _field(reply, "memory_exceeded", (bool,), False)
     message = ""
-    if reply.get("memory_exceeded"):
+    if memory_exceeded:
         message = "The step ran out of memory (MemoryError); the interpreter is still running."
     elif truncated:
         message = f"Output beyond {max_output_bytes} bytes per stream was dropped."
-    return CodeObservation(
-        stdout=reply.get("stdout", ""),
-        stderr=reply.get("stderr", ""),
-        exit_code=int(reply.get("exit_code", 0)),
-        result=reply.get("value"),
-        error=ExecutionError(**error) if error else None,
-        duration_s=float(reply.get("duration_s", 0.0)),
-        memory_exceeded=bool(reply.get("memory_exceeded")),
-        output_truncated=truncated,
-        message=message,
-    )
+    try:
+        return CodeObservation(
+            stdout=_field(reply, "stdout", (str,), ""),
+            stderr=_field(reply, "stderr", (str,), ""),
+            exit_code=_field(reply, "exit_code", (int,), 0),
+            result=_field(reply, "value", (str, type(None)), None),
+            error=ExecutionError.model_validate(error, strict=True) if error else None,
+            duration_s=float(_field(reply, "duration_s", (int, float), 0.0)),
+            memory_exceeded=memory_exceeded,
+            output_truncated=truncated,
+            message=message,
+        )
+    except ValidationError as exc:
+        raise ValueError(f"the interpreter's reply is malformed: {exc}") from None

@@ -1,30 +1,46 @@
-"""The reward of a graded step: a function of the hidden tests' result.
+"""The reward of a graded step: a function of the hidden tests' result, always in [0, 1].
 
 Pass your own to :class:`~coding_env.server.environment.CodingEnvironment` (``reward_fn=``), e.g.
 all-or-nothing::
 
     def all_or_nothing(result: GradeResult) -> float:
         return 1.0 if result.total and result.passed == result.total else 0.0
+
+Whatever the function, a step's reward is in :data:`REWARD_RANGE`: a result outside it, or one
+that is not a finite number, is rejected (the step fails with :class:`RewardOutOfRange`, naming
+the function and the value), never clamped into a reward nobody chose.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["GradeResult", "RewardFn", "fraction_passed"]
+__all__ = [
+    "REWARD_RANGE",
+    "GradeResult",
+    "RewardFn",
+    "RewardOutOfRange",
+    "checked_reward",
+    "fraction_passed",
+]
+
+REWARD_RANGE = (0.0, 1.0)
 
 
 @dataclass(frozen=True)
 class GradeResult:
-    """How the session's code did on a task's hidden tests (run inside the sandbox).
+    """How the session's code did on a task's hidden tests (run in a grader's own sandbox).
 
     Attributes:
         task_id: The task graded.
-        passed: Tests that passed.
+        passed: Tests that passed, between 0 and ``total``.
         total: Tests the task has.
         timed_out: The tests ran out of time (a test hung); ``passed`` is then 0.
         missing_entry_point: The code did not define the function the tests call.
+        error: The grading itself failed (its sandbox could not start, or it ended early);
+            ``passed`` is then 0.
     """
 
     task_id: str
@@ -32,9 +48,14 @@ class GradeResult:
     total: int
     timed_out: bool = False
     missing_entry_point: bool = False
+    error: bool = False
 
 
 RewardFn = Callable[[GradeResult], float]
+
+
+class RewardOutOfRange(ValueError):
+    """A reward function returned something outside :data:`REWARD_RANGE`."""
 
 
 def fraction_passed(result: GradeResult) -> float:
@@ -42,3 +63,22 @@ def fraction_passed(result: GradeResult) -> float:
     if result.timed_out or result.total == 0:
         return 0.0
     return result.passed / result.total
+
+
+def checked_reward(reward_fn: RewardFn, result: GradeResult) -> float:
+    """``reward_fn(result)``, if it is a finite number in :data:`REWARD_RANGE`.
+
+    Raises:
+        RewardOutOfRange: it is not.
+    """
+    value = reward_fn(result)
+    low, high = REWARD_RANGE
+    name = getattr(reward_fn, "__name__", repr(reward_fn))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RewardOutOfRange(f"reward_fn {name} returned {value!r}, not a number")
+    if not math.isfinite(value) or not low <= value <= high:
+        raise RewardOutOfRange(
+            f"reward_fn {name} returned {value!r}, outside the coding environment's reward "
+            f"range [{low:g}, {high:g}]; make it return a value in that range"
+        )
+    return float(value)

@@ -1,19 +1,13 @@
-"""One session's sandbox: an interpreter in its own namespaces, under kernel limits.
+"""One sandbox: an interpreter in its own namespaces and cgroup, spoken to in JSON lines.
 
-The sandbox is made by bubblewrap (``bwrap``), in one of two modes:
-
-* **user namespaces** (the server runs as an ordinary user): bwrap creates a user namespace,
-  so the sandbox needs no privilege at all. Its process count is charged to that namespace
-  alone, so sessions cannot starve each other or the server.
-* **root** (the server runs as root): bwrap creates the namespaces with root's privilege; the
-  interpreter then drops to an unprivileged user id of its own, unique to the session.
-
-Either way the interpreter has its own PID, network, IPC and UTS namespaces (no network but a
-loopback of its own; no other process visible), sees a read-only system (``/usr``, the Python
-installation) with private, size-limited tmpfs mounts for ``/workspace`` and ``/tmp``, no
-environment variables of the server, and limits on address space, processes and threads, open
-files and file size that it sets on itself before any agent code runs (see ``worker.py``).
-The server kills the whole PID namespace when a step runs out of wall time.
+A sandbox is made by bubblewrap (see :mod:`coding_env.server.bwrap`) and plays one of two roles:
+a session's interpreter, which keeps the agent's names from step to step, or a grader, which
+runs one grading and is then thrown away (see :mod:`coding_env.server.grader`). Before the
+sandbox runs anything, the server puts its processes in a cgroup of their own
+(:mod:`coding_env.server.cgroups`) and, as root, bounds System V IPC in its IPC namespace
+(:mod:`coding_env.server.ipc_limits`); the interpreter then sets its own kernel limits and drops
+its privileges before the first request it serves (see ``worker.py``). The server kills the
+whole PID namespace when a request runs out of wall time.
 """
 
 from __future__ import annotations
@@ -26,7 +20,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -35,32 +28,31 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, Any
 
+from coding_env.server.bwrap import (
+    BwrapPipes,
+    Launcher,
+    Mechanism,
+    bwrap_command,
+    child_pid,
+    interpreter,
+    sandbox_environment,
+)
+from coding_env.server.cgroups import CgroupUnavailable, Group
+from coding_env.server.ipc_limits import limit_ipc
 from coding_env.server.settings import SandboxSettings
 
 __all__ = [
     "Launcher",
     "Mechanism",
+    "Role",
     "Sandbox",
     "SandboxDied",
     "SandboxError",
     "SandboxTimeout",
-    "bwrap_command",
 ]
 
 WORKER = Path(__file__).with_name("worker.py")
-WORKER_IN_SANDBOX = "/opt/coding-sandbox/worker.py"
-WORKDIR = "/workspace"
 _MAX_REPLY_BYTES = 16 * 1024 * 1024
-_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
-
-
-class Mechanism(str, Enum):
-    """How sandboxes are made on this machine."""
-
-    USER_NAMESPACES = "bubblewrap with user namespaces"
-    ROOT = "bubblewrap as root, one unprivileged user per session"
-    NONE = "none: unsafe_no_sandbox is set, code runs unconfined"
 
 
 class SandboxError(Exception):
@@ -70,9 +62,12 @@ class SandboxError(Exception):
 class SandboxDied(SandboxError):
     """The interpreter ended (killed by a limit, or it exited); its names are gone."""
 
-    def __init__(self, message: str, *, signal_number: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, signal_number: int | None = None, memory_exceeded: bool = False
+    ) -> None:
         super().__init__(message)
         self.signal_number = signal_number
+        self.memory_exceeded = memory_exceeded
 
 
 class SandboxTimeout(SandboxDied):
@@ -105,101 +100,11 @@ class _UserIds:
 _USER_IDS = _UserIds()
 
 
-def _python_roots(python: str) -> list[str]:
-    """Host folders holding the interpreter and its libraries (outside the system dirs)."""
-    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    if python != os.path.abspath(sys.executable):
-        # A virtual environment's folder, and the interpreter its python links to.
-        candidates = {str(Path(python).parent.parent), str(Path(python).resolve().parent.parent)}
-    roots = sorted({os.path.realpath(p) for p in candidates})
-    return [r for r in roots if not any(_under(r, d) for d in _SYSTEM_DIRS)]
+class Role(str, Enum):
+    """What a sandbox is for: it decides which requests its interpreter serves."""
 
-
-def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _parents(path: str) -> list[str]:
-    parts = Path(path).parts[1:-1]
-    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
-@dataclass(frozen=True)
-class Launcher:
-    """How this machine makes sandboxes, as :func:`coding_env.server.mechanism.detect` found.
-
-    Attributes:
-        mechanism: The kind of sandbox.
-        bwrap: Path of the bwrap executable.
-        disable_userns: Whether the sandbox is also kept from making user namespaces of its
-            own (bwrap ``--disable-userns``; needs a writable ``/proc/sys``, which Docker's
-            containers do not have).
-    """
-
-    mechanism: Mechanism
-    bwrap: str = "bwrap"
-    disable_userns: bool = True
-
-
-def bwrap_command(settings: SandboxSettings, launcher: Launcher) -> list[str]:
-    """The full bwrap command line of one sandbox (nothing secret: it is visible in ``ps``)."""
-    python = _interpreter(settings)
-    mechanism, bwrap = launcher.mechanism, launcher.bwrap
-    args = [bwrap, "--die-with-parent", "--new-session", "--as-pid-1"]
-    args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
-    args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
-    if mechanism is Mechanism.USER_NAMESPACES:
-        args += ["--unshare-user"] + (["--disable-userns"] if launcher.disable_userns else [])
-    else:
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    args += ["--clearenv"]
-    for key, value in _sandbox_environment(python).items():
-        args += ["--setenv", key, value]
-    made: set[str] = set()
-    for folder in _SYSTEM_DIRS:
-        if os.path.islink(folder):
-            args += ["--symlink", os.readlink(folder), folder]
-        elif os.path.isdir(folder):
-            args += ["--ro-bind", folder, folder]
-    # /dev and /tmp first, so that an interpreter installed under /tmp (a virtual environment in
-    # a temporary checkout) is bound over the empty /tmp, not hidden by it.
-    args += ["--dev", "/dev", "--perms", "1777", "--size", str(16 << 20), "--tmpfs", "/dev/shm"]
-    args += ["--perms", "1777", "--size", str(settings.tmp_size_mb << 20), "--tmpfs", "/tmp"]
-    made.update({"/dev", "/tmp"})
-    binds = [*_ETC_FILES, *_python_roots(python), *settings.extra_ro_paths]
-    for path in binds:
-        if not os.path.exists(path):
-            continue
-        for parent in _parents(path):
-            if parent not in made and not any(_under(parent, d) for d in _SYSTEM_DIRS):
-                made.add(parent)
-                args += ["--perms", "0755", "--dir", parent]
-        args += ["--ro-bind", path, path]
-    for parent in _parents(WORKER_IN_SANDBOX):
-        args += ["--perms", "0755", "--dir", parent]
-    args += ["--ro-bind", str(WORKER), WORKER_IN_SANDBOX]
-    args += ["--remount-ro", "/dev"]
-    args += ["--perms", "1777", "--size", str(settings.workdir_size_mb << 20), "--tmpfs", WORKDIR]
-    args += ["--remount-ro", "/", "--chdir", WORKDIR]
-    return [*args, python, "-I", "-B", WORKER_IN_SANDBOX]
-
-
-def _interpreter(settings: SandboxSettings) -> str:
-    return os.path.abspath(settings.python or sys.executable)
-
-
-def _sandbox_environment(python: str) -> dict[str, str]:
-    bin_dir = os.path.dirname(python)
-    return {
-        "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": WORKDIR,
-        "TMPDIR": "/tmp",
-        "LANG": "C.UTF-8",
-        "USER": "sandbox",
-        # One malloc arena per thread would reserve 64 MB of address space each.
-        "MALLOC_ARENA_MAX": "2",
-        "CODING_SANDBOX_WORKDIR": WORKDIR,
-    }
+    SESSION = "session"  # the agent's interpreter: run, list_files
+    GRADER = "grader"  # one grading, in a process the agent never ran code in
 
 
 @dataclass
@@ -207,6 +112,7 @@ class _Process:
     popen: subprocess.Popen[bytes]
     stderr: IO[bytes]
     uid: int | None
+    group: Group | None
     workdir: str | None = None  # unsafe_no_sandbox only: a host folder, removed on stop
 
 
@@ -216,68 +122,147 @@ class Sandbox:
     Args:
         settings: The limits.
         launcher: From :func:`coding_env.server.mechanism.detect`.
+        role: What the interpreter serves.
     """
 
-    def __init__(self, settings: SandboxSettings, launcher: Launcher) -> None:
+    def __init__(
+        self, settings: SandboxSettings, launcher: Launcher, role: Role = Role.SESSION
+    ) -> None:
         self.settings = settings
         self.launcher = launcher
         self.mechanism = launcher.mechanism
+        self.role = role
         self._process: _Process | None = None
         self._buffer = b""
+        self._requests = 0
         self.started_in_s = 0.0
 
     @property
     def alive(self) -> bool:
         return self._process is not None and self._process.popen.poll() is None
 
+    def oom_kills(self) -> int:
+        """Processes the kernel killed so far for this sandbox's memory bound (0 without one)."""
+        process = self._process
+        return process.group.oom_kills() if process and process.group else 0
+
     def start(self) -> None:
         """Start the interpreter and wait until it is ready (bounded by ``start_timeout_s``)."""
         self.stop()
         started = time.perf_counter()
+        deadline = time.monotonic() + self.settings.start_timeout_s
+        pipes = self._pipes()
         uid = _USER_IDS.take() if self.mechanism is Mechanism.ROOT else None
         stderr = tempfile.TemporaryFile(prefix="coding-sandbox-")  # noqa: SIM115 - kept open
         environment = self._launch_environment()
         try:
+            group = self._make_group()
             popen = subprocess.Popen(
-                self._command(),
+                self._command(pipes),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 start_new_session=True,
                 env=environment,
                 cwd="/",
+                pass_fds=pipes.child_ends if pipes else (),
             )
-        except OSError as exc:
+        except (OSError, SandboxError) as exc:
             stderr.close()
+            if pipes:
+                pipes.close()
             if uid is not None:
                 _USER_IDS.give_back(uid)
             if self.mechanism is Mechanism.NONE:
                 shutil.rmtree(environment["CODING_SANDBOX_WORKDIR"], ignore_errors=True)
+            if isinstance(exc, SandboxError):
+                raise
             raise SandboxError(f"could not run {self.launcher.bwrap}: {exc}") from exc
-        self._process = _Process(popen, stderr, uid, environment.get("CODING_SANDBOX_WORKDIR"))
+        self._process = _Process(
+            popen, stderr, uid, group, environment.get("CODING_SANDBOX_WORKDIR")
+        )
         self._buffer = b""
-        init = {"op": "init", "uid": uid, "limits": self.settings.worker_limits()}
+        if pipes:
+            self._release(pipes, deadline)
+        self._initialize(uid, deadline)
+        self.started_in_s = time.perf_counter() - started
+
+    def _pipes(self) -> BwrapPipes | None:
+        if self.mechanism is Mechanism.NONE:
+            return None
+        if not self.launcher.seccomp:
+            raise SandboxError("no seccomp filter was given: sandboxes do not start without one")
+        return BwrapPipes(self.launcher.seccomp)
+
+    def _make_group(self) -> Group | None:
+        hierarchy = self.launcher.cgroups
+        if hierarchy is None or self.mechanism is Mechanism.NONE:
+            return None
+        limits = self.settings.worker_limits()
+        try:
+            # bubblewrap's own process is in the group too: one task more than the sandbox's.
+            return hierarchy.create(
+                memory_bytes=limits["memory_bytes"], max_tasks=limits["max_processes"] + 1
+            )
+        except CgroupUnavailable as exc:
+            raise SandboxError(str(exc)) from None
+
+    def _release(self, pipes: BwrapPipes, deadline: float) -> None:
+        """Put the sandbox in its cgroup and bound its IPC, then let it run its interpreter."""
+        process = self._process
+        assert process is not None
+        pipes.close_child_ends()
+        try:
+            child = child_pid(pipes.info_read, deadline)
+            if child is None:
+                raise self._died()
+            if process.group is not None:
+                process.group.add(process.popen.pid)
+                process.group.add(child)
+            if self.mechanism is Mechanism.ROOT:
+                limit_ipc(child, self.settings.worker_limits()["memory_bytes"])
+            os.write(pipes.block_write, b"1")
+        except OSError as exc:
+            self.stop()
+            raise SandboxError(f"the sandbox could not be bounded: {exc}") from None
+        except SandboxDied as exc:
+            raise SandboxError(f"the sandbox did not start: {exc}") from None
+        finally:
+            pipes.close()
+
+    def _initialize(self, uid: int | None, deadline: float) -> None:
+        init = {
+            "op": "init",
+            "role": self.role.value,
+            "uid": uid,
+            "limits": self.settings.worker_limits(),
+        }
         if self.mechanism is Mechanism.NONE:
             init["limits"].pop("max_processes")  # would count every process of the server's user
         try:
-            reply = self.request(init, self.settings.start_timeout_s)
+            reply = self.request(init, max(deadline - time.monotonic(), 0.1))
         except SandboxDied as exc:
             raise SandboxError(f"the sandbox did not start: {exc}") from None
         if not reply.get("ready"):
             self.stop()
             raise SandboxError(f"the sandbox did not start: {reply}")
-        self.started_in_s = time.perf_counter() - started
 
-    def _command(self) -> list[str]:
-        if self.mechanism is Mechanism.NONE:
-            return [_interpreter(self.settings), "-I", "-B", str(WORKER)]
-        return bwrap_command(self.settings, self.launcher)
+    def _command(self, pipes: BwrapPipes | None) -> list[str]:
+        if pipes is None:
+            return [interpreter(self.settings), "-I", "-B", str(WORKER)]
+        return bwrap_command(
+            self.settings,
+            self.launcher,
+            seccomp_fd=pipes.seccomp_read,
+            info_fd=pipes.info_write,
+            block_fd=pipes.block_read,
+        )
 
     def _launch_environment(self) -> dict[str, str]:
         if self.mechanism is not Mechanism.NONE:
             return {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         return {
-            **_sandbox_environment(_interpreter(self.settings)),
+            **sandbox_environment(interpreter(self.settings)),
             "CODING_SANDBOX_WORKDIR": str(Path(tempfile.mkdtemp(prefix="coding-unsafe-"))),
         }
 
@@ -294,14 +279,22 @@ class Sandbox:
         if process.popen.poll() is not None:
             raise self._died()
         assert process.popen.stdin is not None
+        self._requests += 1
         try:
-            process.popen.stdin.write(json.dumps(message).encode() + b"\n")
+            process.popen.stdin.write(
+                json.dumps({**message, "id": self._requests}).encode() + b"\n"
+            )
             process.popen.stdin.flush()
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        return self._reply(process, time.monotonic() + timeout_s, timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while True:  # lines the agent's code wrote to the channel itself carry no current id
+            reply = self._reply(process, deadline, timeout_s)
+            if reply.get("id") == self._requests:
+                return reply
 
     def _reply(self, process: _Process, deadline: float, timeout_s: float) -> dict[str, Any]:
+        """The next line the interpreter sent, as a JSON object."""
         assert process.popen.stdout is not None
         fd = process.popen.stdout.fileno()
         while b"\n" not in self._buffer:
@@ -319,10 +312,12 @@ class Sandbox:
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
             reply = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
+            reply = None
+        if not isinstance(reply, dict):
             self.stop()
-            raise SandboxDied("the interpreter sent a malformed reply; it was killed") from None
-        if not isinstance(reply, dict) or "protocol_error" in reply:
+            raise SandboxDied("the interpreter sent a malformed reply; it was killed")
+        if "protocol_error" in reply:
             raise SandboxError(f"the interpreter refused the request: {reply}")
         return reply
 
@@ -337,16 +332,29 @@ class Sandbox:
             return SandboxDied("the interpreter stopped answering; it was killed")
         process.stderr.seek(0)
         detail = process.stderr.read(2000).decode(errors="replace").strip()
+        out_of_memory = process.group is not None and process.group.oom_kills() > 0
         self.stop()
+        if out_of_memory:
+            bound = self.settings.memory_mb
+            return SandboxDied(
+                f"the interpreter was killed: the sandbox reached its memory bound ({bound} MB, "
+                "shared memory and files in /workspace, /tmp and /dev/shm included)",
+                signal_number=signal.SIGKILL,
+                memory_exceeded=True,
+            )
         return _death(code, detail)
 
     def stop(self) -> None:
-        """Kill the sandbox and everything in it (its PID namespace dies with it)."""
+        """Kill the sandbox and everything in it (its PID namespace and its cgroup)."""
         process, self._process = self._process, None
         if process is None:
             return
         if process.popen.poll() is None:
             process.popen.kill()  # bwrap; --die-with-parent and PID 1 take the rest down
+        if process.group is not None:
+            for pid in process.group.pids():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.popen.wait(timeout=10)
         if self.mechanism is Mechanism.NONE:
@@ -354,6 +362,8 @@ class Sandbox:
         for stream in (process.popen.stdin, process.popen.stdout, process.stderr):
             if stream is not None:
                 stream.close()
+        if process.group is not None:
+            process.group.remove()  # left for the next server's start when it cannot be
         if process.uid is not None:
             _USER_IDS.give_back(process.uid)
         if process.workdir is not None:
@@ -375,6 +385,7 @@ def _death(code: int, detail: str) -> SandboxDied:
             "SIGKILL": "it was killed (SIGKILL)",
             "SIGSEGV": "it crashed (SIGSEGV)",
             "SIGXFSZ": "it exceeded the file size limit",
+            "SIGSYS": "it made a system call of another architecture (SIGSYS)",
         }.get(name, f"it was ended by {name}")
         return SandboxDied(f"the interpreter ended: {reason}", signal_number=number)
     suffix = f": {detail}" if detail else ""

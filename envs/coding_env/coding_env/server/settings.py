@@ -24,8 +24,11 @@ class SandboxSettings:
     Attributes:
         step_timeout_s: Wall time of one step; the sandbox is killed when it runs out.
         cpu_time_s: CPU time of one step (all threads of the interpreter).
-        memory_mb: Address space of each process in the sandbox (``RLIMIT_AS``).
-        max_processes: Processes and threads the sandbox may hold (``RLIMIT_NPROC``).
+        memory_mb: Memory of the whole sandbox: its processes, shared memory, memfds and the files
+            in its tmpfs mounts (a cgroup's memory bound, where one can be made), and the address
+            space of each of its processes (``RLIMIT_AS``).
+        max_processes: Processes and threads the sandbox may hold (``RLIMIT_NPROC``, and the
+            cgroup's ``pids.max``).
         max_open_files: Open files per process (``RLIMIT_NOFILE``).
         max_file_size_mb: Largest file a process may write (``RLIMIT_FSIZE``); also caps output.
         workdir_size_mb: Size of the private working directory (``/workspace``, a tmpfs).
@@ -35,6 +38,10 @@ class SandboxSettings:
         start_timeout_s: Wall time for a new sandbox to be ready.
         python: Interpreter run in the sandbox (default: the server's own).
         extra_ro_paths: More host paths made visible, read-only (e.g. a data folder).
+        cgroup_parent: The cgroup (a path in the hierarchy, e.g. ``/system.slice/coding.service``)
+            under which each sandbox gets its own; by default the hierarchy's root, then the
+            server's own cgroup. ``none``: make no cgroups (memory is then bounded per process
+            only, and ``/metadata`` says so).
         unsafe_no_sandbox: Run the interpreter without namespaces when no sandbox can be made.
             Only for code you trust: it then sees the filesystem and the network.
     """
@@ -52,6 +59,7 @@ class SandboxSettings:
     start_timeout_s: float = 30.0
     python: str = ""
     extra_ro_paths: tuple[str, ...] = field(default_factory=tuple)
+    cgroup_parent: str = ""
     unsafe_no_sandbox: bool = False
 
     def __post_init__(self) -> None:

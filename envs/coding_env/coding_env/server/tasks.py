@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import gzip
 import json
 from collections.abc import Iterable, Iterator
@@ -55,13 +56,16 @@ class Task:
     canonical_solution: str = ""
 
     def grading_request(self, timeout_s: float) -> dict[str, Any]:
-        """The ``grade`` request for the sandbox: the tests split into statements."""
+        """The ``grade`` request for a grader: the tests split into statements."""
+        return {"op": "grade", **self._split_tests, "timeout_s": timeout_s}
+
+    @functools.cached_property
+    def _split_tests(self) -> dict[str, Any]:
         module = ast.parse(self.test)
         checks = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
         check = checks[-1]
         module.body = [n for n in module.body if n is not check]
         return {
-            "op": "grade",
             "entry_point": self.entry_point,
             "preamble": ast.unparse(module),
             "argument": check.args.args[0].arg if check.args.args else "candidate",
@@ -72,12 +76,11 @@ class Task:
                 }
                 for statement in check.body
             ],
-            "timeout_s": timeout_s,
         }
 
-    @property
+    @functools.cached_property
     def num_tests(self) -> int:
-        return sum(s["is_test"] for s in self.grading_request(1.0)["statements"])
+        return sum(s["is_test"] for s in self._split_tests["statements"])
 
 
 def _task(row: Any, where: str) -> Task:

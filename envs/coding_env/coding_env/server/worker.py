@@ -9,7 +9,8 @@ captured and bounded.
 
 The first request (``init``) sets the kernel limits that every later step runs under, and, when
 the sandbox was started by root, drops to the session's own unprivileged user. The agent's code
-never runs before that.
+never runs before that. Its ``role`` says what the interpreter serves: a session (``run``,
+``list_files``) or, in a sandbox started for one grading, a single ``grade`` (see ``judge.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ import sys
 import threading
 import time
 import traceback
+import types
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's folder out
+import judge
 
 WORKDIR = os.environ.get("CODING_SANDBOX_WORKDIR", "/workspace")
 _LIMITS = {
@@ -52,7 +57,9 @@ class Channel:
         self._reader = os.fdopen(self.read_fd, "rb")
 
     def close(self) -> None:
+        """Close both ends (the grader's candidate does, before it runs any cell)."""
         self._reader.close()
+        os.close(self.write_fd)
 
     def receive(self) -> dict[str, Any] | None:
         line = self._reader.readline()
@@ -128,10 +135,14 @@ def _text(fd: int) -> io.TextIOWrapper:
 
 
 class Session:
-    """The agent's names, kept from one step to the next."""
+    """The agent's names, kept from one step to the next: the ``__main__`` module's, so that
+    ``import __main__`` and pickling a function defined in a cell find them."""
 
     def __init__(self) -> None:
-        self.names: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
+        main = types.ModuleType("__main__")
+        sys.modules["__main__"] = main
+        self.names: dict[str, Any] = main.__dict__
+        self.names["__builtins__"] = __builtins__
         self.cells = 0
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -233,69 +244,6 @@ def list_files(request: dict[str, Any]) -> dict[str, Any]:
     return {"files": files, "truncated": False}
 
 
-def grade(session: Session, request: dict[str, Any]) -> dict[str, Any]:
-    """Run hidden tests against the session's function in a forked copy of the interpreter.
-
-    The tests never enter the session's own memory, and a test that hangs is killed without
-    touching the session.
-    """
-    statements = request["statements"]
-    total = sum(1 for s in statements if s["is_test"])
-    function = session.names.get(request["entry_point"])
-    if not callable(function):
-        return {"passed": 0, "total": total, "timed_out": False, "missing": True}
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the copy: run the tests, report, never return
-        os.close(read_fd)
-        _run_tests(session.names, function, request, write_fd)
-    os.close(write_fd)
-    data, timed_out = _read_until(read_fd, float(request.get("timeout_s", 10)))
-    os.close(read_fd)
-    if timed_out:
-        os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    try:
-        result = json.loads(data) if data else {"passed": 0}
-    except ValueError:
-        result = {"passed": 0}
-    passed = int(result.get("passed", 0)) if not timed_out else 0
-    return {"passed": min(max(passed, 0), total), "total": total, "timed_out": timed_out}
-
-
-def _run_tests(
-    names: dict[str, Any], function: Any, request: dict[str, Any], write_fd: int
-) -> None:
-    """In the forked copy: the tests see the session's names, as HumanEval's harness does."""
-    passed = 0
-    try:
-        _limit_cpu(float(request.get("timeout_s", 10)))
-        exec(request.get("preamble", ""), names)
-        names[request.get("argument", "candidate")] = function
-        for statement in request["statements"]:
-            try:
-                exec(statement["source"], names)
-            except BaseException:
-                continue
-            passed += statement["is_test"]
-        os.write(write_fd, json.dumps({"passed": passed}).encode())
-    finally:
-        os._exit(0)
-
-
-def _read_until(fd: int, timeout_s: float) -> tuple[bytes, bool]:
-    deadline = time.monotonic() + timeout_s
-    chunks: list[bytes] = []
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return b"".join(chunks), True
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return b"".join(chunks), False
-        chunks.append(chunk)
-
-
 def _wait_as_init(child: int, channel: Channel) -> None:
     """PID 1 of the namespace: reap orphans until the interpreter ends, then end with it.
 
@@ -334,6 +282,14 @@ def _end_with_the_server(read_fd: int) -> None:
     os._exit(1)
 
 
+def run_cells(cells: list[str]) -> dict[str, Any]:
+    """A fresh session's names after running ``cells`` in order, output discarded."""
+    session = Session()
+    for code in cells:
+        session.run({"code": code})
+    return session.names
+
+
 def main() -> None:
     channel = Channel()
     first = channel.receive()
@@ -343,13 +299,16 @@ def main() -> None:
     child = os.fork()
     if child:
         _wait_as_init(child, channel)
+    if first.get("role") == "grader":
+        candidate = judge.prepare(channel.close, run_cells)
+        channel.send({**ready, "pid": os.getpid(), "id": first.get("id")})
+        request = channel.receive()
+        if request is not None and request.get("op") == "grade":
+            channel.send({**judge.grade(request, candidate), "id": request.get("id")})
+        return
+    channel.send({**ready, "pid": os.getpid(), "id": first.get("id")})
     session = Session()
-    channel.send({**ready, "pid": os.getpid()})
-    handlers = {
-        "run": session.run,
-        "list_files": list_files,
-        "grade": lambda request: grade(session, request),
-    }
+    handlers = {"run": session.run, "list_files": list_files}
     while True:
         request = channel.receive()
         if request is None or request.get("op") == "exit":
@@ -358,7 +317,7 @@ def main() -> None:
         reply = (
             handler(request) if handler else {"protocol_error": f"unknown op {request.get('op')!r}"}
         )
-        channel.send(reply)
+        channel.send({**reply, "id": request.get("id")})
 
 
 if __name__ == "__main__":

@@ -12,13 +12,13 @@ from openenv_hub.types import CallToolAction, CallToolObservation, EnvironmentMe
 FULL_LENGTH = 32
 
 
-@rubric
+@rubric(range=(0, 1))
 def tool_succeeded(observation: Observation) -> float:
     """1 when a tool was called and returned a result, else 0."""
     return float(isinstance(observation, CallToolObservation) and observation.error is None)
 
 
-@rubric
+@rubric(range=(0, 1))
 def message_length(action: Any) -> float:
     """The message's length over FULL_LENGTH characters, at most 1."""
     if not isinstance(action, CallToolAction):
@@ -30,10 +30,13 @@ class EchoEnvironment(MCPEnvironment):
     """Echoes messages back through MCP tools; the smallest complete environment.
 
     Each step is rewarded by its rubric: half for a tool call that succeeded, half for the
-    message's length (full marks from 32 characters).
+    message's length (full marks from 32 characters), so every reward lies in [0, 1] (the
+    rubric's range, published in ``/metadata``). Its tools keep no episode, so they may be
+    called before ``reset``.
     """
 
     rubric = WeightedSum([tool_succeeded, message_length], weights=[0.5, 0.5])
+    ALLOWS_STEP_BEFORE_RESET = True
 
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any

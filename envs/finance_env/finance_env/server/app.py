@@ -1,15 +1,15 @@
-"""The trading server: ``uvicorn finance_env.server.app:app`` or ``finance-env-server``."""
+"""The trading server's app: ``uvicorn finance_env.server.app:app`` (``finance-env-server`` and
+``python -m finance_env.server`` serve it too)."""
 
 from __future__ import annotations
 
-import argparse
-import os
 from pathlib import Path
 from typing import Any
 
 from finance_env.models import TradingAction, TradingObservation, TradingState
+from finance_env.server.data import default_source, require_default_data
 from finance_env.server.environment import TradingEnvironment
-from openenv_hub import create_app, run
+from openenv_hub import create_app
 from openenv_hub.ui import UIContext
 
 _README = Path(__file__).resolve().parents[2] / "README.md"
@@ -22,6 +22,9 @@ def build_ui(ctx: UIContext) -> Any:
     return chart_tab(ctx)
 
 
+# A plain install lacks the default data set's package: say so now, not at the first reset.
+require_default_data(default_source())
+
 app = create_app(
     TradingEnvironment,
     TradingAction,
@@ -31,15 +34,3 @@ app = create_app(
     readme=_README.read_text(encoding="utf-8") if _README.is_file() else None,
     ui_builder=build_ui,
 )
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve the trading environment.")
-    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
-    args = parser.parse_args(argv)
-    run(app, host=args.host, port=args.port)
-
-
-if __name__ == "__main__":
-    main()

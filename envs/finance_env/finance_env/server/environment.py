@@ -10,11 +10,18 @@ day, and the reward is the change in portfolio value (cash plus holdings at clos
 ``reward_scaling``. The episode ends on the last day of the chosen range.
 
 Settings are chosen at ``reset``; those not given keep their current values.
+
+The reward has no fixed bound (``reward_range`` is ``(-inf, inf)``: prices move as they will),
+but only the market moves it: cash and holdings never go negative, a purchase is capped by the
+cash, a sale by the shares held, and every trade pays its cost, so trading alone never raises
+the portfolio's value, and no step loses more than the portfolio held. An action of the wrong
+length is a validation error; a step before ``reset`` or after the last day is refused with
+``ResetRequiredError``.
 """
 
 from __future__ import annotations
 
-import os
+import math
 import uuid
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -22,9 +29,10 @@ from typing import Any
 import numpy as np
 
 from finance_env.models import TradingAction, TradingObservation, TradingState
-from finance_env.server.data import Market, load_market, split_range
+from finance_env.server.data import Market, default_source, load_market, split_range
 from finance_env.server.indicators import INDICATORS
 from openenv_hub import MCPEnvironment, tool
+from openenv_hub.errors import ActionValidationError, ResetRequiredError
 from openenv_hub.types import Action, EnvironmentMetadata, Observation
 
 
@@ -48,12 +56,55 @@ class Settings:
     indicators: tuple[str, ...] = field(default_factory=lambda: tuple(INDICATORS))
 
     def check(self) -> None:
-        if self.max_days is not None and self.max_days < 2:
-            raise ValueError("max_days must be at least 2 (the first day and one to trade into)")
-        if self.initial_amount <= 0 or self.hmax < 1:
-            raise ValueError("initial_amount must be positive and hmax at least 1")
-        if not (0 <= self.buy_cost_pct < 1 and 0 <= self.sell_cost_pct < 1):
-            raise ValueError("buy_cost_pct and sell_cost_pct must be in [0, 1)")
+        """Raise ValueError naming the first setting that cannot work (a wrong type included)."""
+        _texts(self, "data", "start_date", "end_date", "split", "split_date")
+        _number("initial_amount", self.initial_amount, above=0.0, at_most=MAX_AMOUNT)
+        _number("reward_scaling", self.reward_scaling, above=0.0)
+        _number("test_fraction", self.test_fraction)
+        for name in ("buy_cost_pct", "sell_cost_pct"):
+            if not 0 <= _number(name, getattr(self, name)) < 1:
+                raise ValueError("buy_cost_pct and sell_cost_pct must be in [0, 1)")
+        if self.turbulence_threshold is not None:
+            _number("turbulence_threshold", self.turbulence_threshold)
+        _whole("hmax", self.hmax, 1, MAX_HMAX)
+        if self.max_days is not None:
+            _whole("max_days", self.max_days, 2, None)
+        if isinstance(self.indicators, str) or not all(
+            isinstance(name, str) for name in self.indicators
+        ):
+            raise ValueError(f"indicators must be a list of names, got {self.indicators!r}")
+
+
+#: The largest starting cash and the most shares a trade may move per asset: beyond them, cash
+#: and share counts would leave the exact range of floats and of 64-bit integers.
+MAX_AMOUNT = 1e15
+MAX_HMAX = 10**9
+
+
+def _number(
+    name: str, value: object, *, above: float | None = None, at_most: float | None = None
+) -> float:
+    """``value`` if it is a finite number (above ``above``, at most ``at_most``), else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if (above is not None and value <= above) or (at_most is not None and value > at_most):
+        bounds = f"above {above:g}" + (f" and at most {at_most:g}" if at_most else "")
+        raise ValueError(f"{name} must be {bounds}, got {value!r}")
+    return float(value)
+
+
+def _whole(name: str, value: object, low: int, high: int | None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{name} must be a whole number, at least {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be at most {high}, got {value!r}")
+
+
+def _texts(settings: Settings, *names: str) -> None:
+    for name in names:
+        value = getattr(settings, name)
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{name} must be a string, got {value!r}")
 
 
 @dataclass
@@ -71,9 +122,11 @@ class TradingEnvironment(MCPEnvironment):
         **settings: Defaults for :class:`Settings`; ``data`` defaults to ``$FINANCE_DATA``.
     """
 
+    reward_range = (-math.inf, math.inf)
+
     def __init__(self, **settings: Any) -> None:
         super().__init__()
-        defaults = Settings(data=os.environ.get("FINANCE_DATA", "googl"))
+        defaults = Settings(data=default_source())
         self._settings = replace(defaults, **settings)
         self._market: Market | None = None
         self._account = Account(0.0, np.zeros(0, dtype=np.int64))
@@ -93,7 +146,7 @@ class TradingEnvironment(MCPEnvironment):
         # An explicit None clears an optional setting (a date, the split, a limit).
         optional = {f.name for f in fields(Settings) if f.default is None}
         given = {k: v for k, v in settings.items() if v is not None or k in optional}
-        if "indicators" in given:
+        if isinstance(given.get("indicators"), (list, tuple)):
             given["indicators"] = tuple(given["indicators"])
         chosen = replace(self._settings, **given)
         chosen.check()
@@ -136,14 +189,9 @@ class TradingEnvironment(MCPEnvironment):
     ) -> Observation:
         if not isinstance(action, TradingAction):
             raise TypeError(f"expected a TradingAction, got {type(action).__name__}")
-        if self._market is None:  # never reset (a stateless HTTP /step): start an episode first
-            self.reset()
         market = self._ready()
         if len(action.actions) != len(market.tickers):
-            raise ValueError(
-                f"Expected {len(market.tickers)} action value(s), one per asset "
-                f"({', '.join(market.tickers)}); got {len(action.actions)}"
-            )
+            raise _wrong_length(len(action.actions), market.tickers)
         shares = (np.asarray(action.actions, dtype=float) * self._settings.hmax).astype(np.int64)
         return self.trade_shares(shares)
 
@@ -190,9 +238,9 @@ class TradingEnvironment(MCPEnvironment):
 
     def _ready(self) -> Market:
         if self._market is None:
-            raise RuntimeError("Call reset() first to choose the data and start trading.")
+            raise ResetRequiredError("Call reset() first to choose the data and start trading.")
         if self._day >= len(self._market.dates) - 1:
-            raise RuntimeError(
+            raise ResetRequiredError(
                 f"The episode ended on {self._market.dates[-1]}; call reset() to trade again."
             )
         return self._market
@@ -257,7 +305,7 @@ class TradingEnvironment(MCPEnvironment):
         many trading days are left."""
         market = self._market
         if market is None:
-            raise RuntimeError("Call reset() first to choose the data and start trading.")
+            raise ResetRequiredError("Call reset() first to choose the data and start trading.")
         prices = market.close[self._day]
         return {
             "date": market.dates[self._day],
@@ -289,3 +337,12 @@ class TradingEnvironment(MCPEnvironment):
         )
         observation = self.trade_shares(counts)
         return {**self.portfolio(), "reward": observation.reward, "done": observation.done}
+
+
+def _wrong_length(given: int, tickers: list[str]) -> ActionValidationError:
+    message = (
+        f"Expected {len(tickers)} action value(s), one per asset ({', '.join(tickers)}); "
+        f"got {given}"
+    )
+    error = {"type": "actions_length", "loc": ["actions"], "msg": message, "input": given}
+    return ActionValidationError(message, data={"errors": [error]})

@@ -46,6 +46,14 @@ def test_websocket_session() -> None:
         assert ws.receive_json()["data"] == {"episode_id": "ep-1", "step_count": 1}
 
 
+def test_a_step_before_reset_is_refused() -> None:
+    with TestClient(app) as client, client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "step", "data": {"message": "abc"}})
+        error = ws.receive_json()["data"]
+        assert error["reason"] == "reset_required" and "call reset() first" in error["message"]
+        assert client.get("/metadata").json()["reward_range"] == [0.0, None]
+
+
 @pytest.fixture
 def base_url() -> Iterator[str]:
     """The app served by a real uvicorn on a free port, in a thread."""

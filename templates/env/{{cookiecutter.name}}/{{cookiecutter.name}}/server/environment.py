@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 from uuid import uuid4
 
@@ -19,6 +20,10 @@ class {{ cookiecutter.class_prefix }}Environment(Environment[{{ cookiecutter.cla
     # its event loop instead of a thread per session. Set False once a call can take more than
     # about a millisecond: meanwhile every other session would wait (the server logs it once).
     RUNS_ON_EVENT_LOOP = True
+    # Every reward lies here (published in /metadata; the server flags one outside it).
+    reward_range = (0.0, math.inf)
+    # The server answers a step or state before the first reset with ResetRequiredError; set
+    # ALLOWS_STEP_BEFORE_RESET = True if steps need no reset.
 
     def __init__(self) -> None:
         self._state = State(episode_id=str(uuid4()), step_count=0)

@@ -1,0 +1,161 @@
+"""``openenv eval`` throughput against its floors, on this machine.
+
+    python benchmarks/eval.py [--rollouts 48] [--concurrency 4]
+
+The word game (examples/word_game.py) and ``transformers serve`` with a tiny random-weight model
+(examples/tiny_model.py, no download), each in a process of its own on 127.0.0.1. Measured:
+
+- the model floor: the same number of single-turn chat completions sent straight to the model
+  server at the same concurrency (httpx, no environment), what a rollout of one turn cannot beat;
+- ``openenv eval --model`` with ``--max-turns 1``: rollouts per second, and its ratio to the floor;
+- ``openenv eval --policy`` (a Python policy that guesses six words): the environment side alone,
+  six steps a rollout, in steps per second.
+
+Prime Intellect's ``vf-eval`` (the ``verifiers`` package) is the peer to compare with; it is not
+installed in this project's environment, so its line says how to add it. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from eval_support import GUESS_POLICY, MAKE_MODEL, SERVE_COMMAND, WORD_TASKS  # noqa: E402
+from serving import free_port  # noqa: E402
+
+
+def start(
+    command: list[str], health: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(health, timeout=2).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    os.killpg(process.pid, signal.SIGKILL)
+    raise RuntimeError(f"{command[0]} did not answer {health}")
+
+
+async def model_floor(
+    base_url: str, model: str, game_url: str, count: int, concurrency: int
+) -> float:
+    """Seconds for ``count`` one-turn chat completions, ``concurrency`` at a time, each with the
+    prompt and tools a rollout's first turn sends."""
+    from openenv_hub.eval import Toolset
+
+    limit = asyncio.Semaphore(concurrency)
+    tools = (await Toolset.of(game_url)).tools
+    body = {"model": model, "max_tokens": 12, "temperature": 1.0, "tools": tools}
+    first = json.dumps({"feedback": "", "guesses_left": 6, "message": "Guess the word."})
+    message = [{"role": "user", "content": f"Find the secret word.\n\n{first}"}]
+
+    async with httpx.AsyncClient(timeout=300, trust_env=False) as http:
+
+        async def one(seed: int) -> None:
+            async with limit:
+                reply = await http.post(
+                    f"{base_url}/chat/completions", json={**body, "messages": message, "seed": seed}
+                )
+                reply.raise_for_status()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(count)))
+        return time.perf_counter() - started
+
+
+def run_eval(work: Path, args: list[str]) -> tuple[float, int, float]:
+    """Wall time of one ``openenv eval`` process, its steps, and its pass@1."""
+    output = work / f"results-{time.monotonic_ns()}"
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "openenv_hub_cli.main", "eval", *args, "-o", str(output)],
+        cwd=work, check=True, capture_output=True,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - started
+    rows = [json.loads(line) for line in (output / "rollouts.jsonl").read_text().splitlines()]
+    summary = json.loads((output / "summary.json").read_text())
+    return elapsed, sum(r["tool_calls"] for r in rows), summary["pass_at_k"]["1"]
+
+
+def start_time() -> float:
+    """Wall time of the ``openenv`` process alone (``--version``)."""
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "openenv_hub_cli.main", "--version"]
+    subprocess.run(command, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rollouts", type=int, default=48, help="Rollouts of each measurement.")
+    parser.add_argument("--concurrency", type=int, default=4)
+    options = parser.parse_args()
+    per_task = max(1, options.rollouts // len(WORD_TASKS))
+    count = per_task * len(WORD_TASKS)
+    work = Path(tempfile.mkdtemp(prefix="openenv-eval-bench-"))
+    (work / "tasks").mkdir()
+    (work / "tasks" / "test.jsonl").write_text("".join(json.dumps(t) + "\n" for t in WORD_TASKS))
+    (work / "guesser.py").write_text(GUESS_POLICY)
+    model = str(work / "model")
+    script = MAKE_MODEL.format(examples=str(ROOT / "examples"), folder=model)
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+    model_port, game_port = free_port(), free_port()
+    serving = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    processes = []
+    try:
+        command = SERVE_COMMAND.format(folder=model, port=model_port).split()
+        processes.append(start(command, f"http://127.0.0.1:{model_port}/health", serving))
+        game = [sys.executable, str(ROOT / "examples" / "word_game.py"), "--port", str(game_port)]
+        processes.append(start(game, f"http://127.0.0.1:{game_port}/health"))
+        base_url, game_url = f"http://127.0.0.1:{model_port}/v1", f"http://127.0.0.1:{game_port}"
+        common = ["--tasks", "tasks", "-k", str(per_task), "-c", str(options.concurrency)]
+        floor = asyncio.run(model_floor(base_url, model, game_url, count, options.concurrency))
+        with_model, _, _ = run_eval(
+            work, [game_url, "--model", model, "--base-url", base_url, "--max-turns", "1",
+                   "--max-tokens", "12", *common],
+        )  # fmt: skip
+        with_policy, steps, pass_1 = run_eval(
+            work, [game_url, "--policy", "guesser:guess", *common]
+        )
+        launch = start_time()
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+    print(f"{count} rollouts at concurrency {options.concurrency}")
+    rows = [
+        ("model floor (one completion each, no env)", floor),
+        ("openenv eval --model, one turn", with_model),
+        ("openenv eval --policy (six guesses at most)", with_policy),
+    ]
+    print(f"{'measurement':<46}{'seconds':>9}{'rollouts/s':>12}")
+    for name, seconds in rows:
+        print(f"{name:<46}{seconds:>9.2f}{count / seconds:>12.2f}")
+    print(f"{'openenv --version (process start alone)':<46}{launch:>9.2f}")
+    print(f"eval --model / floor, process start left out: {(with_model - launch) / floor:.2f}x")
+    rate = steps / (with_policy - launch)
+    print(f"environment side: {steps} steps, {rate:.0f} steps/s; pass@1 {pass_1:.2f}")
+    print("vf-eval (verifiers): not installed here; pip install verifiers to compare")
+
+
+if __name__ == "__main__":
+    main()

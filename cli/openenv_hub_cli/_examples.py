@@ -1,0 +1,185 @@
+"""The examples at the end of each command's ``--help``, in one table.
+
+Each :class:`Example` says what else it needs (``needs``): nothing but the files an earlier
+example makes (``openenv init my_env``), ``HUB`` (a Hub and a token), ``SERVES`` (it serves
+until stopped), or a sentence saying what (a Docker engine, a running server, ...).
+``tests/cli/test_help.py`` shows every command's help and runs every example that needs
+nothing, the Hub (against LocalHub) or serves (until it answers), naming those it skips.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["EXAMPLES", "HUB", "SERVES", "Example"]
+
+HUB = "the Hub"
+SERVES = "a server left running"
+_DOCKER = "a Docker engine"
+
+
+@dataclass(frozen=True)
+class Example:
+    """A command line as typed, what it does, and what it needs besides this machine."""
+
+    line: str
+    what: str
+    needs: str = ""
+    cwd: str = ""  # where it is typed, relative to where 'openenv init my_env' ran
+
+
+EXAMPLES: dict[str, list[Example]] = {
+    "init": [
+        Example("openenv init my_env --no-input", "a new environment in ./my_env, no questions"),
+        Example(
+            'openenv init chess_env -o envs -d "Chess against a bot"',
+            "in envs/chess_env, with a description",
+        ),
+    ],
+    "serve": [
+        Example(
+            "openenv serve",
+            "the environment in this folder, on its manifest's port",
+            SERVES,
+            cwd="my_env",
+        ),
+        Example("openenv serve my_env --web --port 8001", "with the web UI at /web", SERVES),
+        Example("openenv serve guess.py", "the app a Python file defines", SERVES),
+        Example(
+            "openenv serve my_env.server.app:app",
+            "an app by its import path, from this folder",
+            SERVES,
+            cwd="my_env",
+        ),
+        Example("openenv serve gym:CartPole-v1", "a Gymnasium environment, no code", SERVES),
+        Example("openenv serve my_env --runtime docker", "build its image and run it", _DOCKER),
+        Example(
+            "openenv serve my_env --ray auto --replicas 2",
+            "two replicas on Ray",
+            "a Ray cluster at $RAY_ADDRESS",
+        ),
+    ],
+    "validate": [
+        Example("openenv validate my_env --level static", "read the files only"),
+        Example("openenv validate my_env --json", "import, serve and drive it; JSON report"),
+        Example(
+            "openenv validate http://127.0.0.1:8000 --wait 30",
+            "a running server (any OpenEnv one)",
+            "a running server",
+        ),
+        Example("openenv validate my_env --level docker", "build and run the image", _DOCKER),
+    ],
+    "build": [
+        Example("openenv build my_env", "the image the Space will build", _DOCKER),
+        Example("openenv build my_env -t my_env:dev --no-cache", "a tag, no cache", _DOCKER),
+    ],
+    "push": [
+        Example("openenv push my_env --dry-run", "what would change; nothing is sent", HUB),
+        Example(
+            "openenv push my_env --repo-id YOUR_NAME/my_env --version 0.1.0",
+            "publish and tag a version",
+            HUB,
+        ),
+        Example(
+            "openenv push my_env -r YOUR_NAME/my_env --private -e LOG_LEVEL=debug --secret API_KEY",
+            "private, a variable, and a secret read from $API_KEY",
+            HUB,
+        ),
+        Example(
+            "openenv push my_env --wait", "wait until the Space runs", "a Hub that runs Spaces"
+        ),
+    ],
+    "fork": [
+        Example(
+            "openenv fork YOUR_NAME/my_env --repo-id YOUR_NAME/my_env_mine --private",
+            "a private copy to change",
+            HUB,
+        ),
+    ],
+    "pull": [
+        Example("openenv pull YOUR_NAME/my_env my_copy", "a folder to edit and push back", HUB),
+        Example("openenv pull YOUR_NAME/my_env old_copy --revision 0.1.0", "an older version", HUB),
+    ],
+    "install": [
+        Example(
+            "openenv install YOUR_NAME/my_env@0.1.0 --yes",
+            "pip-install a version of it into this Python",
+            "consent to install into this Python (tests/hub/test_install.py uses a fresh venv)",
+        ),
+    ],
+    "versions": [
+        Example("openenv versions YOUR_NAME/my_env", "its versions and install lines", HUB),
+    ],
+    "whoami": [
+        Example("openenv whoami", "who your token is", HUB),
+        Example("openenv whoami my_env", "and where a push of my_env goes", HUB),
+    ],
+    "record": [
+        Example(
+            "openenv record my_env -n 10 --policy my_policy:act -o runs.jsonl",
+            "10 episodes played by act() of my_policy.py, with a summary",
+        ),
+        Example(
+            "openenv record http://127.0.0.1:8000 -n 5 --policy my_policy:act "
+            "--push-to-hub YOUR_NAME/my_runs",
+            "from a running server, uploaded to a dataset",
+            "a running server and your policy module",
+        ),
+    ],
+    "ps": [
+        Example("openenv ps", "servers started by openenv-hub", _DOCKER),
+        Example("openenv ps --json --ray auto", "as JSON, with Ray replicas", _DOCKER),
+    ],
+    "stop": [
+        Example("openenv stop openenv-my_env-1a2b", "one server, by the name ps shows", _DOCKER),
+        Example("openenv stop --all", "everything ps lists", _DOCKER),
+    ],
+    "deploy kubernetes": [
+        Example(
+            "openenv deploy kubernetes my_env --image registry.example/my_env:0.1.0 "
+            "--replicas 2 -o k8s",
+            "write the manifests into k8s/",
+        ),
+        Example(
+            "openenv deploy kubernetes my_env --image registry.example/my_env:0.1.0 --apply",
+            "apply them and wait for the pods",
+            "a Kubernetes cluster",
+        ),
+    ],
+    "cache list": [Example("openenv cache list", "the environments uv made")],
+    "cache prune": [
+        Example("openenv cache prune --dry-run", "what pruning would remove"),
+        Example("openenv cache prune --older-than 7", "remove those unused for a week"),
+    ],
+    "eval": [
+        Example(
+            "openenv eval http://127.0.0.1:8000 --model my-model "
+            "--base-url http://127.0.0.1:8001/v1 -k 4 -c 4 -o results",
+            "4 rollouts of each task by a served model; key from $OPENAI_API_KEY",
+            "an environment server and a model server",
+        ),
+        Example(
+            "openenv eval my_env --policy my_policy:act --tasks tasks/ -o results --resume",
+            "a Python policy on the tasks in tasks/*.jsonl; play only what is missing",
+            "a policy module",
+        ),
+    ],
+    "tasks": [
+        Example(
+            "openenv tasks http://127.0.0.1:8000 --split test",
+            "the tasks an evaluation plays",
+            "a running server",
+        ),
+    ],
+    "rescore": [
+        Example(
+            "openenv rescore results --env http://127.0.0.1:8000",
+            "replay saved rollouts, report changed rewards",
+            "saved results and a server",
+        ),
+    ],
+    "help": [
+        Example("openenv help", "the commands"),
+        Example("openenv help push", "the help of one command (as openenv push --help)"),
+    ],
+}

@@ -1,0 +1,114 @@
+"""The seccomp filter every sandbox runs under: system calls that reach kernel code no agent needs.
+
+Refused with ``EPERM``: making or entering namespaces (``unshare``, and ``clone`` with any
+namespace flag, ``setns``), mounting (``mount`` and the new mount API), ``bpf``, the key
+management calls (``keyctl``, ``add_key``, ``request_key``), ``perf_event_open``, and reaching
+into another process (``ptrace``, ``process_vm_readv``/``writev``, ``pidfd_getfd``).
+``clone3`` passes its flags in memory a filter cannot read, so it fails with ``ENOSYS`` and the
+C library falls back to ``clone``, whose flags the filter does see. A system call of another
+architecture (32-bit ``int 0x80``, x32) kills the process, as libseccomp does by default.
+
+Threads, ``fork``, ``subprocess`` and ``multiprocessing`` are unaffected. The program is compiled
+once per process with libseccomp (``pyseccomp``, or libseccomp's own ``seccomp`` bindings) and
+handed to bubblewrap, which loads it just before the sandbox's interpreter starts.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import tempfile
+from typing import Any
+
+__all__ = ["NAMESPACE_FLAGS", "REFUSED", "SeccompUnavailable", "bpf_program"]
+
+NAMESPACE_FLAGS = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+}
+_CLONE_NEWTIME = 0x00000080  # unshare only: for clone, the low byte is the exit signal
+REFUSED = (
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "bpf",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "perf_event_open",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+)
+# Newer calls: refused where libseccomp knows them (a library that does not, predates them).
+_REFUSED_IF_KNOWN = (
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "pidfd_getfd",
+)
+_INSTALL = (
+    "install the coding environment's dependency pyseccomp ('pip install pyseccomp') and the "
+    "libseccomp library ('apt-get install libseccomp2', 'dnf install libseccomp')"
+)
+
+
+class SeccompUnavailable(Exception):
+    """The filter cannot be compiled here; sandboxes must not start without it."""
+
+
+def _library() -> Any:
+    try:
+        import pyseccomp
+
+        return pyseccomp
+    except (ImportError, RuntimeError, OSError) as exc:  # RuntimeError: no libseccomp.so
+        first = exc
+    try:
+        import seccomp  # libseccomp's own bindings (Debian: python3-seccomp)
+
+        return seccomp
+    except (ImportError, RuntimeError, OSError):
+        raise SeccompUnavailable(
+            f"the seccomp filter cannot be built ({first}); {_INSTALL}"
+        ) from None
+
+
+@functools.lru_cache(maxsize=1)
+def bpf_program() -> bytes:
+    """The compiled filter (a BPF program for this machine's architecture).
+
+    Raises:
+        SeccompUnavailable: libseccomp or its Python bindings are missing.
+    """
+    library = _library()
+    refuse = library.ERRNO(errno.EPERM)
+    rules = library.SyscallFilter(library.ALLOW)
+    for flag in NAMESPACE_FLAGS.values():
+        rules.add_rule(refuse, "clone", library.Arg(0, library.MASKED_EQ, flag, flag))
+        rules.add_rule(refuse, "unshare", library.Arg(0, library.MASKED_EQ, flag, flag))
+    rules.add_rule(
+        refuse, "unshare", library.Arg(0, library.MASKED_EQ, _CLONE_NEWTIME, _CLONE_NEWTIME)
+    )
+    for name in REFUSED:
+        rules.add_rule(refuse, name)
+    for name in _REFUSED_IF_KNOWN:
+        try:
+            rules.add_rule(refuse, name)
+        except (OSError, ValueError, RuntimeError):
+            continue
+    rules.add_rule(library.ERRNO(errno.ENOSYS), "clone3")
+    with tempfile.TemporaryFile() as compiled:
+        rules.export_bpf(compiled)
+        compiled.seek(0)
+        return compiled.read()

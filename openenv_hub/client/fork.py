@@ -1,0 +1,160 @@
+"""Forking a recorded episode: a session of your own at the state the episode had at a step.
+
+The session is re-created by replay: reset with the recorded parameters (seed and options),
+then each recorded action in turn. Every observation on the way, the reset's included, is
+checked against the recording; the first one that differs raises
+:class:`~openenv_hub.errors.ReplayMismatchError` (a mismatch is reported, never hidden).
+
+An episode is its records, as :func:`openenv_hub.trajectories.read_records` or a loaded dataset
+gives them (dicts with the columns of :class:`~openenv_hub.trajectories.StepRecord`), or the
+records themselves. The plan is I/O-free; :func:`fork_episode` and :func:`fork_episode_sync`
+drive an async and a sync client through it.
+
+Layer: client.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from openenv_hub.client._core import Codec
+from openenv_hub.errors import EpisodeRecordError, ReplayMismatchError
+from openenv_hub.types import StepResult
+
+__all__ = ["ForkPlan", "fork_episode", "fork_episode_sync"]
+
+_Parse = Callable[[dict[str, Any]], StepResult[Any]]
+
+
+class _AsyncSession(Protocol):
+    """What forking needs of an async client (:class:`~openenv_hub.client.EnvClient`)."""
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[Any]: ...
+    async def reset(self, **kwargs: Any) -> StepResult[Any]: ...
+    async def step(self, action: Any) -> StepResult[Any]: ...
+
+
+class _SyncSession(Protocol):
+    """What forking needs of a sync client (:class:`~openenv_hub.client.SyncEnvClient`)."""
+
+    codec: Codec[Any, Any, Any]
+
+    def reset(self, **kwargs: Any) -> StepResult[Any]: ...
+    def step(self, action: Any) -> StepResult[Any]: ...
+
+
+@dataclass(frozen=True)
+class ForkPlan:
+    """What to send to re-create an episode at ``step``, and what each reply must be.
+
+    Attributes:
+        step: The step to stop at (0 is the reset).
+        reset_params: The recorded reset's keyword arguments.
+        actions: The recorded actions of steps 1 to ``step``, as sent.
+        payloads: The recorded replies of steps 0 to ``step`` (``observation``, ``reward``,
+            ``done``).
+    """
+
+    step: int
+    reset_params: dict[str, Any]
+    actions: list[dict[str, Any]]
+    payloads: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, episode: Sequence[Any], step: int) -> ForkPlan:
+        """The plan for ``episode`` (its records, in any order) at ``step``."""
+        records = sorted((_as_dict(r) for r in episode), key=lambda r: int(r["step"]))
+        if not records:
+            raise EpisodeRecordError("The episode has no records; pass the rows of one episode.")
+        if len({r.get("episode_id") for r in records}) > 1:
+            raise EpisodeRecordError(
+                "The records hold more than one episode; pass the rows of one episode_id "
+                "(e.g. [r for r in records if r['episode'] == 0])."
+            )
+        if [int(r["step"]) for r in records] != list(range(len(records))):
+            raise EpisodeRecordError("The episode's steps are not 0, 1, 2, ... without gaps.")
+        if not 0 <= step < len(records):
+            raise EpisodeRecordError(
+                f"Step {step} is not in the episode: it has steps 0 to {len(records) - 1}."
+            )
+        chosen = records[: step + 1]
+        return cls(
+            step=step,
+            reset_params=_loads(chosen[0]["action"]),
+            actions=[_action(_loads(r["action"])) for r in chosen[1:]],
+            payloads=[_payload(r) for r in chosen],
+        )
+
+    def check(self, parse: _Parse, step: int, got: StepResult[Any]) -> None:
+        """Raise :class:`ReplayMismatchError` unless ``got`` is what was recorded at ``step``
+        (the recording read by ``parse``, the client's own reading of a reply)."""
+        expected = parse(self.payloads[step])
+        if _triple(expected) != _triple(got):
+            raise ReplayMismatchError(step, _shown(expected), _shown(got))
+
+
+async def fork_episode(client: _AsyncSession, episode: Sequence[Any], step: int) -> StepResult[Any]:
+    """Bring ``client``'s session to ``episode``'s state at ``step`` and return that step's
+    result; the session plays on from there."""
+    plan = ForkPlan.of(episode, step)
+    result = await client.reset(**plan.reset_params)
+    plan.check(client._parse_result, 0, result)
+    for index, action in enumerate(plan.actions, start=1):
+        result = await client.step(action)
+        plan.check(client._parse_result, index, result)
+    return result
+
+
+def fork_episode_sync(client: _SyncSession, episode: Sequence[Any], step: int) -> StepResult[Any]:
+    """:func:`fork_episode` for a synchronous client."""
+    plan = ForkPlan.of(episode, step)
+    result = client.reset(**plan.reset_params)
+    plan.check(client.codec._parse_result, 0, result)
+    for index, action in enumerate(plan.actions, start=1):
+        result = client.step(action)
+        plan.check(client.codec._parse_result, index, result)
+    return result
+
+
+def _as_dict(record: Any) -> dict[str, Any]:
+    if isinstance(record, Mapping):
+        return dict(record)
+    if hasattr(record, "as_dict"):
+        return dict(record.as_dict())
+    raise EpisodeRecordError(
+        f"A record is a {type(record).__name__}; pass dicts (read_records) or StepRecords."
+    )
+
+
+def _loads(text: Any) -> dict[str, Any]:
+    value = json.loads(text) if isinstance(text, str) else text
+    return dict(value or {})
+
+
+def _action(sent: dict[str, Any]) -> dict[str, Any]:
+    """The action as the client sends it (an empty ``metadata`` left out, as the codec does)."""
+    if not sent.get("metadata"):
+        sent.pop("metadata", None)
+    return sent
+
+
+def _payload(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "observation": _loads(record["observation"]),
+        "reward": record.get("reward"),
+        "done": bool(record.get("done")),
+    }
+
+
+def _triple(result: StepResult[Any]) -> tuple[Any, Any, bool]:
+    return result.observation, result.reward, result.done
+
+
+def _shown(result: StepResult[Any]) -> dict[str, Any]:
+    observation = result.observation
+    if hasattr(observation, "model_dump"):
+        observation = observation.model_dump(mode="json")
+    return {"observation": observation, "reward": result.reward, "done": result.done}

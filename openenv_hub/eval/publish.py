@@ -1,0 +1,87 @@
+"""Publishing a results folder as a Hugging Face dataset: one split per evaluated split (a
+JSON Lines file each, under ``data/``), the summary, the settings and the plot, and a card.
+
+Layer: client.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from openenv_hub.errors import ConfigurationError
+from openenv_hub.eval.results import ResultsFolder
+
+__all__ = ["dataset_card", "push_results"]
+
+
+def dataset_card(settings: dict[str, Any], summary: dict[str, Any], splits: list[str]) -> str:
+    """The README.md of a results dataset: its splits, and what was evaluated, how."""
+    configs = "".join(f"  - split: {s}\n    path: data/{s}.jsonl\n" for s in splits)
+    env = settings.get("environment", {})
+    lines = [
+        "---",
+        "configs:",
+        "- config_name: default",
+        "  data_files:",
+        configs.rstrip("\n"),
+        "tags:",
+        "- openenv",
+        "- evaluation",
+        "---",
+        "",
+        f"# Evaluation of {settings.get('model') or settings.get('policy')} on {env.get('name')}",
+        "",
+        f"- environment: {env.get('name')} {env.get('version') or ''} at {settings.get('env')}",
+        f"- environment Space: {env.get('space') or 'none'} (commit {env.get('commit') or 'unknown'})",
+        f"- model: {settings.get('model') or 'none'}; policy: {settings.get('policy') or 'none'}",
+        f"- settings: `{json.dumps(settings.get('sampling', {}))}`, "
+        f"{settings.get('rollouts_per_task')} rollouts per task, "
+        f"max {settings.get('max_turns')} turns, pass at return >= {settings.get('pass_threshold')}",
+        "",
+        "## Summary",
+        "",
+        f"- rollouts: {summary['rollouts']} over {summary['tasks']} tasks, errors: {summary['errors']}",
+        f"- return: mean {summary['return']['mean']:.4g}, std {summary['return']['std']:.4g}",
+        "- pass@k: " + ", ".join(f"pass@{k} = {v:.4g}" for k, v in summary["pass_at_k"].items()),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def push_results(
+    results: ResultsFolder, repo_id: str, *, partial: bool = False, private: bool | None = None
+) -> str:
+    """Upload ``results`` to the dataset ``repo_id`` (created when missing); returns its URL.
+
+    Raises:
+        ConfigurationError: The run is incomplete and ``partial`` was not given.
+    """
+    settings = results.read_json(ResultsFolder.RUN)
+    summary = results.read_json(ResultsFolder.SUMMARY)
+    rows = results.rows()
+    expected = settings.get("expected_rollouts")
+    if not partial and expected is not None and len(rows) < expected:
+        raise ConfigurationError(
+            f"{results.path} holds {len(rows)} of {expected} rollouts: the run is incomplete.",
+            hint="Finish it with --resume, or pass --partial to push what there is.",
+        )
+    by_split: dict[str, list[str]] = defaultdict(list)
+    for row in rows:
+        by_split[row["split"]].append(json.dumps(row, ensure_ascii=False))
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    api = HfApi()
+    operations = [
+        CommitOperationAdd(f"data/{split}.jsonl", ("\n".join(lines) + "\n").encode())
+        for split, lines in sorted(by_split.items())
+    ]
+    card = dataset_card(settings, summary, sorted(by_split))
+    operations.append(CommitOperationAdd("README.md", card.encode()))
+    for name in (ResultsFolder.RUN, ResultsFolder.SUMMARY, ResultsFolder.PLOT):
+        if (results.path / name).is_file():
+            operations.append(CommitOperationAdd(name, str(results.path / name)))
+    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    api.create_commit(repo_id, operations, commit_message="Evaluation results", repo_type="dataset")
+    return f"{api.endpoint}/datasets/{repo_id}"

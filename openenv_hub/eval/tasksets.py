@@ -1,0 +1,158 @@
+"""Tasksets: the tasks an evaluation plays, each with a stable key and the prompt a model sees.
+
+A task comes from one of three places:
+
+- a folder (or file) of JSON Lines, one task a line; the file's name is its split
+  (``tasks/test.jsonl`` is split ``test``);
+- a Hub dataset, ``hf://datasets/NS/NAME``: its ``.jsonl`` files, named by split the same way
+  (``data/test.jsonl`` or ``test-00000.jsonl``);
+- the environment's own task routes (``/{env}/splits`` and ``/{env}/tasks``), which environments
+  such as the coding environment serve.
+
+Each row needs a key (the first of ``key``, ``task_id``, ``id`` it has) and may carry a
+``prompt`` (the text the model reads before the environment's first observation) and a
+``reset`` object (the arguments of ``reset``). Without ``reset``, the task is started with
+``reset(task_id=KEY)``, the rule every environment with tasks follows.
+
+Layer: client.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from openenv_hub.errors import ConfigurationError
+
+__all__ = ["KEY_COLUMNS", "Task", "load_tasks", "server_tasks", "task_from_row"]
+
+#: Columns that may hold a task's stable key, in the order they are looked for.
+KEY_COLUMNS = ("key", "task_id", "id")
+HUB_PREFIX = "hf://datasets/"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of a taskset.
+
+    Attributes:
+        key: The task's stable key (what results and resumes are keyed by).
+        split: The split the task belongs to.
+        prompt: The text the model reads first ("" when the environment's observation says it all).
+        reset: The arguments of the environment's ``reset`` that start this task.
+    """
+
+    key: str
+    split: str
+    prompt: str = ""
+    reset: dict[str, Any] = field(default_factory=dict)
+
+
+def task_from_row(row: dict[str, Any], split: str) -> Task:
+    """A :class:`Task` from one row of a taskset."""
+    key = next((row[c] for c in KEY_COLUMNS if row.get(c) is not None), None)
+    if key is None:
+        raise ConfigurationError(
+            f"A task of split {split!r} has no key: {json.dumps(row)[:200]}",
+            hint=f"Give every row one of the columns {', '.join(KEY_COLUMNS)}.",
+        )
+    reset = row.get("reset")
+    if isinstance(reset, str):
+        reset = json.loads(reset)
+    if reset is None:
+        reset = {"task_id": str(key)}
+    if not isinstance(reset, dict):
+        raise ConfigurationError(f"The 'reset' of task {key!r} is not an object: {reset!r}")
+    return Task(key=str(key), split=split, prompt=str(row.get("prompt") or ""), reset=reset)
+
+
+def load_tasks(source: str, *, split: str | None = None) -> list[Task]:
+    """The tasks of a JSON Lines folder or file, or of ``hf://datasets/NS/NAME``.
+
+    Args:
+        source: A path, or ``hf://datasets/NS/NAME`` (read with the Hub's endpoint and token).
+        split: Keep only this split (default: every split).
+    """
+    if source.startswith(HUB_PREFIX):
+        files = _hub_files(source[len(HUB_PREFIX) :].strip("/"))
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise ConfigurationError(
+                f"No taskset at {source}.",
+                hint="Pass a folder of .jsonl files, one file, or hf://datasets/NS/NAME.",
+            )
+        files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+    tasks = [t for file in files for t in _read_jsonl(file) if split in (None, t.split)]
+    if not tasks:
+        where = f" in split {split!r}" if split else ""
+        raise ConfigurationError(f"The taskset {source} has no tasks{where}.")
+    _check_unique(tasks, source)
+    return tasks
+
+
+def server_tasks(base_url: str, env_name: str, *, split: str | None = None) -> list[Task]:
+    """The tasks the environment at ``base_url`` lists through its task routes.
+
+    Raises:
+        ConfigurationError: The environment lists no tasks (it does not serve the task routes).
+    """
+    with httpx.Client(base_url=base_url, timeout=60.0, trust_env=False) as http:
+        response = http.get(f"/{env_name}/splits")
+        if response.status_code in (404, 501):
+            raise ConfigurationError(
+                f"The environment {env_name} at {base_url} does not list tasks.",
+                hint="Pass a taskset with --tasks (a folder of .jsonl, or hf://datasets/NS/NAME).",
+            )
+        response.raise_for_status()
+        names = [s["name"] if isinstance(s, dict) else str(s) for s in response.json()]
+        tasks = []
+        for name in names:
+            if split not in (None, name):
+                continue
+            listed = http.post(f"/{env_name}/tasks", json={"split": name})
+            listed.raise_for_status()
+            tasks += [task_from_row(row, name) for row in listed.json()["tasks"]]
+    if not tasks:
+        raise ConfigurationError(f"The environment {env_name} has no tasks in split {split!r}.")
+    return tasks
+
+
+def _read_jsonl(file: Path) -> list[Task]:
+    split = file.stem.split("-")[0]
+    tasks = []
+    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(f"{file}:{number} is not JSON: {exc}") from None
+        tasks.append(task_from_row(row, split))
+    return tasks
+
+
+def _hub_files(repo_id: str) -> list[Path]:
+    from huggingface_hub import HfApi, hf_hub_download
+
+    names = [
+        n for n in HfApi().list_repo_files(repo_id, repo_type="dataset") if n.endswith(".jsonl")
+    ]
+    if not names:
+        raise ConfigurationError(f"The dataset {repo_id} holds no .jsonl files of tasks.")
+    return [Path(hf_hub_download(repo_id, n, repo_type="dataset")) for n in sorted(names)]
+
+
+def _check_unique(tasks: list[Task], source: str) -> None:
+    seen: set[tuple[str, str]] = set()
+    for task in tasks:
+        if (task.split, task.key) in seen:
+            raise ConfigurationError(
+                f"The taskset {source} has two tasks keyed {task.key!r} in split {task.split!r}.",
+                hint="Keys must be unique within a split: results and resumes are keyed by them.",
+            )
+        seen.add((task.split, task.key))

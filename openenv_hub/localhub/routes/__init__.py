@@ -1,0 +1,4 @@
+"""FastAPI routers of LocalHub, one per concern.
+
+Layer: runtimes.
+"""

@@ -1,0 +1,181 @@
+"""Progress of a long wait (a Space building, an image building, a server starting): its stage,
+the seconds elapsed and the last line of output, for whoever shows it.
+
+Code that waits reports through :func:`report_progress`::
+
+    with report_progress("docker build openenv-echo_env") as progress:
+        for line in build_output:
+            progress.line(line)
+        progress.stage("starting the container")
+
+Each report goes to three places:
+
+- the ``openenv_hub.progress`` logger: a new stage at INFO, output lines at DEBUG, each record
+  with ``task``, ``stage``, ``elapsed_s`` and ``last_line`` attributes;
+- every listener installed with :func:`listening` (the CLI installs one that draws a live
+  display at a terminal and prints plain lines otherwise);
+- when no listener is installed and stderr is a terminal, a one-line status on stderr, the way
+  huggingface_hub shows its progress bars, and off when they are
+  (``HF_HUB_DISABLE_PROGRESS_BARS=1``, or ``OPENENV_DISABLE_PROGRESS=1``).
+
+Reports are cheap: call :meth:`Progress.update` from a polling loop as often as it polls; the
+status line is redrawn at most a few times a second.
+
+Layer: core.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+__all__ = [
+    "DISABLE_ENV",
+    "Progress",
+    "ProgressEvent",
+    "listening",
+    "report_progress",
+]
+
+DISABLE_ENV = "OPENENV_DISABLE_PROGRESS"
+logger = logging.getLogger("openenv_hub.progress")
+
+_listeners: list[Callable[[ProgressEvent], None]] = []
+_listeners_lock = threading.Lock()
+_TRUE = ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """One report: which wait, its stage, seconds since it began, the latest output line, and
+    whether it is over (``finished``; ``failed`` too when it ended with an error)."""
+
+    task: str
+    stage: str
+    elapsed_s: float
+    last_line: str = ""
+    finished: bool = False
+    failed: bool = False
+
+
+@contextmanager
+def listening(listener: Callable[[ProgressEvent], None]) -> Iterator[None]:
+    """Send every report made in this process (any thread) to ``listener`` inside the block."""
+    with _listeners_lock:
+        _listeners.append(listener)
+    try:
+        yield
+    finally:
+        with _listeners_lock:
+            _listeners.remove(listener)
+
+
+class Progress:
+    """The progress of one wait; made by :func:`report_progress`."""
+
+    def __init__(self, task: str, stage: str) -> None:
+        self.task = task
+        self._stage = stage
+        self._line = ""
+        self._finished = False
+        self._started = time.monotonic()
+        self._terminal = _StatusLine()
+        self._emit(logging.INFO)
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self._started
+
+    def stage(self, stage: str) -> None:
+        """Enter ``stage`` (reported at once if it is new)."""
+        if stage != self._stage:
+            self._stage = stage
+            self._emit(logging.INFO)
+        else:
+            self.update()
+
+    def line(self, text: str) -> None:
+        """The latest line of output (a build step, a log line); blank lines are ignored."""
+        text = " ".join(text.split())
+        if text:
+            self._line = text[:500]
+            self._emit(logging.DEBUG)
+
+    def update(self) -> None:
+        """Nothing new: lets displays show the time that went by."""
+        self._emit(None)
+
+    def finish(self, stage: str = "done", *, failed: bool = False) -> None:
+        """The wait is over (only the first call counts)."""
+        if self._finished:
+            return
+        self._finished = True
+        self._stage = stage
+        self._emit(logging.WARNING if failed else logging.INFO, finished=True, failed=failed)
+
+    def _emit(self, level: int | None, *, finished: bool = False, failed: bool = False) -> None:
+        event = ProgressEvent(
+            self.task, self._stage, self.elapsed_s, self._line, finished=finished, failed=failed
+        )
+        if level is not None and logger.isEnabledFor(level):
+            message = f"{event.task}: {event.stage} ({event.elapsed_s:.1f} s)"
+            if level == logging.DEBUG:
+                message += f": {event.last_line}"
+            extra = {"task": event.task, "stage": event.stage, "elapsed_s": event.elapsed_s}
+            logger.log(level, message, extra={**extra, "last_line": event.last_line})
+        with _listeners_lock:
+            listeners = list(_listeners)
+        for listener in listeners:
+            listener(event)
+        if not listeners:
+            self._terminal.show(event)
+
+
+@contextmanager
+def report_progress(task: str, stage: str = "starting") -> Iterator[Progress]:
+    """Report the progress of ``task`` inside the block; it finishes when the block ends
+    (``failed`` if it raises)."""
+    progress = Progress(task, stage)
+    try:
+        yield progress
+    except BaseException:
+        progress.finish("failed", failed=True)
+        raise
+    progress.finish()
+
+
+class _StatusLine:
+    """The one-line status on stderr, for the Python API at a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty() and not _disabled()
+        self.shown_at = 0.0
+        self.width = 0
+
+    def show(self, event: ProgressEvent) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not event.finished and now - self.shown_at < 0.25:
+            return
+        self.shown_at = now
+        text = f"{event.task}: {event.stage} ({event.elapsed_s:.0f} s)"
+        if event.last_line and not event.finished:
+            text += f"  {event.last_line}"
+        text = text[:119]
+        sys.stderr.write("\r" + text.ljust(self.width) + ("\n" if event.finished else ""))
+        sys.stderr.flush()
+        self.width = 0 if event.finished else len(text)
+
+
+def _disabled() -> bool:
+    return any(
+        os.environ.get(name, "").strip().lower() in _TRUE
+        for name in (DISABLE_ENV, "HF_HUB_DISABLE_PROGRESS_BARS")
+    )

@@ -1,1 +1,0 @@
-"""FastAPI routers of LocalHub, one per concern."""

@@ -1,0 +1,94 @@
+"""The Sessions tab: the server's live sessions, and any one of them watched read-only as it
+steps (see :mod:`openenv_hub.server.watch`). Where watching is off, the tab says how to turn it
+on.
+
+Layer: ui.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import gradio as gr
+
+from openenv_hub.rubrics.episode import BREAKDOWN_KEY
+from openenv_hub.server.sessions import SessionPool
+from openenv_hub.server.watch import SessionWatch, WatchedSession, watching_refused_message
+from openenv_hub.ui.observation import split_observation
+
+__all__ = ["REFRESH_S", "session_rows", "sessions_tab", "step_rows"]
+
+REFRESH_S = 0.25  # how often an open Sessions tab asks for news
+_EVENT: dict[str, Any] = {"api_visibility": "private", "show_progress": "hidden"}
+SESSION_COLUMNS = ["Session", "Client", "Episode", "Steps", "Return so far", "Last activity"]
+STEP_COLUMNS = ["#", "Episode", "Step", "Action", "Reward", "Done", "Breakdown"]
+
+
+def session_rows(pool: SessionPool, watch: SessionWatch) -> list[list[Any]]:
+    """A row per open session (stateless calls left out), as the sessions table shows it."""
+    rows = []
+    now = time.monotonic()
+    for session in pool.sessions():
+        if session.kind == "http-ephemeral":
+            continue
+        watched = watch.sessions.get(session.id) or WatchedSession(session.id)
+        idle = f"{now - session.last_active:.1f} s ago"
+        rows.append([session.id, session.kind, watched.episodes, watched.steps,
+                     round(watched.return_so_far, 6), idle])  # fmt: skip
+    return rows
+
+
+def step_rows(watched: WatchedSession) -> list[list[Any]]:
+    """A row per kept step of ``watched``, oldest first."""
+    return [
+        [entry.index, entry.episode, entry.step, json.dumps(entry.action),
+         json.dumps(entry.payload.get("reward")), json.dumps(entry.payload.get("done")),
+         json.dumps((entry.payload.get("observation") or {}).get("metadata", {}).get(
+             BREAKDOWN_KEY, {}))]
+        for entry in watched.recent
+    ]  # fmt: skip
+
+
+def sessions_tab(pool: SessionPool, watch: SessionWatch | None) -> None:
+    """Lay out the Sessions tab (``watch`` None: watching is off)."""
+    if watch is None:
+        gr.Markdown(watching_refused_message(), elem_id="watch-refused")
+        return
+    table = gr.Dataframe(headers=SESSION_COLUMNS, value=[], interactive=False,
+                         elem_id="live-sessions", label="Live sessions")  # fmt: skip
+    picked = gr.Dropdown(choices=[], label="Watch session", elem_id="watch-session")
+    status = gr.Markdown("*Pick a session to watch.*", elem_id="watch-status")
+    steps = gr.Dataframe(headers=STEP_COLUMNS, value=[], interactive=False, wrap=True,
+                         elem_id="watched-steps", label="Watched steps")  # fmt: skip
+    images = gr.Gallery(label="Latest images", visible=False, elem_id="watch-images",
+                        format="png", interactive=False)  # fmt: skip
+    observation = gr.JSON(label="Latest observation", elem_id="watch-observation")
+    timer = gr.Timer(REFRESH_S)
+
+    def refresh(chosen: str | None) -> dict[Any, Any]:
+        rows = session_rows(pool, watch)
+        ids = [row[0] for row in rows]
+        if chosen and chosen not in ids and chosen in watch.sessions:
+            ids.append(chosen)  # ended: still shown, so the viewer sees how it ended
+        changes: dict[Any, Any] = {table: rows, picked: gr.update(choices=ids)}
+        watched = watch.sessions.get(chosen or "")
+        if watched is None:
+            return changes
+        latest = watched.recent[-1].payload if watched.recent else {}
+        view = split_observation(latest.get("observation"))
+        shown = [(image, path) for path, image in view.images]
+        state = "ended" if watched.ended else "live"
+        changes.update({
+            status: f"Session `{watched.session_id}` · {state} · episode {watched.episodes} · "
+            f"{watched.steps} steps · return so far {watched.return_so_far:g}",
+            steps: step_rows(watched),
+            observation: view.summary,
+            images: gr.update(value=shown or None, visible=bool(shown)),
+        })  # fmt: skip
+        return changes
+
+    outputs = [table, picked, status, steps, observation, images]
+    timer.tick(refresh, inputs=[picked], outputs=outputs, **_EVENT)
+    picked.change(refresh, inputs=[picked], outputs=outputs, **_EVENT)

@@ -1,0 +1,125 @@
+"""Results pushed to LocalHub load back equal with ``datasets``; ``openenv rescore`` reproduces
+the recorded rewards and reports the difference once the environment's rubric changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eval_support import read_rows
+
+ARGS = ("--policy", "guesser:guess", "--tasks", "tasks", "-k", 4, "-c", 4, "-o", "results")
+
+
+def test_pushed_results_load_back_equal(
+    cli: Any, word_game: Any, workdir: Path, hub_env: Any
+) -> None:
+    import datasets
+
+    repo = hub_env.repo_id("word-eval")
+    result = cli("eval", word_game.url, *ARGS, "--push-to-hub", repo)
+    assert result.code == 0, result.text
+    assert f"Pushed to {hub_env.endpoint}/datasets/{repo}" in result.out
+
+    pushed = datasets.load_dataset(repo, split="test")
+    assert pushed.to_list() == read_rows(workdir / "results")
+    card = hub_env.api().hf_hub_download(repo, "README.md", repo_type="dataset")
+    text = Path(card).read_text()
+    assert "word_game" in text and "pass@4" in text and "4 rollouts per task" in text
+
+
+def test_an_incomplete_run_is_pushed_only_with_partial(
+    cli: Any, word_game: Any, workdir: Path, hub_env: Any
+) -> None:
+    assert cli("eval", word_game.url, *ARGS).code == 0
+    lines = (workdir / "results" / "rollouts.jsonl").read_text().splitlines()
+    (workdir / "results" / "rollouts.jsonl").write_text("\n".join(lines[:5]) + "\n")
+    repo = hub_env.repo_id("word-eval")
+
+    completed = cli("eval", word_game.url, *ARGS, "--resume", "--push-to-hub", repo)
+    assert completed.code == 0, completed.text  # the resume completes the run, then pushes it
+    assert len(read_rows(workdir / "results")) == 12
+
+    from openenv_hub.errors import ConfigurationError
+    from openenv_hub.eval import ResultsFolder, push_results
+
+    (workdir / "results" / "rollouts.jsonl").write_text("\n".join(lines[:5]) + "\n")
+    with pytest.raises(ConfigurationError, match="holds 5 of 12 rollouts"):
+        push_results(ResultsFolder(workdir / "results"), repo)
+    push_results(ResultsFolder(workdir / "results"), repo, partial=True)
+
+
+def test_rescore_reproduces_rewards_then_reports_a_rubric_change(
+    cli: Any, word_game: Any, serve: Any, workdir: Path
+) -> None:
+    assert cli("eval", word_game.url, *ARGS).code == 0
+    same = cli("rescore", "results")
+    assert same.code == 0, same.text
+    assert "Rescored 12 rollouts" in same.out and "12 unchanged, 0 changed" in same.out
+
+    from word_game import Feedback, GameState, Guess, WordGame, solved, well_formed
+
+    from openenv_hub import create_app
+    from openenv_hub.rubrics import WeightedSum
+
+    class GenerousGame(WordGame):
+        rubric = WeightedSum([well_formed, solved], weights=[0.2, 1.0])
+
+    generous = serve(create_app(GenerousGame, Guess, Feedback, state_cls=GameState))
+    changed = cli("rescore", "results", "--env", generous.url)
+    assert changed.code == 0, changed.text
+    assert "0 unchanged, 12 changed" in changed.out
+    rows = read_rows(workdir / "results")
+    report = json.loads((workdir / "results" / "rescore.json").read_text())
+    for row, rescored in zip(rows, report, strict=True):
+        guesses = len(json.loads(row["steps"]))
+        assert sum(rescored["rescored"]) == pytest.approx(row["return"] + 0.1 * guesses)
+
+
+def test_rescore_refuses_rollouts_an_environment_does_not_replay_alike(
+    cli: Any, word_game: Any, serve: Any, workdir: Path
+) -> None:
+    assert cli("eval", word_game.url, *ARGS).code == 0
+    from word_game import Feedback, GameState, Guess, WordGame
+
+    from openenv_hub import create_app
+
+    class OtherWord(WordGame):  # ignores the seed: the replay meets another secret word
+        def reset(self, seed: int | None = None, episode_id: str | None = None, **kw: Any) -> Any:
+            observation = super().reset(seed, episode_id)
+            self._secret = "zzzzz"
+            return observation
+
+    other = serve(create_app(OtherWord, Guess, Feedback, state_cls=GameState))
+    result = cli("rescore", "results", "--env", other.url)
+    assert result.code == 0, result.text
+    assert "0 unchanged, 0 changed, 12 not rescored" in result.out
+    assert "not deterministic: the observation of step 1 differs" in result.out
+
+
+def test_each_evaluated_split_is_a_split_of_the_pushed_dataset(
+    cli: Any, word_game: Any, workdir: Path, hub_env: Any
+) -> None:
+    import datasets
+
+    (workdir / "tasks" / "train.jsonl").write_text('{"key": "mango", "reset": {"seed": 3}}\n')
+    repo = hub_env.repo_id("word-eval")
+    result = cli(
+        "eval", word_game.url, "--policy", "guesser:guess", "--tasks", "tasks", "-k", 2,
+        "-o", "both", "--push-to-hub", repo,
+    )  # fmt: skip
+    assert result.code == 0, result.text
+    rows = read_rows(workdir / "both")
+    for split, keys in (("test", {"brick", "pious", "crane"}), ("train", {"mango"})):
+        pushed = datasets.load_dataset(repo, split=split).to_list()
+        assert {r["task_key"] for r in pushed} == keys
+        assert pushed == [r for r in rows if r["split"] == split]
+
+    only = cli(
+        "eval", word_game.url, "--policy", "guesser:guess", "--tasks", "tasks", "--split",
+        "train", "-o", "train-only",
+    )  # fmt: skip
+    assert only.code == 0, only.text
+    assert {r["task_key"] for r in read_rows(workdir / "train-only")} == {"mango"}

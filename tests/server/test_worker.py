@@ -1,0 +1,61 @@
+"""A session's thread: results come back as futures, and the thread says when it is done with a
+call even to a caller that stopped waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from openenv_hub.server.worker import Worker, within
+
+
+async def test_the_thread_says_it_returned_before_the_result_is_awaited() -> None:
+    worker = Worker("test-worker")
+    seen: list[tuple[Any, Any]] = []
+    try:
+        future = worker.run(lambda: 42, lambda result, exc: seen.append((result, exc)))
+        assert await future == 42
+        assert seen == [(42, None)]
+        failing = worker.run(lambda: 1 / 0, lambda result, exc: seen.append((result, exc)))
+        with pytest.raises(ZeroDivisionError):
+            await failing
+        assert isinstance(seen[-1][1], ZeroDivisionError)
+    finally:
+        worker.shutdown(timeout_s=5)
+
+
+async def test_a_caller_that_stopped_waiting_still_learns_when_the_thread_is_done() -> None:
+    worker = Worker("test-worker")
+    release, returned = threading.Event(), asyncio.Event()
+    outcome: list[Any] = []
+
+    def noted(result: Any, exc: BaseException | None) -> None:
+        outcome.append(result)
+        returned.set()
+
+    try:
+        future = worker.run(lambda: release.wait(5) and "done", noted)
+        waiting = asyncio.ensure_future(future)
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert future.cancelled() and not outcome  # the thread is still in the call
+        release.set()
+        await asyncio.wait_for(returned.wait(), 5)
+        assert outcome == ["done"]
+    finally:
+        worker.shutdown(timeout_s=5)
+
+
+async def test_within_bounds_a_wait_and_cancels_what_it_waited_for() -> None:
+    future = asyncio.get_running_loop().create_future()
+    with pytest.raises((TimeoutError, asyncio.TimeoutError)):
+        await within(0.05, future)
+    assert future.cancelled()
+    done = asyncio.get_running_loop().create_future()
+    done.set_result("now")
+    assert await within(1, done) == "now"

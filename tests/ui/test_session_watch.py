@@ -1,0 +1,92 @@
+"""The session watch: what it keeps of sessions driven through the session core, the setting
+that allows it, and what one refresh of a viewer costs the event loop."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from openenv_hub.server.sessions import SessionPool
+from openenv_hub.server.watch import (
+    MAX_WATCHED_STEPS,
+    WATCH_SETTING,
+    SessionWatch,
+    watching_allowed,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ui"))
+
+from ui_envs import TypedEchoAction, TypedEchoEnvironment
+
+
+async def test_the_watch_keeps_episodes_steps_return_and_the_end_of_a_session() -> None:
+    pool = SessionPool(TypedEchoEnvironment, action_cls=TypedEchoAction)
+    watch = SessionWatch()
+    pool.observers.append(watch)
+    session = await pool.open()
+    try:
+        await pool.reset(session, {"seed": 1})
+        for message in ("ab", "abcd"):
+            await pool.step(session, TypedEchoAction(message=message))
+        watched = watch.sessions[session.id]
+        assert (watched.episodes, watched.steps, watched.return_so_far) == (
+            1,
+            2,
+            pytest.approx(0.6),
+        )
+        assert [e.action for e in watched.since(1)] == [
+            {"message": "ab", "metadata": {}},
+            {"message": "abcd", "metadata": {}},
+        ]
+        await pool.reset(session, {})
+        assert (watched.episodes, watched.steps, watched.return_so_far) == (2, 0, 0.0)
+        assert session.step_count == 0  # watching changed nothing in the session
+    finally:
+        await pool.close(session)
+        await pool.aclose()
+    assert watch.sessions[session.id].ended
+
+
+@pytest.mark.parametrize(
+    ("environ", "allowed"),
+    [
+        ({}, True),
+        ({"SPACE_ID": "me/env"}, False),
+        ({"SPACE_ID": "me/env", WATCH_SETTING: "1"}, True),
+        ({WATCH_SETTING: "off"}, False),
+    ],
+)
+def test_watching_is_on_locally_and_off_on_a_space_unless_set(
+    environ: dict[str, str], allowed: bool
+) -> None:
+    assert watching_allowed(environ) is allowed
+
+
+async def test_a_refresh_of_a_full_watch_takes_under_a_tenth_of_its_period() -> None:
+    """A viewer refreshes every REFRESH_S on the server's event loop: a refresh that takes under
+    a tenth of that leaves steps at least nine tenths of the loop's time."""
+    from openenv_hub.ui.sessions_tab import REFRESH_S, session_rows, step_rows
+
+    pool = SessionPool(TypedEchoEnvironment, action_cls=TypedEchoAction)
+    watch = SessionWatch()
+    pool.observers.append(watch)
+    session = await pool.open()
+    try:
+        await pool.reset(session, {})
+        for n in range(MAX_WATCHED_STEPS + 10):
+            await pool.step(session, TypedEchoAction(message=f"message {n}"))
+        watched = watch.sessions[session.id]
+        assert len(watched.recent) == MAX_WATCHED_STEPS  # bounded
+        took = []
+        for _ in range(20):
+            start = time.perf_counter()
+            session_rows(pool, watch)
+            step_rows(watched)
+            took.append(time.perf_counter() - start)
+    finally:
+        await pool.aclose()
+    assert statistics.median(took) < REFRESH_S / 10, took
