@@ -108,6 +108,25 @@ class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
     def state(self) -> StateT:
         """The current episode's state."""
 
+    def snapshot(self) -> Any:
+        """A copy of the episode's state that :meth:`restore` brings back exactly.
+
+        Optional: an environment that implements it lets a recorded episode be forked at any
+        step exactly (see docs/debugging.md); one that does not is forked by replaying the
+        recorded actions. The server calls it after a reset or step when something records
+        the episode, keeps what it returns in its own memory under an opaque id, and never
+        sends it anywhere: restoring takes only snapshots the server made. Copy only state the
+        environment owns (never a grader's hidden tests, a judge's secrets or a process).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement snapshot()")
+
+    def restore(self, snapshot: Any) -> None:
+        """Bring back the state :meth:`snapshot` returned; the episode plays on from there.
+
+        A snapshot may be restored many times: copy what you take from it, never change it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement restore()")
+
     def close(self) -> None:
         """Release resources. Called once when the session ends."""
 

@@ -16,9 +16,11 @@ On the wire an action is ``{"action": <a value of the action space>}``; an obser
 and, with ``render=True``, ``frame`` (the ``render()`` image, a PNG: see
 :mod:`openenv_hub.images`). ``done`` is ``terminated or truncated``. ``reset(seed=...)`` seeds
 the environment as Gymnasium does, so the same seed and the same actions give the same
-trajectory; ``reset(options={...})`` passes options through. The server refuses a step before
-the first reset (a stateless ``POST /step`` resets its fresh environment first, as for every
-environment); a step after the episode ended is refused with ``ResetRequiredError``.
+trajectory; ``reset(options={...})`` passes options through. ``snapshot()`` / ``restore()``
+copy the whole environment (``copy.deepcopy``), so a recorded episode forks exactly. The server
+refuses a step before the first reset (a stateless ``POST /step`` resets its fresh environment
+first, as for every environment); a step after the episode ended is refused with
+``ResetRequiredError``.
 
 An action is validated against the action space before the environment sees it (bounds, shape,
 whole numbers, a ``Text`` space's length and characters), so the environment's own
@@ -274,6 +276,17 @@ class GymnasiumEnvironment(Environment[Action, GymnasiumObservation, GymnasiumSt
     @property
     def state(self) -> GymnasiumState:
         return self._state
+
+    def snapshot(self) -> tuple[Any, GymnasiumState, bool]:
+        """A deep copy of the environment, wrappers and random generator included (an ALE
+        game copies through ale-py's state cloning), with the episode's bookkeeping."""
+        return copy.deepcopy(self.env), self._state.model_copy(deep=True), self._needs_reset
+
+    def restore(self, snapshot: tuple[Any, GymnasiumState, bool]) -> None:
+        env, state, needs_reset = snapshot
+        previous, self.env = self.env, copy.deepcopy(env)
+        previous.close()
+        self._state, self._needs_reset = state.model_copy(deep=True), needs_reset
 
     def close(self) -> None:
         self.env.close()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,6 +45,9 @@ class Observation(BaseModel):
     """
 
     model_config = _STRICT
+    #: Fields that may differ between two runs of the same episode (a timing, say): a fork by
+    #: replay leaves them out when it checks observations against the recording.
+    replay_ignores: ClassVar[frozenset[str]] = frozenset()
 
     done: bool = False
     reward: bool | int | float | None = None

@@ -1,9 +1,14 @@
 """Forking a recorded episode: a session of your own at the state the episode had at a step.
 
-The session is re-created by replay: reset with the recorded parameters (seed and options),
-then each recorded action in turn. Every observation on the way, the reset's included, is
-checked against the recording; the first one that differs raises
-:class:`~openenv_hub.errors.ReplayMismatchError` (a mismatch is reported, never hidden).
+Where the record of that step names a snapshot (a server that records episodes keeps one after
+every step of an environment with ``snapshot()``/``restore()``), the session is first asked to
+restore it (``openenv/session/restore``): an exact copy, in one call. Where the server cannot
+(another server, restarted, or an environment without snapshots), the session is re-created by
+replay: reset with the recorded parameters (seed and options), then each recorded action in
+turn. Either way every observation received, the reset's included, is checked against the
+recording; the first one that differs raises :class:`~openenv_hub.errors.ReplayMismatchError`
+(a mismatch is reported, never hidden). Fields an observation class names in
+``replay_ignores`` (timings, say) are left out of the comparison.
 
 An episode is its records, as :func:`openenv_hub.trajectories.read_records` or a loaded dataset
 gives them (dicts with the columns of :class:`~openenv_hub.trajectories.StepRecord`), or the
@@ -21,10 +26,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from openenv_hub.client._core import Codec
-from openenv_hub.errors import EpisodeRecordError, ReplayMismatchError
+from openenv_hub.errors import EpisodeRecordError, ReplayMismatchError, ServerReplyError
+from openenv_hub.protocol.connection import ClientConnection
 from openenv_hub.types import StepResult
 
-__all__ = ["ForkPlan", "fork_episode", "fork_episode_sync"]
+__all__ = ["RESTORE_METHOD", "ForkPlan", "fork_episode", "fork_episode_sync", "restored_payload"]
+
+#: The JSON-RPC method that brings a session to a snapshot the server kept.
+RESTORE_METHOD = "openenv/session/restore"
 
 _Parse = Callable[[dict[str, Any]], StepResult[Any]]
 
@@ -32,7 +41,10 @@ _Parse = Callable[[dict[str, Any]], StepResult[Any]]
 class _AsyncSession(Protocol):
     """What forking needs of an async client (:class:`~openenv_hub.client.EnvClient`)."""
 
+    @property
+    def _exchange(self) -> ClientConnection: ...
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[Any]: ...
+    async def _request(self, kind: str, data: dict[str, Any] | None = None) -> dict[str, Any]: ...
     async def reset(self, **kwargs: Any) -> StepResult[Any]: ...
     async def step(self, action: Any) -> StepResult[Any]: ...
 
@@ -42,6 +54,10 @@ class _SyncSession(Protocol):
 
     codec: Codec[Any, Any, Any]
 
+    @property
+    def _exchange(self) -> ClientConnection: ...
+
+    def _request(self, kind: str, data: dict[str, Any] | None = None) -> dict[str, Any]: ...
     def reset(self, **kwargs: Any) -> StepResult[Any]: ...
     def step(self, action: Any) -> StepResult[Any]: ...
 
@@ -56,12 +72,14 @@ class ForkPlan:
         actions: The recorded actions of steps 1 to ``step``, as sent.
         payloads: The recorded replies of steps 0 to ``step`` (``observation``, ``reward``,
             ``done``).
+        snapshot: The id of the snapshot the recording server kept at ``step``, if any.
     """
 
     step: int
     reset_params: dict[str, Any]
     actions: list[dict[str, Any]]
     payloads: list[dict[str, Any]]
+    snapshot: str | None = None
 
     @classmethod
     def of(cls, episode: Sequence[Any], step: int) -> ForkPlan:
@@ -86,20 +104,42 @@ class ForkPlan:
             reset_params=_loads(chosen[0]["action"]),
             actions=[_action(_loads(r["action"])) for r in chosen[1:]],
             payloads=[_payload(r) for r in chosen],
+            snapshot=chosen[-1].get("snapshot") or None,
         )
 
     def check(self, parse: _Parse, step: int, got: StepResult[Any]) -> None:
         """Raise :class:`ReplayMismatchError` unless ``got`` is what was recorded at ``step``
         (the recording read by ``parse``, the client's own reading of a reply)."""
         expected = parse(self.payloads[step])
-        if _triple(expected) != _triple(got):
+        if _compared(expected) != _compared(got):
             raise ReplayMismatchError(step, _shown(expected), _shown(got))
+
+    def restore_call(self) -> dict[str, Any]:
+        """The ``mcp`` request that restores :attr:`snapshot`."""
+        params = {"snapshot": self.snapshot}
+        return {"jsonrpc": "2.0", "id": 1, "method": RESTORE_METHOD, "params": params}
+
+
+def restored_payload(reply: dict[str, Any]) -> dict[str, Any] | None:
+    """The reply a restore gave, or None when the server could not restore (an error)."""
+    result = reply.get("result")
+    return result if isinstance(result, dict) and "observation" in result else None
 
 
 async def fork_episode(client: _AsyncSession, episode: Sequence[Any], step: int) -> StepResult[Any]:
     """Bring ``client``'s session to ``episode``'s state at ``step`` and return that step's
     result; the session plays on from there."""
     plan = ForkPlan.of(episode, step)
+    if plan.snapshot:
+        try:
+            payload = restored_payload(await client._request("mcp", plan.restore_call()))
+        except ServerReplyError:  # a server that does not speak it: replay
+            payload = None
+        if payload is not None:
+            client._exchange.episode_restored()
+            result = client._parse_result(payload)
+            plan.check(client._parse_result, step, result)
+            return result
     result = await client.reset(**plan.reset_params)
     plan.check(client._parse_result, 0, result)
     for index, action in enumerate(plan.actions, start=1):
@@ -111,6 +151,16 @@ async def fork_episode(client: _AsyncSession, episode: Sequence[Any], step: int)
 def fork_episode_sync(client: _SyncSession, episode: Sequence[Any], step: int) -> StepResult[Any]:
     """:func:`fork_episode` for a synchronous client."""
     plan = ForkPlan.of(episode, step)
+    if plan.snapshot:
+        try:
+            payload = restored_payload(client._request("mcp", plan.restore_call()))
+        except ServerReplyError:  # a server that does not speak it: replay
+            payload = None
+        if payload is not None:
+            client._exchange.episode_restored()
+            result = client.codec._parse_result(payload)
+            plan.check(client.codec._parse_result, step, result)
+            return result
     result = client.reset(**plan.reset_params)
     plan.check(client.codec._parse_result, 0, result)
     for index, action in enumerate(plan.actions, start=1):
@@ -149,8 +199,14 @@ def _payload(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _triple(result: StepResult[Any]) -> tuple[Any, Any, bool]:
-    return result.observation, result.reward, result.done
+def _compared(result: StepResult[Any]) -> tuple[Any, Any, bool]:
+    """What must match: the observation as the wire carries it (images as PNG text, so arrays
+    compare whole), less the fields its class names in ``replay_ignores``; the reward; done."""
+    observation = result.observation
+    if hasattr(observation, "model_dump"):
+        ignored = set(getattr(type(observation), "replay_ignores", ()))
+        observation = observation.model_dump(mode="json", exclude=ignored)
+    return observation, result.reward, result.done
 
 
 def _shown(result: StepResult[Any]) -> dict[str, Any]:

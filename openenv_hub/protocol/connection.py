@@ -181,6 +181,11 @@ class ClientConnection:
             self.episode_active, self.episode_lost = True, False
         return data
 
+    def episode_restored(self) -> None:
+        """The session was brought to a snapshot (``openenv/session/restore``): an episode is
+        in progress, as after a reset."""
+        self.episode_active, self.episode_lost = True, False
+
     def close_frame(self) -> str:
         """The frame that ends the session (it gets no reply); the episode ends with it."""
         self.episode_active, self.awaiting = False, None

@@ -70,6 +70,19 @@ class EpisodeScorer:
         self._steps, self._rewards, self._immediate = [], [], []
         self._attributed, self._last = None, None
 
+    def progress(self) -> tuple[Any, ...]:
+        """A copy of what the scorer holds of the episode so far (for a snapshot)."""
+        attributed = None if self._attributed is None else list(self._attributed)
+        return (list(self._steps), list(self._rewards), list(self._immediate), attributed,
+                self._last)  # fmt: skip
+
+    def restore_progress(self, progress: tuple[Any, ...]) -> None:
+        """Take up an episode where :meth:`progress` left it."""
+        steps, rewards, immediate, attributed, last = progress
+        self._steps, self._rewards, self._immediate = list(steps), list(rewards), list(immediate)
+        self._attributed = None if attributed is None else list(attributed)
+        self._last = last
+
     async def score(
         self, action: Any, observation: Observation, state: Any, *, run_sync: SyncRunner | None
     ) -> Observation:

@@ -1,7 +1,9 @@
 """JSON-RPC 2.0 for ``/mcp`` (POST and WebSocket) and ``{"type": "mcp"}`` frames on ``/ws``.
 
 Methods: ``tools/list``, ``tools/call``, ``openenv/session/create``, ``openenv/session/close``,
-plus ``initialize`` and ``ping`` so generic MCP clients can handshake. Notifications (requests
+``openenv/session/restore`` (bring the session to a snapshot the server kept, by its id: see
+:mod:`openenv_hub.server.snapshots`), plus ``initialize`` and ``ping`` so generic MCP clients
+can handshake. Notifications (requests
 without an ``id``) are carried out and get no reply. Errors are answered with the JSON-RPC code
 their exception class declares; anything unexpected with -32603 and the request's id.
 """
@@ -174,6 +176,34 @@ async def _session_close(pool: SessionPool, params: dict[str, Any], caller: _Cal
     return {"session_id": session_id, "closed": True}
 
 
+async def _session_restore(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
+    """Bring the caller's session (the socket's, or ``session_id``) to the snapshot ``snapshot``
+    names; the result is the reply recorded with it."""
+    snapshot_id = params.get("snapshot")
+    if not isinstance(snapshot_id, str) or not snapshot_id:
+        raise _RpcError(
+            JsonRpcCode.INVALID_PARAMS, "Invalid params - 'snapshot' (an id) is required"
+        )
+    if caller.bound is not None:
+        session = caller.bound
+    elif params.get("session_id"):
+        session = pool.get(str(params["session_id"]))
+    else:
+        raise _RpcError(
+            JsonRpcCode.INVALID_PARAMS,
+            "Restoring needs a session: send it on /ws, or name one with 'session_id'",
+        )
+    payload = await pool.restore(session, snapshot_id)
+    if payload is None:
+        raise _RpcError(
+            JsonRpcCode.INVALID_PARAMS,
+            "This server keeps no such snapshot of this environment: another server "
+            "took it, it restarted since, or the snapshot was forgotten (it keeps the latest "
+            f"{pool.snapshots.limit}). Fork by replay instead.",
+        )
+    return payload
+
+
 async def _initialize(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
     meta = await pool.metadata()
     return {
@@ -192,6 +222,7 @@ _METHODS: dict[str, Callable[[SessionPool, dict[str, Any], _Caller], Awaitable[A
     "tools/call": _tools_call,
     "openenv/session/create": _session_create,
     "openenv/session/close": _session_close,
+    "openenv/session/restore": _session_restore,
     "initialize": _initialize,
     "ping": _ping,
 }

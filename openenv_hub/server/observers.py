@@ -1,14 +1,16 @@
-"""Observers of the session core: told of every reset, step and closed session (the server-side
-trajectory recorder is one). They run on the event loop, after the call, and must be quick;
-an observer that raises is logged and ignored."""
+"""Observers of the session core: told of every reset, step, restore and closed session (the
+server-side trajectory recorder is one). They run on the event loop, after the call, and must
+be quick; an observer that raises is logged and ignored. An observer with a true
+``wants_snapshots`` attribute is also given, as ``snapshot=``, the id of the snapshot the
+server kept after the call (None when the environment takes none; see
+:mod:`openenv_hub.server.snapshots`); ``on_restore`` is optional."""
 
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any, Protocol
 
-__all__ = ["SessionObserver", "notify"]
+__all__ = ["SessionObserver", "notify", "wants_snapshots"]
 
 logger = logging.getLogger("openenv_hub.server")
 
@@ -40,20 +42,34 @@ class SessionObserver(Protocol):
         """The session ended."""
 
 
+_TAKES_SNAPSHOTS = frozenset({"on_reset", "on_step"})
+
+
+def wants_snapshots(observers: list[SessionObserver]) -> bool:
+    """Whether any of ``observers`` wants the ids of snapshots."""
+    return any(getattr(observer, "wants_snapshots", False) for observer in observers)
+
+
 def notify(
     observers: list[SessionObserver],
     event: str,
     session_id: str,
     *args: Any,
     started_at: float | None = None,
-    clock: float | None = None,
+    duration_s: float | None = None,
+    snapshot: str | None = None,
 ) -> None:
-    """Call ``event`` on every observer; ``clock`` is the ``perf_counter`` when the call began."""
-    timing: dict[str, float] = {}
-    if started_at is not None and clock is not None:
-        timing = {"started_at": started_at, "duration_s": time.perf_counter() - clock}
+    """Call ``event`` on every observer that has it (``snapshot`` only for those that want it)."""
+    timing: dict[str, Any] = {}
+    if started_at is not None and duration_s is not None:
+        timing = {"started_at": started_at, "duration_s": duration_s}
     for observer in observers:
+        method = getattr(observer, event, None)
+        if method is None:
+            continue
+        wants = event in _TAKES_SNAPSHOTS and getattr(observer, "wants_snapshots", False)
+        extra = {"snapshot": snapshot} if wants else {}
         try:
-            getattr(observer, event)(session_id, *args, **timing)
+            method(session_id, *args, **timing, **extra)
         except Exception:
             logger.exception("Session %s: observer %r failed in %s", session_id, observer, event)

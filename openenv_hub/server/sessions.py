@@ -10,6 +10,7 @@ the session's thread and ``async`` ones on the event loop, and shapes what they 
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import logging
@@ -32,8 +33,15 @@ from openenv_hub.server.lifecycle import (
     EnvFactory,
     SessionLifecycle,
 )
-from openenv_hub.server.observers import notify
+from openenv_hub.server.observers import notify, wants_snapshots
 from openenv_hub.server.session import Session
+from openenv_hub.server.snapshots import (
+    KeptSnapshot,
+    SnapshotStore,
+    can_snapshot,
+    restore_scorer,
+    scorer_progress,
+)
 from openenv_hub.tools import MCPEnvironment, ToolCallOutcome
 from openenv_hub.types import (
     Action,
@@ -61,6 +69,7 @@ class SessionPool(SessionLifecycle):
     for the arguments)."""
 
     _metadata: EnvironmentMetadata | None = None
+    _snapshot_failed = False  # logged once
 
     async def _call(
         self,
@@ -112,10 +121,7 @@ class SessionPool(SessionLifecycle):
             obs = await self._reset(session, env, params)
             payload = observation_payload(self._in_range(session, obs))
             if self.observers:
-                notify(
-                    self.observers, "on_reset", session.id, params, payload,
-                    started_at=started, clock=clock,
-                )  # fmt: skip
+                await self._tell(session, env, "on_reset", params, payload, started, clock)
             return payload
 
     async def _reset(
@@ -147,10 +153,64 @@ class SessionPool(SessionLifecycle):
                 obs = await self._score(session, env, action, obs)
             payload = observation_payload(self._in_range(session, obs))
             if self.observers:
-                notify(
-                    self.observers, "on_step", session.id, action.model_dump(mode="json"),
-                    payload, started_at=started, clock=clock,
-                )  # fmt: skip
+                sent = action.model_dump(mode="json")
+                await self._tell(session, env, "on_step", sent, payload, started, clock)
+            return payload
+
+    async def _tell(
+        self,
+        session: Session,
+        env: Environment[Any, Any, Any],
+        event: str,
+        sent: dict[str, Any],
+        payload: dict[str, Any],
+        started: float,
+        clock: float,
+    ) -> None:
+        """Tell the observers of a reset or step, with the id of a snapshot taken after it when
+        one of them wants it."""
+        duration_s = time.perf_counter() - clock
+        snapshot = None
+        if wants_snapshots(self.observers) and can_snapshot(env):
+            snapshot = await self._keep_snapshot(session, env, payload)
+        notify(
+            self.observers, event, session.id, sent, payload,
+            started_at=started, duration_s=duration_s, snapshot=snapshot,
+        )  # fmt: skip
+
+    async def _keep_snapshot(
+        self, session: Session, env: Environment[Any, Any, Any], payload: dict[str, Any]
+    ) -> str | None:
+        """Snapshot ``env`` on its session's thread and keep it; None if it failed (logged)."""
+        try:
+            state = await self.run_sync(session, env.snapshot)
+        except Exception:
+            if not self._snapshot_failed:  # once: it would fail at every step
+                self._snapshot_failed = True
+                logger.exception("%s.snapshot() failed; forks replay", type(env).__name__)
+            return None
+        progress = scorer_progress(session.scorer)
+        kept = KeptSnapshot(type(env), state, payload, session.step_count, progress)
+        return self.snapshots.add(kept)
+
+    @functools.cached_property
+    def snapshots(self) -> SnapshotStore:
+        """The snapshots this server kept (see :mod:`openenv_hub.server.snapshots`)."""
+        return SnapshotStore()
+
+    async def restore(self, session: Session, snapshot_id: Any) -> dict[str, Any] | None:
+        """Bring ``session`` to the kept snapshot ``snapshot_id`` and return the reply recorded
+        with it; None when this server keeps no such snapshot of this environment."""
+        kept = self.snapshots.get(snapshot_id)
+        async with self.use(session) as env:
+            if kept is None or type(env) is not kept.env_type:
+                return None
+            await self._call(session, env.restore, (kept.state,))
+            session.step_count, session.episode_started = kept.step_count, True
+            restore_scorer(session.scorer, kept.scorer)
+            payload = copy.deepcopy(kept.payload)
+            if self.observers:
+                notify(self.observers, "on_restore", session.id, kept.step_count, payload)
             return payload
 
     async def _score(

@@ -7,7 +7,7 @@ server with ``create_app(..., trajectories="episodes.jsonl")``. Each row is a
 """
 
 from openenv_hub.trajectories.files import FORMATS, TrajectoryWriter, read_records
-from openenv_hub.trajectories.hub import dataset_card, push_trajectories
+from openenv_hub.trajectories.hub import dataset_card, push_trajectories, read_hub_records
 from openenv_hub.trajectories.recorder import (
     EnvironmentInfo,
     EpisodeSummary,
@@ -33,6 +33,7 @@ __all__ = [
     "dataset_card",
     "environment_info",
     "push_trajectories",
+    "read_hub_records",
     "read_records",
     "record_episodes",
 ]

@@ -1,21 +1,25 @@
-"""Publishing recorded trajectories as a Hugging Face dataset repository.
+"""Publishing recorded trajectories as a Hugging Face dataset repository, and reading them back.
 
 The file goes to ``data/`` in the dataset repo, in one commit with a dataset card (added the
 first time only) whose ``configs`` make ``datasets.load_dataset("NS/NAME")`` read every file
-there as the ``train`` split.
+there as the ``train`` split. :func:`read_hub_records` reads the records of every trajectory
+file there (the web UI's Replay tab opens a dataset with it).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from openenv_hub.errors import ConfigurationError, InvalidRepoIdError
-from openenv_hub.hub._client import HubContext, parse_repo_id
+from openenv_hub.hub._client import HubContext, parse_repo_id, resolve_endpoint
 from openenv_hub.hub._errors import translate
-from openenv_hub.trajectories.files import _format_of
+from openenv_hub.trajectories.files import FORMATS, _format_of, read_records
 
-__all__ = ["dataset_card", "push_trajectories"]
+__all__ = ["dataset_card", "push_trajectories", "read_hub_records"]
+
+MAX_DATASET_FILES = 100  # trajectory files read from one dataset, at most
 
 
 def dataset_card(env_name: str, suffix: str) -> str:
@@ -86,3 +90,36 @@ def push_trajectories(
             repo_type="dataset",
         )
     return f"{hub.endpoint}/datasets/{dataset}"
+
+
+def read_hub_records(
+    repo_id: str,
+    *,
+    revision: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
+    anonymous: bool = False,
+) -> list[dict[str, Any]]:
+    """Every record of the trajectory files (``data/*.jsonl``, ``data/*.parquet``) of the
+    dataset ``repo_id``, file by file in name order, as :func:`read_records` gives them.
+    ``anonymous=True`` reads without any token (public datasets only): what a server does for
+    its visitors, who must not read what the server's own token may."""
+    dataset = _dataset_id(repo_id)
+    if anonymous:
+        hub = HubContext(resolve_endpoint(endpoint), None)
+    else:
+        hub = HubContext.create(endpoint=endpoint, token=token, action="read a dataset")
+    api = hub.api
+    with translate(endpoint=hub.endpoint, repo_id=dataset, action="read trajectories"):
+        names = api.list_repo_files(dataset, repo_type="dataset", revision=revision)
+        files = sorted(n for n in names if n.startswith("data/") and n.endswith(FORMATS))
+        if not files:
+            raise ConfigurationError(
+                f"The dataset {dataset} has no trajectory files (data/*.jsonl or "
+                "data/*.parquet); push some with `openenv record --push-to-hub`."
+            )
+        records: list[dict[str, Any]] = []
+        for name in files[:MAX_DATASET_FILES]:
+            local = api.hf_hub_download(dataset, name, repo_type="dataset", revision=revision)
+            records.extend(read_records(local))
+    return records

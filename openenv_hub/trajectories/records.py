@@ -42,6 +42,9 @@ class StepRecord:
         duration_ms: How long the environment took to answer.
         policy: The policy that chose the actions (``module:function``), when known.
         source: ``"client"`` or ``"server"``: which side recorded the step.
+        snapshot: The id of the snapshot the recording server kept of the environment after
+            this step, for an exact fork (None when it kept none; see
+            :mod:`openenv_hub.server.snapshots`). Only that server, while it runs, knows it.
     """
 
     env_name: str
@@ -60,6 +63,7 @@ class StepRecord:
     duration_ms: float
     policy: str | None
     source: str
+    snapshot: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,10 +104,16 @@ class EpisodeBuffer:
     records: list[StepRecord] = field(default_factory=list)
 
     def add(
-        self, action: Any, payload: dict[str, Any], *, started_at: float, duration_s: float
+        self,
+        action: Any,
+        payload: dict[str, Any],
+        *,
+        started_at: float,
+        duration_s: float,
+        snapshot: str | None = None,
     ) -> StepRecord:
         """Record a reset (the first call) or a step from its wire payload
-        (``{"observation", "reward", "done"}``)."""
+        (``{"observation", "reward", "done"}``), with the id of the snapshot kept after it."""
         observation = dict(payload.get("observation") or {})
         metadata = observation.get("metadata") or {}
         reward = _reward(payload.get("reward"))
@@ -124,6 +134,7 @@ class EpisodeBuffer:
             duration_ms=round(duration_s * 1000, 3),
             policy=self.policy,
             source=self.source,
+            snapshot=snapshot,
         )
         self.records.append(record)
         if record.done:

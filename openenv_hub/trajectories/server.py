@@ -3,21 +3,30 @@
 ``create_app(..., trajectories="episodes.jsonl")`` attaches a :class:`ServerRecorder` to the
 session core. Each session's episode is written when it ends, when the session resets before
 the end, or when the session closes (the last two marked ``truncated``); the file is complete
-when the server shuts down.
+when the server shuts down. Where the environment takes snapshots, each record holds the id of
+the one the server kept after that step, so a fork at it is exact while the server runs; an
+episode a session continues from a restored snapshot is not recorded (it has no reset to
+replay it from). The latest episodes written are also kept in memory
+(:attr:`ServerRecorder.recent`), for the web UI's Replay tab and for forks while the server runs.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from openenv_hub.trajectories.files import TrajectoryWriter
 from openenv_hub.trajectories.records import EpisodeBuffer
 
-__all__ = ["ServerRecorder"]
+__all__ = ["RECENT_EPISODES", "ServerRecorder"]
+
+RECENT_EPISODES = 50  # the latest episodes written, kept in memory
 
 
 class ServerRecorder:
     """A session observer writing each session's episodes to a :class:`TrajectoryWriter`."""
+
+    wants_snapshots = True
 
     def __init__(self, writer: TrajectoryWriter, env_name: str, env_version: str | None) -> None:
         self.writer = writer
@@ -25,6 +34,8 @@ class ServerRecorder:
         self.env_version = env_version
         self._open: dict[str, EpisodeBuffer] = {}
         self._started = 0  # episodes begun, for numbering
+        #: The latest episodes written, oldest first: each its records, as read_records gives.
+        self.recent: deque[list[dict[str, Any]]] = deque(maxlen=RECENT_EPISODES)
 
     def on_reset(
         self,
@@ -34,11 +45,12 @@ class ServerRecorder:
         *,
         started_at: float,
         duration_s: float,
+        snapshot: str | None = None,
     ) -> None:
         self._flush(session_id, truncated=True)
         buffer = EpisodeBuffer(self.env_name, self.env_version, self._started, None, "server")
         self._started += 1
-        buffer.add(params, payload, started_at=started_at, duration_s=duration_s)
+        buffer.add(params, payload, started_at=started_at, duration_s=duration_s, snapshot=snapshot)
         self._open[session_id] = buffer
 
     def on_step(
@@ -49,13 +61,18 @@ class ServerRecorder:
         *,
         started_at: float,
         duration_s: float,
+        snapshot: str | None = None,
     ) -> None:
         buffer = self._open.get(session_id)
-        if buffer is None:  # a step without a reset (stateless HTTP): not an episode
+        if buffer is None:  # a step without a reset (stateless HTTP, a restored session)
             return
-        buffer.add(action, payload, started_at=started_at, duration_s=duration_s)
+        buffer.add(action, payload, started_at=started_at, duration_s=duration_s, snapshot=snapshot)
         if payload.get("done"):
             self._flush(session_id, truncated=False)
+
+    def on_restore(self, session_id: str, step: int, payload: dict[str, Any]) -> None:
+        """The session was brought to a snapshot: its episode so far ends here."""
+        self._flush(session_id, truncated=True)
 
     def on_close(self, session_id: str) -> None:
         self._flush(session_id, truncated=True)
@@ -63,7 +80,9 @@ class ServerRecorder:
     def _flush(self, session_id: str, *, truncated: bool) -> None:
         buffer = self._open.pop(session_id, None)
         if buffer is not None and len(buffer.records) > 1:
-            self.writer.write_episode(buffer.finish(truncated=truncated))
+            records = buffer.finish(truncated=truncated)
+            self.writer.write_episode(records)
+            self.recent.append([record.as_dict() for record in records])
 
     def close(self) -> None:
         """Write the episodes still open (as truncated) and finish the file."""

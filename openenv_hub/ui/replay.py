@@ -1,10 +1,13 @@
-"""Recorded episodes in the web UI, gradio-free: reading a trajectory file into episodes, what
-one recorded step shows, and forking an episode into a tab's Playground session.
+"""Recorded episodes in the web UI, gradio-free: reading a trajectory file, a dataset on the Hub
+or the server's own recording into episodes, what one recorded step shows, and forking an
+episode into a tab's Playground session.
 
-A fork replays the recording on the tab's own session through the session core (reset with the
-recorded parameters, then each recorded action), checking every reply against the recording
-with the same plan as ``client.fork``; where a reply differs, the replay stops there and the
-banner says so, showing the replayed observation.
+A fork restores the snapshot the server kept at that step when the record names one it still
+holds (exact, in one call; see :mod:`openenv_hub.server.snapshots`). Otherwise it replays the
+recording on the tab's own session through the session core (reset with the recorded
+parameters, then each recorded action). Either way every reply is checked against the
+recording with the same plan as ``client.fork``; where one differs, the fork stops there and
+the banner says so, showing the observation received.
 
 Layer: ui.
 """
@@ -19,20 +22,41 @@ from typing import Any
 
 from openenv_hub.client.fork import ForkPlan
 from openenv_hub.errors import EpisodeRecordError, ReplayMismatchError
-from openenv_hub.trajectories import read_records
+from openenv_hub.server.sessions import SessionPool
+from openenv_hub.trajectories import ServerRecorder, read_records
 from openenv_hub.types import StepResult
 from openenv_hub.ui.actions import Actions, Outcome, entry_of
 from openenv_hub.ui.tabs import Tab
 
-__all__ = ["RecordedStep", "fork_into_tab", "read_episodes", "recorded_step"]
+__all__ = [
+    "RecordedStep",
+    "fork_into_tab",
+    "group_episodes",
+    "read_episodes",
+    "recorded_step",
+    "server_episodes",
+]
 
 Records = list[dict[str, Any]]
 
 
 def read_episodes(path: str | os.PathLike[str]) -> dict[str, Records]:
     """The episodes of a trajectory file, named ``"episode N · S steps"``, in file order."""
+    return group_episodes(read_records(path))
+
+
+def server_episodes(pool: SessionPool) -> dict[str, Records] | None:
+    """The latest episodes the server recorded (None: it records none)."""
+    for observer in pool.observers:
+        if isinstance(observer, ServerRecorder):
+            return group_episodes([r for records in observer.recent for r in records])
+    return None
+
+
+def group_episodes(records: Records) -> dict[str, Records]:
+    """``records`` grouped into episodes, named ``"episode N · S steps"``, in order."""
     grouped: dict[str, Records] = {}
-    for record in read_records(path):
+    for record in records:
         grouped.setdefault(str(record.get("episode_id")), []).append(record)
     named: dict[str, Records] = {}
     for records in grouped.values():
@@ -85,22 +109,36 @@ async def fork_into_tab(actions: Actions, key: str, records: Records, step: int)
 
     async def body(tab: Tab, session: Any) -> Outcome:
         started = time.perf_counter()
-        payload = await pool.reset(session, plan.reset_params)
-        tab.record(
-            entry_of(session, "reset", plan.reset_params, payload, started), new_episode=True
-        )
+        payload = await pool.restore(session, plan.snapshot) if plan.snapshot else None
+        how = "from the server's snapshot"
         try:
-            plan.check(_as_result, 0, _as_result(payload))
-            for index, sent in enumerate(plan.actions, start=1):
-                started = time.perf_counter()
-                payload = await pool.step(session, pool.parse_action(sent))
-                tab.record(entry_of(session, "step", sent, payload, started))
-                plan.check(_as_result, index, _as_result(payload))
+            if payload is not None:
+                shown = {"snapshot of step": step}
+                tab.record(entry_of(session, "restore", shown, payload, started), new_episode=True)
+                plan.check(_as_result, step, _as_result(payload))
+            else:
+                how = "by replay"
+                payload = await _replay(pool, tab, session, plan)
         except ReplayMismatchError as exc:
-            outcome = await actions.shown(session, "Replay differs from the recording", payload)
+            differs = "Replay differs from the recording"
+            outcome = await actions.shown(session, differs, exc.got)  # what the fork received
             outcome.status, outcome.details = "error", [exc.message, exc.hint]
             return outcome
-        message = f"Forked at step {step}: the session plays on from the recorded state."
+        message = f"Forked at step {step} {how}: the session plays on from the recorded state."
         return await actions.shown(session, message, payload)
 
     return await actions.run(key, body)
+
+
+async def _replay(pool: SessionPool, tab: Tab, session: Any, plan: ForkPlan) -> dict[str, Any]:
+    """Reset and step ``session`` as recorded, checking each reply; the last reply."""
+    started = time.perf_counter()
+    payload = await pool.reset(session, plan.reset_params)
+    tab.record(entry_of(session, "reset", plan.reset_params, payload, started), new_episode=True)
+    plan.check(_as_result, 0, _as_result(payload))
+    for index, sent in enumerate(plan.actions, start=1):
+        started = time.perf_counter()
+        payload = await pool.step(session, pool.parse_action(sent))
+        tab.record(entry_of(session, "step", sent, payload, started))
+        plan.check(_as_result, index, _as_result(payload))
+    return payload

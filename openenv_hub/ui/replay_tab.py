@@ -1,5 +1,6 @@
-"""The Replay tab: open a trajectory file, step through an episode forward and back with the
-Playground's rendering, and fork it into the Playground at any step.
+"""The Replay tab: open a trajectory file, a public dataset on the Hub, or the episodes the server
+recorded, step through an episode forward and back with the Playground's rendering, and fork it
+into the Playground at any step.
 
 Layer: ui.
 """
@@ -11,9 +12,18 @@ from typing import Any
 
 import gradio as gr
 
+from openenv_hub.errors import OpenEnvError
+from openenv_hub.trajectories import read_hub_records
 from openenv_hub.ui.actions import Actions
 from openenv_hub.ui.observation import split_observation
-from openenv_hub.ui.replay import Records, fork_into_tab, read_episodes, recorded_step
+from openenv_hub.ui.replay import (
+    Records,
+    fork_into_tab,
+    group_episodes,
+    read_episodes,
+    recorded_step,
+    server_episodes,
+)
 from openenv_hub.ui.view import ResultView, texts_html
 
 __all__ = ["replay_tab"]
@@ -65,9 +75,20 @@ class _ReplayPane:
 def replay_tab(actions: Actions, view: ResultView, tabs: Any) -> None:
     """Lay out the Replay tab; forking updates the Playground's ``view`` and selects it."""
     episodes = gr.State({})
-    upload = gr.File(
-        label="Trajectory file", file_types=[".jsonl", ".parquet"], elem_id="replay-file"
-    )
+    with gr.Row():
+        upload = gr.File(
+            label="Trajectory file", file_types=[".jsonl", ".parquet"], elem_id="replay-file"
+        )
+        with gr.Column():
+            dataset = gr.Textbox(
+                label="Public dataset on the Hub", placeholder="namespace/name",
+                elem_id="replay-dataset",
+            )  # fmt: skip
+            open_dataset = gr.Button("Open dataset", elem_id="replay-open-dataset")
+            recorded = server_episodes(actions.pool) is not None
+            this_server = gr.Button(
+                "Episodes recorded on this server", visible=recorded, elem_id="replay-server"
+            )
     with gr.Row():
         episode = gr.Dropdown(choices=[], label="Episode", elem_id="replay-episode")
         step = gr.Number(0, label="Step", precision=0, minimum=0, elem_id="replay-step")
@@ -77,13 +98,25 @@ def replay_tab(actions: Actions, view: ResultView, tabs: Any) -> None:
         fork = gr.Button("Fork into Playground", variant="primary", elem_id="replay-fork")
     pane = _ReplayPane()
 
-    def on_file(path: str | None) -> dict[Any, Any]:
-        found = read_episodes(path) if path else {}
+    def opened(found: dict[str, Records]) -> dict[Any, Any]:
         first = next(iter(found), None)
         changes = pane.show(found.get(first) if first else None, 0)
         changes.update({episodes: found, step: 0})
         changes[episode] = gr.update(choices=list(found), value=first)
         return changes
+
+    def on_file(path: str | None) -> dict[Any, Any]:
+        return opened(read_episodes(path) if path else {})
+
+    def on_dataset(repo_id: str) -> dict[Any, Any]:
+        try:
+            records = read_hub_records(repo_id.strip(), anonymous=True)
+        except OpenEnvError as exc:
+            return {pane.position: f"**Could not open the dataset:** {exc}"}
+        return opened(group_episodes(records))
+
+    def on_server() -> dict[Any, Any]:
+        return opened(server_episodes(actions.pool) or {})
 
     def moved(by: int) -> Any:
         def move(found: dict[str, Records], name: str | None, at: Any) -> dict[Any, Any]:
@@ -104,6 +137,10 @@ def replay_tab(actions: Actions, view: ResultView, tabs: Any) -> None:
     shown = [step, *pane.outputs()]
     where = [episodes, episode, step]
     upload.change(on_file, inputs=[upload], outputs=[episodes, episode, *shown], **_EVENT)
+    opening = [episodes, episode, *shown]
+    open_dataset.click(on_dataset, inputs=[dataset], outputs=opening, **_EVENT)
+    dataset.submit(on_dataset, inputs=[dataset], outputs=opening, **_EVENT)
+    this_server.click(on_server, outputs=opening, **_EVENT)
     episode.input(moved(-(10**9)), inputs=where, outputs=shown, **_EVENT)
     step.submit(moved(0), inputs=where, outputs=shown, **_EVENT)
     back.click(moved(-1), inputs=where, outputs=shown, **_EVENT)

@@ -7,6 +7,7 @@ Layer: ui.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from typing import Any
@@ -18,9 +19,10 @@ from openenv_hub.server.sessions import SessionPool
 from openenv_hub.server.watch import SessionWatch, WatchedSession, watching_refused_message
 from openenv_hub.ui.observation import split_observation
 
-__all__ = ["REFRESH_S", "session_rows", "sessions_tab", "step_rows"]
+__all__ = ["REFRESH_S", "SHOWN_STEPS", "session_rows", "sessions_tab", "step_rows"]
 
 REFRESH_S = 0.25  # how often an open Sessions tab asks for news
+SHOWN_STEPS = 50  # the latest watched steps a refresh sends (fewer rows: a cheaper refresh)
 _EVENT: dict[str, Any] = {"api_visibility": "private", "show_progress": "hidden"}
 SESSION_COLUMNS = ["Session", "Client", "Episode", "Steps", "Return so far", "Last activity"]
 STEP_COLUMNS = ["#", "Episode", "Step", "Action", "Reward", "Done", "Breakdown"]
@@ -41,13 +43,13 @@ def session_rows(pool: SessionPool, watch: SessionWatch) -> list[list[Any]]:
 
 
 def step_rows(watched: WatchedSession) -> list[list[Any]]:
-    """A row per kept step of ``watched``, oldest first."""
+    """A row per step of ``watched`` among the latest :data:`SHOWN_STEPS`, oldest first."""
     return [
         [entry.index, entry.episode, entry.step, json.dumps(entry.action),
          json.dumps(entry.payload.get("reward")), json.dumps(entry.payload.get("done")),
          json.dumps((entry.payload.get("observation") or {}).get("metadata", {}).get(
              BREAKDOWN_KEY, {}))]
-        for entry in watched.recent
+        for entry in itertools.islice(watched.recent, max(len(watched.recent) - SHOWN_STEPS, 0), None)
     ]  # fmt: skip
 
 

@@ -3,6 +3,7 @@ that allows it, and what one refresh of a viewer costs the event loop."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import time
@@ -69,7 +70,7 @@ def test_watching_is_on_locally_and_off_on_a_space_unless_set(
 async def test_a_refresh_of_a_full_watch_takes_under_a_tenth_of_its_period() -> None:
     """A viewer refreshes every REFRESH_S on the server's event loop: a refresh that takes under
     a tenth of that leaves steps at least nine tenths of the loop's time."""
-    from openenv_hub.ui.sessions_tab import REFRESH_S, session_rows, step_rows
+    from openenv_hub.ui.sessions_tab import REFRESH_S, SHOWN_STEPS, session_rows, step_rows
 
     pool = SessionPool(TypedEchoEnvironment, action_cls=TypedEchoAction)
     watch = SessionWatch()
@@ -81,6 +82,9 @@ async def test_a_refresh_of_a_full_watch_takes_under_a_tenth_of_its_period() -> 
             await pool.step(session, TypedEchoAction(message=f"message {n}"))
         watched = watch.sessions[session.id]
         assert len(watched.recent) == MAX_WATCHED_STEPS  # bounded
+        rows = step_rows(watched)  # a refresh sends the latest few, the newest last
+        assert len(rows) == SHOWN_STEPS < MAX_WATCHED_STEPS
+        assert json.loads(rows[-1][3])["message"] == f"message {MAX_WATCHED_STEPS + 9}"
         took = []
         for _ in range(20):
             start = time.perf_counter()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from openenv_hub.types import (
@@ -49,6 +51,9 @@ class ExecutionError(BaseModel):
 
 class CodeObservation(Observation):
     """What one step did. Flags say which limit, if any, ended it."""
+
+    #: A step's duration differs from run to run: a fork by replay does not compare it.
+    replay_ignores: ClassVar[frozenset[str]] = frozenset({"duration_s"})
 
     stdout: str = ""
     stderr: str = ""

@@ -14,6 +14,7 @@ is refused with ``ResetRequiredError``.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import math
 import os
@@ -151,6 +152,32 @@ class AtariEnvironment(Environment[AtariAction, AtariObservation, AtariState]):
         self._ended = False
         return self._observation(reward=None, action_meanings=meanings)
 
+    # -- snapshots (exact forks; see openenv_hub.server.snapshots) ---------------------------
+
+    def snapshot(self) -> _Snapshot:
+        """The emulator's state (ale-py's ``cloneState``), the sticky actions' generator, the
+        settings and the episode's bookkeeping (kept by the server, never sent)."""
+        if self._ale is None:
+            raise ResetRequiredError("No episode yet; call reset() to start one.")
+        return _Snapshot(
+            self._ale.cloneState(),
+            copy.deepcopy(self._rng),
+            self._last_action,
+            list(self._action_set),
+            self._settings,
+            self._state.model_copy(deep=True),
+            self._ended,
+        )
+
+    def restore(self, snapshot: _Snapshot) -> None:
+        self._load(snapshot.settings)
+        self._ale.restoreState(snapshot.emulator)
+        self._settings = snapshot.settings
+        self._rng = copy.deepcopy(snapshot.rng)
+        self._last_action, self._action_set = snapshot.last_action, list(snapshot.action_set)
+        self._state = snapshot.state.model_copy(deep=True)
+        self._ended = snapshot.ended
+
     def _load(self, chosen: Settings) -> None:
         key = (chosen.game, chosen.mode, chosen.difficulty)
         if self._ale is not None and self._loaded == key:
@@ -233,6 +260,17 @@ class AtariEnvironment(Environment[AtariAction, AtariObservation, AtariState]):
     @property
     def state(self) -> AtariState:
         return self._state
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    emulator: Any  # ale_py.ALEState
+    rng: np.random.Generator
+    last_action: Any
+    action_set: list[Any]
+    settings: Settings
+    state: AtariState
+    ended: bool
 
 
 def _not_in_action_set(index: int, game: str, actions: list[Any]) -> ActionValidationError:

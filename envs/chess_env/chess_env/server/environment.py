@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import random
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import chess
@@ -120,6 +120,31 @@ class ChessEnvironment(MCPEnvironment):
         )
         reply = self._opponent_turn() if board.outcome() is None else None
         return self._observation(reward=None, opponent_move=reply)
+
+    # -- snapshots (exact forks; see openenv_hub.server.snapshots) ---------------------------
+
+    def snapshot(self) -> _Snapshot:
+        """The game as it stands: board and move stack, colours, settings and the opponent's
+        random state (kept by the server, never sent)."""
+        return _Snapshot(
+            self._board.copy(),
+            self._agent,
+            self._settings,
+            self._resigned,
+            self._rng.getstate(),
+            self._state.model_copy(deep=True),
+        )
+
+    def restore(self, snapshot: _Snapshot) -> None:
+        self._use_opponent(snapshot.settings)
+        self._settings, self._agent, self._resigned = (
+            snapshot.settings,
+            snapshot.agent,
+            snapshot.resigned,
+        )
+        self._board = snapshot.board.copy()
+        self._rng.setstate(snapshot.rng)
+        self._state = snapshot.state.model_copy(deep=True)
 
     def _use_opponent(self, chosen: OpponentSettings) -> None:
         if self._built == chosen:
@@ -305,6 +330,16 @@ class ChessEnvironment(MCPEnvironment):
             "your_color": _NAMES[self._agent],
             "moves": self.state.moves_san,
         }
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    board: chess.Board
+    agent: chess.Color
+    settings: OpponentSettings
+    resigned: chess.Color | None
+    rng: Any
+    state: ChessState
 
 
 def _board(fen: str | None) -> chess.Board:

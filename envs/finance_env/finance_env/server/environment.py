@@ -182,6 +182,28 @@ class TradingEnvironment(MCPEnvironment):
         self._record()
         return self._observation(reward=None)
 
+    # -- snapshots (exact forks; see openenv_hub.server.snapshots) ---------------------------
+
+    def snapshot(self) -> _Snapshot:
+        """The episode at its day index: settings, market, account and bookkeeping (kept by
+        the server, never sent; the market's prices are shared, never changed)."""
+        if self._market is None:
+            raise ResetRequiredError("Call reset() first to choose the data and start trading.")
+        account = self._account
+        return _Snapshot(
+            self._settings,
+            self._market,
+            self._day,
+            Account(account.cash, account.holdings.copy(), account.cost, account.trades),
+            self._state.model_copy(deep=True),
+        )
+
+    def restore(self, snapshot: _Snapshot) -> None:
+        kept = snapshot.account
+        self._settings, self._market, self._day = snapshot.settings, snapshot.market, snapshot.day
+        self._account = Account(kept.cash, kept.holdings.copy(), kept.cost, kept.trades)
+        self._state = snapshot.state.model_copy(deep=True)
+
     # -- trading ---------------------------------------------------------------------------
 
     def step_other(
@@ -337,6 +359,15 @@ class TradingEnvironment(MCPEnvironment):
         )
         observation = self.trade_shares(counts)
         return {**self.portfolio(), "reward": observation.reward, "done": observation.done}
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    settings: Settings
+    market: Market
+    day: int
+    account: Account
+    state: TradingState
 
 
 def _wrong_length(given: int, tickers: list[str]) -> ActionValidationError:
