@@ -8,6 +8,13 @@ saved actions to recompute their rewards. See docs/eval.md.
 Layer: client.
 """
 
+from openenv_hub.eval.declared import DeclaredTasks, declared_tasks
+from openenv_hub.eval.generators import (
+    TaskGenerator,
+    generated_task,
+    generated_tasks,
+    load_generator,
+)
 from openenv_hub.eval.passk import pass_at_k, summarize
 from openenv_hub.eval.plot import write_plot
 from openenv_hub.eval.policies import ChatPolicy, Policy, assistant_message, load_function_policy
@@ -21,16 +28,22 @@ from openenv_hub.eval.toolset import Toolset, environment_metadata, render_obser
 __all__ = [
     "KEY_COLUMNS",
     "ChatPolicy",
+    "DeclaredTasks",
     "EvalPlan",
     "Policy",
     "Rescored",
     "ResultsFolder",
     "Task",
+    "TaskGenerator",
     "Toolset",
     "assistant_message",
     "dataset_card",
+    "declared_tasks",
     "environment_metadata",
+    "generated_task",
+    "generated_tasks",
     "load_function_policy",
+    "load_generator",
     "load_tasks",
     "missing_pairs",
     "pass_at_k",
