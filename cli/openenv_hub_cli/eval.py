@@ -4,6 +4,7 @@ write one row per rollout, then a summary (return, pass@k, per task) and a plot.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from openenv_hub_cli._utils import CommandError, console, err_console
 
 __all__ = ["command", "env_url", "find_tasks"]
 
+SPACE_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 OutputOption = typer.Option(Path("eval-results"), "--output", "-o", help="Results folder.")
 
 
@@ -55,6 +57,12 @@ def command(
         None, "--push-to-hub", help="Upload the results as this dataset (NS/NAME)."
     ),
     partial: bool = typer.Option(False, "--partial", help="Push even an incomplete run."),
+    space: str | None = typer.Option(
+        None,
+        "--space",
+        help="The environment's Space (NS/NAME): recorded, and tagged on the pushed results, "
+        "which the catalog then shows on the environment's page.",
+    ),
     private: bool | None = typer.Option(None, "--private/--public", help="Visibility on push."),
 ) -> None:
     """Evaluate a model (or a policy) on an environment's tasks (see docs/eval.md).
@@ -64,6 +72,11 @@ def command(
     """
     from openenv_hub.eval import EvalPlan, ResultsFolder, environment_metadata, load_function_policy
 
+    if space is not None and not SPACE_ID.match(space):
+        raise CommandError(
+            f"--space {space!r} is not a Space id.",
+            hint="Give it as NS/NAME, e.g. my-org/word-game.",
+        )
     chosen = _policy(model, base_url, api_key_env, policy, temperature, top_p, max_tokens)
     results = ResultsFolder(output)
     with env_url(env) as url:
@@ -72,7 +85,10 @@ def command(
         plan = EvalPlan(found, rollouts_per_task, concurrency, max_turns, pass_threshold, seed)
         settings = {
             "env": env,
-            "environment": {k: metadata.get(k) for k in ("name", "version")},
+            "environment": {
+                **{k: metadata.get(k) for k in ("name", "version")},
+                "space": space,
+            },
             "model": model,
             "base_url": base_url,
             "policy": policy,
