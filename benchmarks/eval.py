@@ -11,8 +11,15 @@ The word game (examples/word_game.py) and ``transformers serve`` with a tiny ran
 - ``openenv eval --policy`` (a Python policy that guesses six words): the environment side alone,
   six steps a rollout, in steps per second.
 
-Prime Intellect's ``vf-eval`` (the ``verifiers`` package) is the peer to compare with; it is not
-installed in this project's environment, so its line says how to add it. Nothing is asserted.
+- Prime Intellect's ``vf-eval`` (the ``verifiers`` package, in a virtual environment of its own:
+  see benchmarks/vf_peer.py) on the same server, model and concurrency, one turn a rollout
+  through verifiers' OpenEnv taskset, side by side; without it, its line says how to add it.
+
+The model is reached through a relay that ends each streamed answer with ``data: [DONE]`` (see
+benchmarks/vf_peer.py), by every measurement alike. "ms outside" is the mean time of a rollout
+outside the model: its span less the time its model calls took, as each tool records them
+(``duration_s - policy_s`` of openenv eval's rows; a trace's span less its model duration).
+Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -33,8 +40,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+import vf_peer  # noqa: E402
 from eval_support import GUESS_POLICY, MAKE_MODEL, SERVE_COMMAND, WORD_TASKS  # noqa: E402
-from serving import free_port  # noqa: E402
+from serving import ServerThread, free_port  # noqa: E402
 
 
 def start(
@@ -82,8 +90,9 @@ async def model_floor(
         return time.perf_counter() - started
 
 
-def run_eval(work: Path, args: list[str]) -> tuple[float, int, float]:
-    """Wall time of one ``openenv eval`` process, its steps, and its pass@1."""
+def run_eval(work: Path, args: list[str]) -> tuple[float, int, float, float]:
+    """Wall time of one ``openenv eval`` process, its steps, its pass@1, and the mean time of a
+    rollout outside the model (its duration less its policy calls), in seconds."""
     output = work / f"results-{time.monotonic_ns()}"
     started = time.perf_counter()
     subprocess.run(
@@ -93,7 +102,8 @@ def run_eval(work: Path, args: list[str]) -> tuple[float, int, float]:
     elapsed = time.perf_counter() - started
     rows = [json.loads(line) for line in (output / "rollouts.jsonl").read_text().splitlines()]
     summary = json.loads((output / "summary.json").read_text())
-    return elapsed, sum(r["tool_calls"] for r in rows), summary["pass_at_k"]["1"]
+    outside = sum(r["duration_s"] - r["policy_s"] for r in rows) / len(rows)
+    return elapsed, sum(r["tool_calls"] for r in rows), summary["pass_at_k"]["1"], outside
 
 
 def start_time() -> float:
@@ -108,9 +118,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rollouts", type=int, default=48, help="Rollouts of each measurement.")
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument(
+        "--verifiers-python", help=f"Python with verifiers (default {vf_peer.DEFAULT_PYTHON})."
+    )
     options = parser.parse_args()
     per_task = max(1, options.rollouts // len(WORD_TASKS))
     count = per_task * len(WORD_TASKS)
+    vf_python = vf_peer.verifiers_python(options.verifiers_python)
     work = Path(tempfile.mkdtemp(prefix="openenv-eval-bench-"))
     (work / "tasks").mkdir()
     (work / "tasks" / "test.jsonl").write_text("".join(json.dumps(t) + "\n" for t in WORD_TASKS))
@@ -121,40 +135,80 @@ def main() -> None:
     model_port, game_port = free_port(), free_port()
     serving = {**os.environ, "HF_HUB_OFFLINE": "1"}
     processes = []
+    relay = None
     try:
         command = SERVE_COMMAND.format(folder=model, port=model_port).split()
         processes.append(start(command, f"http://127.0.0.1:{model_port}/health", serving))
         game = [sys.executable, str(ROOT / "examples" / "word_game.py"), "--port", str(game_port)]
         processes.append(start(game, f"http://127.0.0.1:{game_port}/health"))
-        base_url, game_url = f"http://127.0.0.1:{model_port}/v1", f"http://127.0.0.1:{game_port}"
+        relay = ServerThread(vf_peer.DoneRelay(f"http://127.0.0.1:{model_port}"))
+        relay.start()
+        base_url, game_url = f"{relay.url}/v1", f"http://127.0.0.1:{game_port}"
         common = ["--tasks", "tasks", "-k", str(per_task), "-c", str(options.concurrency)]
         floor = asyncio.run(model_floor(base_url, model, game_url, count, options.concurrency))
-        with_model, _, _ = run_eval(
+        with_model, _, _, ours = run_eval(
             work, [game_url, "--model", model, "--base-url", base_url, "--max-turns", "1",
                    "--max-tokens", "12", *common],
         )  # fmt: skip
-        with_policy, steps, pass_1 = run_eval(
+        with_policy, steps, pass_1, _ = run_eval(
             work, [game_url, "--policy", "guesser:guess", *common]
         )
         launch = start_time()
+        peer = None
+        if vf_python is not None:
+            seeds = [task["reset"]["seed"] for task in WORD_TASKS]
+            played = vf_peer.run_vf_eval(
+                vf_python, work, model=model, base_url=base_url, game_url=game_url, seeds=seeds,
+                per_task=per_task, concurrency=options.concurrency,
+            )  # fmt: skip
+            peer = (*played, vf_peer.vf_start_time(vf_python))
     finally:
+        if relay is not None:
+            relay.stop()
         for process in processes:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
-    print(f"{count} rollouts at concurrency {options.concurrency}")
-    rows = [
-        ("model floor (one completion each, no env)", floor),
-        ("openenv eval --model, one turn", with_model),
-        ("openenv eval --policy (six guesses at most)", with_policy),
+    report(
+        count,
+        options.concurrency,
+        floor,
+        (with_model, launch, ours),
+        with_policy,
+        steps,
+        pass_1,
+        peer,
+    )
+
+
+def report(
+    count: int, concurrency: int, floor: float, ours: tuple[float, float, float],
+    with_policy: float, steps: int, pass_1: float, peer: tuple[float, int, float, float] | None,
+) -> None:  # fmt: skip
+    """The table. ``ours`` and ``peer`` hold the wall time, the process start and the mean time
+    of a rollout outside the model (the peer's second field: its rollouts without error)."""
+    print(f"{count} rollouts at concurrency {concurrency}, one model turn each")
+    rows: list[tuple[str, float, float | None, float | None]] = [
+        ("model floor (one completion each, no env)", floor, None, None),
+        ("openenv eval --model, one turn", ours[0], ours[1], ours[2]),
+        ("openenv eval --policy (six guesses at most)", with_policy, None, None),
     ]
-    print(f"{'measurement':<46}{'seconds':>9}{'rollouts/s':>12}")
-    for name, seconds in rows:
-        print(f"{name:<46}{seconds:>9.2f}{count / seconds:>12.2f}")
-    print(f"{'openenv --version (process start alone)':<46}{launch:>9.2f}")
-    print(f"eval --model / floor, process start left out: {(with_model - launch) / floor:.2f}x")
+    if peer is not None:
+        name = f"vf-eval, one turn ({peer[1]} of {count} without error)"
+        rows.append((name, peer[0], peer[3], peer[2]))
+    print(f"{'measurement':<52}{'seconds':>9}{'rollouts/s':>12}{'start s':>9}{'ms outside':>12}")
+    for name, seconds, started, outside in rows:
+        start_s = f"{started:.2f}" if started is not None else ""
+        outside_ms = f"{outside * 1000:.0f}" if outside is not None else ""
+        print(f"{name:<52}{seconds:>9.2f}{count / seconds:>12.2f}{start_s:>9}{outside_ms:>12}")
+    launch = ours[1]
     rate = steps / (with_policy - launch)
     print(f"environment side: {steps} steps, {rate:.0f} steps/s; pass@1 {pass_1:.2f}")
-    print("vf-eval (verifiers): not installed here; pip install verifiers to compare")
+    if peer is None:
+        where = vf_peer.DEFAULT_PYTHON
+        print(f"vf-eval: no Python with verifiers at {where}; see benchmarks/vf_peer.py")
+    else:
+        ratio = (peer[0] - peer[3]) / (ours[0] - launch)
+        print(f"vf-eval / openenv eval wall time, process start left out: {ratio:.2f}x")
 
 
 if __name__ == "__main__":

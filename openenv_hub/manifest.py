@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from openenv_hub.errors import ManifestError
 
@@ -34,6 +41,7 @@ __all__ = [
     "ManifestError",
     "ResourceAmounts",
     "Resources",
+    "Taskset",
     "load_manifest",
     "manifest_schema",
     "parse_manifest",
@@ -62,6 +70,49 @@ class Resources(BaseModel):
 
     requests: ResourceAmounts | None = Field(None, description="Reserved for each server.")
     limits: ResourceAmounts | None = Field(None, description="The most each server may use.")
+
+
+class Taskset(BaseModel):
+    """Where an environment's tasks are: ``source`` (a folder of JSON Lines inside the
+    environment folder, or a Hub dataset ``hf://datasets/NS/NAME``), or ``generator`` (a
+    function that makes the task of a seed). Exactly one of the two."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str | None = Field(
+        None,
+        description="A folder of .jsonl files in the environment folder (one file per split), "
+        "or hf://datasets/NS/NAME.",
+    )
+    splits: list[str] = Field(
+        default_factory=list, description="The splits of source to use (default: every split)."
+    )
+    key: str | None = Field(
+        None,
+        description="The column holding each task's key (default: the first of key, task_id, id).",
+    )
+    generator: str | None = Field(
+        None,
+        description="'module:function' taking a seed and returning the task's row (prompt, "
+        "reset, ...); the task with id N is the one of seed N.",
+    )
+    split: str = Field("test", description="The split the generator's tasks belong to.")
+    size: int = Field(
+        100, ge=1, description="Seeds 0 to size - 1 are the generator's tasks (default 100)."
+    )
+
+    @field_validator("generator")
+    @classmethod
+    def _generator_path(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", value):
+            raise ValueError(f"'{value}' is not a function path like 'package.module:function'")
+        return value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Taskset:
+        if (self.source is None) == (self.generator is None):
+            raise ValueError("give exactly one of 'source' (tasks in files) and 'generator'")
+        return self
 
 
 class Manifest(BaseModel):
@@ -113,6 +164,11 @@ class Manifest(BaseModel):
     exclude: list[str] = Field(
         default_factory=list,
         description="More files that openenv push leaves out, as .gitignore patterns.",
+    )
+    taskset: Taskset | None = Field(
+        None,
+        description="Where the environment's tasks are, e.g. {source: tasks} or "
+        "{generator: 'my_env.tasks:make_task', size: 1000}.",
     )
     type: str | None = Field(None, description="OpenEnv compatibility; 'space'.")
     runtime: str | None = Field(None, description="OpenEnv compatibility; 'fastapi'.")
@@ -230,6 +286,10 @@ def parse_manifest(text: str, *, path: Path | None = None) -> Manifest:
         raise _explain(exc, _key_lines(node), path) from None
 
 
+#: The fields of the manifest's nested sections, for a "did you mean" on a misspelt one.
+_NESTED_FIELDS = {"taskset": list(Taskset.model_fields), "resources": list(Resources.model_fields)}
+
+
 def _key_lines(node: yaml.Node | None) -> dict[str, int]:
     if not isinstance(node, yaml.MappingNode):
         return {}
@@ -241,12 +301,17 @@ def _explain(exc: ValidationError, lines: dict[str, int], path: Path | None) -> 
     field = str(error["loc"][0]) if error["loc"] else None
     line = lines.get(field) if field else None
     if error["type"] == "extra_forbidden" and field is not None:
-        close = difflib.get_close_matches(field, list(Manifest.model_fields), n=1)
+        unknown = str(error["loc"][-1])
+        known = (
+            _NESTED_FIELDS.get(field, []) if len(error["loc"]) > 1 else list(Manifest.model_fields)
+        )
+        close = difflib.get_close_matches(unknown, known, n=1)
         guess = f" Did you mean '{close[0]}'?" if close else ""
-        hint = f"Rename '{field}' to '{close[0]}'." if close else ""
+        hint = f"Rename '{unknown}' to '{close[0]}'." if close else ""
         hint += " The fields are listed in docs/manifest.schema.json."
+        where = ".".join(str(part) for part in error["loc"])
         return ManifestError(
-            f"unknown field '{field}'.{guess}", path=path, field=field, line=line, hint=hint.strip()
+            f"unknown field '{where}'.{guess}", path=path, field=field, line=line, hint=hint.strip()
         )
     if error["type"] == "missing":
         return ManifestError(

@@ -164,3 +164,67 @@ def expected_pass_at_k(rows: list[dict[str, Any]], k: int) -> float:
         subsets = list(combinations(passed, k))
         values.append(sum(any(s) for s in subsets) / len(subsets))
     return sum(values) / len(values)
+
+
+#: The environment of ``sums_env`` (docs/eval.md's generator example): ``reset(task_id=N)``
+#: asks the sum the generator makes from seed N; the step answering it earns 1.0.
+SUMS_ENVIRONMENT = '''
+"""Sums: answer the sum of the task made from a seed (sums_env.tasks.make_task)."""
+
+from typing import Any
+from uuid import uuid4
+
+from openenv_hub import Environment, State
+
+from sums_env.models import SumsAction, SumsObservation
+from sums_env.tasks import make_task
+
+
+class SumsEnvironment(Environment[SumsAction, SumsObservation, State]):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+    RUNS_ON_EVENT_LOOP = True
+    reward_range = (0.0, 1.0)
+
+    def __init__(self) -> None:
+        self._state = State(episode_id=str(uuid4()))
+        self._answer = None
+
+    def reset(self, seed=None, episode_id=None, task_id=None, **kwargs: Any) -> SumsObservation:
+        task = make_task(int(task_id if task_id is not None else seed or 0))
+        self._answer = task["answer"]
+        self._state = State(episode_id=episode_id or str(uuid4()))
+        return SumsObservation(echoed_message=task["prompt"], reward=0.0)
+
+    def step(self, action: SumsAction, timeout_s=None, **kwargs: Any) -> SumsObservation:
+        self._state.step_count += 1
+        right = action.message.strip() == str(self._answer)
+        return SumsObservation(echoed_message=action.message, reward=float(right), done=True)
+
+    @property
+    def state(self) -> State:
+        return self._state
+'''
+
+
+@pytest.fixture
+def sums_env(
+    cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[str, str], Path]]:
+    """Makes ``sums_env`` (``openenv init``, then the sums environment) in the cwd, a tmp
+    folder: ``make(tasks_py, taskset_yaml)`` writes ``sums_env/tasks.py`` and appends the
+    manifest's taskset; returns the folder."""
+    monkeypatch.chdir(tmp_path)
+
+    def make(tasks_py: str, taskset_yaml: str) -> Path:
+        assert cli("init", "sums_env", "--no-input", "-o", tmp_path).code == 0
+        folder = tmp_path / "sums_env"
+        (folder / "sums_env" / "tasks.py").write_text(tasks_py)
+        (folder / "sums_env" / "server" / "environment.py").write_text(SUMS_ENVIRONMENT)
+        with (folder / "openenv.yaml").open("a") as manifest:
+            manifest.write(taskset_yaml)
+        return folder
+
+    yield make
+    for name in [n for n in sys.modules if n == "sums_env" or n.startswith("sums_env.")]:
+        del sys.modules[name]
+    sys.path[:] = [p for p in sys.path if not p.startswith(str(tmp_path))]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,28 @@ def test_published_schema_matches_the_model() -> None:
         'docs/manifest.schema.json is stale; regenerate it with: python -c "from openenv_hub.'
         "manifest import manifest_schema_text as t; open('docs/manifest.schema.json','w').write(t())\""
     )
+
+
+def test_a_taskset_is_files_or_a_generator_never_both() -> None:
+    files = parse_manifest(
+        "name: e\ntaskset:\n  source: hf://datasets/o/t\n  splits: [test]\n  key: word\n"
+    )
+    assert files.taskset is not None
+    assert (files.taskset.source, files.taskset.splits, files.taskset.key) == (
+        "hf://datasets/o/t", ["test"], "word",
+    )  # fmt: skip
+    made = parse_manifest("name: e\ntaskset:\n  generator: e.tasks:make\n  size: 5\n")
+    assert made.taskset is not None and (made.taskset.size, made.taskset.split) == (5, "test")
+    assert parse_manifest(made.dump()) == made
+    for text, words in [
+        ("name: e\ntaskset:\n  size: 5\n", "give exactly one of 'source'"),
+        ("name: e\ntaskset:\n  source: t\n  generator: e:f\n", "give exactly one of 'source'"),
+        ("name: e\ntaskset:\n  generator: e.tasks\n", "not a function path"),
+        (
+            "name: e\n\ntaskset:\n  sorce: t\n",
+            "unknown field 'taskset.sorce'. Did you mean 'source'?",
+        ),
+    ]:
+        with pytest.raises(ManifestError, match=re.escape(words)) as info:
+            parse_manifest(text, path=Path("openenv.yaml"))
+        assert info.value.line == text.split("\n").index("taskset:") + 1

@@ -4,6 +4,7 @@ write one row per rollout, then a summary (return, pass@k, per task) and a plot.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,8 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from openenv_hub_cli._utils import CommandError, console, err_console
 
-__all__ = ["command", "env_url"]
+__all__ = ["command", "env_url", "find_tasks"]
 
+SPACE_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 OutputOption = typer.Option(Path("eval-results"), "--output", "-o", help="Results folder.")
 
 
@@ -36,6 +38,9 @@ def command(
         None, "--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."
     ),
     split: str | None = typer.Option(None, "--split", help="Evaluate this split only."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help="Play only the first N tasks (default: all)."
+    ),
     rollouts_per_task: int = typer.Option(1, "--rollouts-per-task", "-k", min=1),
     concurrency: int = typer.Option(4, "--concurrency", "-c", min=1),
     max_turns: int = typer.Option(8, "--max-turns", min=1, help="Model turns per rollout."),
@@ -52,25 +57,44 @@ def command(
         None, "--push-to-hub", help="Upload the results as this dataset (NS/NAME)."
     ),
     partial: bool = typer.Option(False, "--partial", help="Push even an incomplete run."),
+    space: str | None = typer.Option(
+        None,
+        "--space",
+        help="The environment's Space (NS/NAME): recorded, and tagged on the pushed results, "
+        "which the catalog then shows on the environment's page.",
+    ),
     private: bool | None = typer.Option(None, "--private/--public", help="Visibility on push."),
 ) -> None:
-    """Evaluate a model (or a policy) on an environment's tasks (see docs/eval.md)."""
+    """Evaluate a model (or a policy) on an environment's tasks (see docs/eval.md).
+
+    Without --tasks, the tasks are the taskset of the folder's openenv.yaml, else the ones the
+    environment lists through its task routes.
+    """
     from openenv_hub.eval import EvalPlan, ResultsFolder, environment_metadata, load_function_policy
 
+    if space is not None and not SPACE_ID.match(space):
+        raise CommandError(
+            f"--space {space!r} is not a Space id.",
+            hint="Give it as NS/NAME, e.g. my-org/word-game.",
+        )
     chosen = _policy(model, base_url, api_key_env, policy, temperature, top_p, max_tokens)
     results = ResultsFolder(output)
     with env_url(env) as url:
         metadata = environment_metadata(url)
-        found = _tasks(url, str(metadata.get("name") or "env"), tasks, split)
+        found, _ = find_tasks(env, tasks, split, limit=limit, url=url, name=metadata.get("name"))
         plan = EvalPlan(found, rollouts_per_task, concurrency, max_turns, pass_threshold, seed)
         settings = {
             "env": env,
-            "environment": {k: metadata.get(k) for k in ("name", "version")},
+            "environment": {
+                **{k: metadata.get(k) for k in ("name", "version")},
+                "space": space,
+            },
             "model": model,
             "base_url": base_url,
             "policy": policy,
-            "tasks": tasks or "the environment's task routes",
+            "tasks": tasks or _declared_source(env) or "the environment's task routes",
             "split": split,
+            "limit": limit,
             "sampling": chosen.sampling if chosen is not None else {},
             "seed": seed,
             "rollouts_per_task": rollouts_per_task,
@@ -101,13 +125,43 @@ def command(
         console.print(f"Pushed to {url}")
 
 
-def _tasks(url: str, env_name: str, source: str | None, split: str | None) -> list[Any]:
-    """The taskset given with --tasks, else the tasks the environment lists."""
-    from openenv_hub.eval import load_tasks, server_tasks
+def find_tasks(
+    env: str,
+    source: str | None,
+    split: str | None,
+    *,
+    limit: int | None = None,
+    url: str | None = None,
+    name: Any = None,
+) -> tuple[list[Any], int]:
+    """The first ``limit`` tasks to play, and how many there are: the taskset given with
+    --tasks, else the one ``env``'s manifest declares (a folder), else the tasks the
+    environment lists (serving a folder for the time it takes when ``url`` is not given)."""
+    from openenv_hub.eval import declared_tasks, environment_metadata, load_tasks, server_tasks
 
     if source:
-        return load_tasks(source, split=split)
-    return server_tasks(url, env_name, split=split)
+        found = load_tasks(source, split=split)
+        return found[:limit], len(found)
+    if "://" not in env and (Path(env) / "openenv.yaml").is_file():
+        declared = declared_tasks(Path(env), split=split, limit=limit)
+        if declared is not None:
+            return declared.tasks, declared.total
+    if url is None:
+        with env_url(env) as served:
+            return find_tasks(env, None, split, limit=limit, url=served)
+    name = name or environment_metadata(url).get("name") or "env"
+    found = server_tasks(url, str(name), split=split)
+    return found[:limit], len(found)
+
+
+def _declared_source(env: str) -> str | None:
+    """What the manifest of the folder ``env`` names as its taskset (None for a URL)."""
+    if "://" in env or not (Path(env) / "openenv.yaml").is_file():
+        return None
+    from openenv_hub.manifest import load_manifest
+
+    taskset = load_manifest(env).taskset
+    return None if taskset is None else taskset.source or taskset.generator
 
 
 @contextmanager

@@ -6,9 +6,12 @@ import typer
 from rich.table import Table
 
 from openenv_hub_cli._utils import console
-from openenv_hub_cli.eval import env_url
+from openenv_hub_cli.eval import find_tasks
 
 __all__ = ["command"]
+
+#: Tasks listed when --limit is not given.
+DEFAULT_LIMIT = 20
 
 
 def command(
@@ -17,19 +20,20 @@ def command(
     tasks: str | None = typer.Option(
         None, "--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."
     ),
+    limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="List the first N tasks."),
 ) -> None:
-    """List the tasks an evaluation of ENV would play: key, split, reset arguments, prompt."""
-    from openenv_hub.eval import environment_metadata, load_tasks, server_tasks
+    """List the tasks an evaluation of ENV would play: key, split, reset arguments, prompt.
 
-    if tasks:
-        found = load_tasks(tasks, split=split)
-    else:
-        with env_url(env) as url:
-            name = str(environment_metadata(url).get("name") or "env")
-            found = server_tasks(url, name, split=split)
+    Without --tasks, they are the taskset of the folder's openenv.yaml, else the ones the
+    environment lists through its task routes.
+    """
+    found, total = find_tasks(env, tasks, split, limit=limit)
     table = Table("split", "key", "reset", "prompt")
     for task in found:
         prompt = task.prompt if len(task.prompt) <= 60 else task.prompt[:57] + "..."
         table.add_row(task.split, task.key, str(task.reset), prompt.replace("\n", " "))
     console.print(table)
-    console.print(f"{len(found)} tasks")
+    if len(found) < total:
+        console.print(f"The first {len(found)} of {total} tasks (--limit N lists more).")
+    else:
+        console.print(f"{total} tasks")

@@ -6,35 +6,65 @@ Layer: client.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections import defaultdict
 from typing import Any
 
+import yaml
+
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.eval.results import ResultsFolder
 
-__all__ = ["dataset_card", "push_results"]
+__all__ = ["RESULTS_TAG_PREFIX", "dataset_card", "push_results", "results_tag"]
+
+
+#: Prefix of the tag that names the environment's Space on a results dataset.
+RESULTS_TAG_PREFIX = "openenv-env:"
+
+
+def results_tag(space_id: str) -> str:
+    """The tag of the results of an evaluation of the Space ``space_id`` (``NS/NAME``): the
+    catalog lists the datasets that carry it on the environment's page."""
+    return f"{RESULTS_TAG_PREFIX}{space_id}"
 
 
 def dataset_card(settings: dict[str, Any], summary: dict[str, Any], splits: list[str]) -> str:
-    """The README.md of a results dataset: its splits, and what was evaluated, how."""
-    configs = "".join(f"  - split: {s}\n    path: data/{s}.jsonl\n" for s in splits)
+    """The README.md of a results dataset: its splits, and what was evaluated, how.
+
+    The front matter's ``openenv_eval`` holds the figures a leaderboard shows (model, mean
+    return, pass@1, rollouts, date); with ``settings["environment"]["space"]`` the card is
+    tagged :func:`results_tag` of that Space.
+    """
     env = settings.get("environment", {})
+    space = env.get("space")
+    front = {
+        "configs": [
+            {
+                "config_name": "default",
+                "data_files": [{"split": s, "path": f"data/{s}.jsonl"} for s in splits],
+            }
+        ],
+        "tags": ["openenv", "evaluation", *([results_tag(space)] if space else [])],
+        "openenv_eval": {
+            "environment": space or env.get("name"),
+            "model": settings.get("model") or settings.get("policy"),
+            "mean_return": summary["return"]["mean"],
+            "pass_at_1": summary["pass_at_k"].get("1"),
+            "rollouts": summary["rollouts"],
+            "tasks": summary["tasks"],
+            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+        },
+    }
     lines = [
         "---",
-        "configs:",
-        "- config_name: default",
-        "  data_files:",
-        configs.rstrip("\n"),
-        "tags:",
-        "- openenv",
-        "- evaluation",
+        yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip("\n"),
         "---",
         "",
         f"# Evaluation of {settings.get('model') or settings.get('policy')} on {env.get('name')}",
         "",
         f"- environment: {env.get('name')} {env.get('version') or ''} at {settings.get('env')}",
-        f"- environment Space: {env.get('space') or 'none'} (commit {env.get('commit') or 'unknown'})",
+        f"- environment Space: {space or 'none'} (commit {env.get('commit') or 'unknown'})",
         f"- model: {settings.get('model') or 'none'}; policy: {settings.get('policy') or 'none'}",
         f"- settings: `{json.dumps(settings.get('sampling', {}))}`, "
         f"{settings.get('rollouts_per_task')} rollouts per task, "

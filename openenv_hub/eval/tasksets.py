@@ -52,13 +52,20 @@ class Task:
     reset: dict[str, Any] = field(default_factory=dict)
 
 
-def task_from_row(row: dict[str, Any], split: str) -> Task:
-    """A :class:`Task` from one row of a taskset."""
-    key = next((row[c] for c in KEY_COLUMNS if row.get(c) is not None), None)
+def task_from_row(row: dict[str, Any], split: str, *, key_column: str | None = None) -> Task:
+    """A :class:`Task` from one row of a taskset.
+
+    Args:
+        row: The row.
+        split: Its split.
+        key_column: The column holding the key (default: the first of :data:`KEY_COLUMNS`).
+    """
+    columns = (key_column,) if key_column else KEY_COLUMNS
+    key = next((row[c] for c in columns if row.get(c) is not None), None)
     if key is None:
         raise ConfigurationError(
             f"A task of split {split!r} has no key: {json.dumps(row)[:200]}",
-            hint=f"Give every row one of the columns {', '.join(KEY_COLUMNS)}.",
+            hint=f"Give every row {_one_of(columns)}.",
         )
     reset = row.get("reset")
     if isinstance(reset, str):
@@ -70,12 +77,21 @@ def task_from_row(row: dict[str, Any], split: str) -> Task:
     return Task(key=str(key), split=split, prompt=str(row.get("prompt") or ""), reset=reset)
 
 
-def load_tasks(source: str, *, split: str | None = None) -> list[Task]:
+def load_tasks(
+    source: str,
+    *,
+    split: str | None = None,
+    splits: list[str] | None = None,
+    key_column: str | None = None,
+) -> list[Task]:
     """The tasks of a JSON Lines folder or file, or of ``hf://datasets/NS/NAME``.
 
     Args:
         source: A path, or ``hf://datasets/NS/NAME`` (read with the Hub's endpoint and token).
         split: Keep only this split (default: every split).
+        splits: Keep only these splits (default: every split).
+        key_column: The column holding each task's key (default: the first of
+            :data:`KEY_COLUMNS`).
     """
     if source.startswith(HUB_PREFIX):
         files = _hub_files(source[len(HUB_PREFIX) :].strip("/"))
@@ -87,9 +103,15 @@ def load_tasks(source: str, *, split: str | None = None) -> list[Task]:
                 hint="Pass a folder of .jsonl files, one file, or hf://datasets/NS/NAME.",
             )
         files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
-    tasks = [t for file in files for t in _read_jsonl(file) if split in (None, t.split)]
+    wanted = {split} if split else set(splits or ())
+    tasks = [
+        t
+        for file in files
+        for t in _read_jsonl(file, key_column)
+        if not wanted or t.split in wanted
+    ]
     if not tasks:
-        where = f" in split {split!r}" if split else ""
+        where = f" in split {', '.join(sorted(wanted))}" if wanted else ""
         raise ConfigurationError(f"The taskset {source} has no tasks{where}.")
     _check_unique(tasks, source)
     return tasks
@@ -122,7 +144,7 @@ def server_tasks(base_url: str, env_name: str, *, split: str | None = None) -> l
     return tasks
 
 
-def _read_jsonl(file: Path) -> list[Task]:
+def _read_jsonl(file: Path, key_column: str | None) -> list[Task]:
     split = file.stem.split("-")[0]
     tasks = []
     for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
@@ -132,7 +154,7 @@ def _read_jsonl(file: Path) -> list[Task]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ConfigurationError(f"{file}:{number} is not JSON: {exc}") from None
-        tasks.append(task_from_row(row, split))
+        tasks.append(task_from_row(row, split, key_column=key_column))
     return tasks
 
 
@@ -145,6 +167,12 @@ def _hub_files(repo_id: str) -> list[Path]:
     if not names:
         raise ConfigurationError(f"The dataset {repo_id} holds no .jsonl files of tasks.")
     return [Path(hf_hub_download(repo_id, n, repo_type="dataset")) for n in sorted(names)]
+
+
+def _one_of(columns: tuple[str, ...]) -> str:
+    if len(columns) == 1:
+        return f"the column {columns[0]!r}"
+    return f"one of the columns {', '.join(columns)}"
 
 
 def _check_unique(tasks: list[Task], source: str) -> None:

@@ -103,6 +103,7 @@ def _runtime(target: object) -> list[CheckResult]:
     from openenv_hub.runtimes.local import LocalProcessProvider
     from openenv_hub.validation.runtime import runtime_checks
     from openenv_hub.validation.target import EnvTarget
+    from openenv_hub.validation.tasks import taskset_checks
 
     assert isinstance(target, EnvTarget) and target.manifest is not None
     try:
@@ -121,4 +122,8 @@ def _runtime(target: object) -> list[CheckResult]:
         started = CheckResult(
             "server_start", True, f"serving at {server.base_url}", level="runtime"
         )
-        return [started, *runtime_checks(server.base_url)]
+        return [
+            started,
+            *runtime_checks(server.base_url),
+            *taskset_checks(target, server.base_url),
+        ]

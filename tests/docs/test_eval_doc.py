@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from doc_blocks import doc_block
-from eval_support import SERVE_COMMAND, model_server, read_rows, word_game
+from eval_support import SERVE_COMMAND, model_server, read_rows, sums_env, word_game
 
 DOC = "docs/eval.md"
-__all__ = ["model_server", "word_game"]  # fixtures
+__all__ = ["model_server", "sums_env", "word_game"]  # fixtures
 
 
 def run_command(cli: Any, name: str, replacements: dict[str, str]) -> Any:
@@ -86,3 +86,57 @@ def test_a_served_model_is_evaluated_as_printed(
     result = run_command(cli, "eval-model", replacements)
     assert "12 of 12 in model-results" in result.out
     assert len(read_rows(documented / "model-results")) == 12
+
+
+def test_generated_tasks_are_listed_validated_and_played_as_printed(
+    cli: Any, sums_env: Any
+) -> None:
+    import sys
+
+    folder = sums_env(
+        doc_block(DOC, "eval-generator").code, doc_block(DOC, "eval-generator-manifest").code
+    )
+    listed = run_command(cli, "eval-generator-tasks", {})
+    assert "The first 5 of 1000 tasks" in listed.out
+    from sums_env.tasks import make_task
+
+    for seed in range(5):
+        assert make_task(seed)["prompt"] in listed.out and f"'task_id': {seed}" in listed.out
+
+    validated = cli("validate", "sums_env")
+    assert validated.code == 0, validated.text
+    assert "20 tasks checked (the first 20 of 1000): each resets" in validated.out
+
+    (folder.parent / "adder.py").write_text(doc_block(DOC, "eval-generator-policy").code)
+    try:
+        played = run_command(cli, "eval-generator-run", {})
+    finally:
+        sys.modules.pop("adder", None)
+    assert "Played 20 rollouts; 20 of 20 in sums-results" in played.out
+    rows = read_rows(folder.parent / "sums-results")
+    assert sorted({r["task_key"] for r in rows}, key=int) == [str(n) for n in range(10)]
+    assert all(json.loads(r["reset"]) == {"task_id": int(r["task_key"])} for r in rows)
+    assert all(r["passed"] for r in rows)  # each rollout's answer was its seed's sum
+
+
+def test_a_manifest_dataset_taskset_as_printed(cli: Any, sums_env: Any, hub_env: Any) -> None:
+    repo = hub_env.repo_id("word-tasks")
+    api = hub_env.api()
+    api.create_repo(repo, repo_type="dataset")
+    for split, words in (("test", ["brick", "pious"]), ("train", ["mango"])):
+        rows = [{"word": w, "reset": {"task_id": n}, "id": 99} for n, w in enumerate(words)]
+        lines = "".join(json.dumps(row) + "\n" for row in rows).encode()
+        api.upload_file(
+            path_or_fileobj=lines, path_in_repo=f"data/{split}.jsonl", repo_id=repo,
+            repo_type="dataset",
+        )  # fmt: skip
+    taskset = doc_block(DOC, "eval-manifest-dataset").code
+    assert "my-org/word-tasks" in taskset
+    sums_env(doc_block(DOC, "eval-generator").code, taskset.replace("my-org/word-tasks", repo))
+    listed = cli("tasks", "sums_env")
+    assert listed.code == 0, listed.text
+    assert "brick" in listed.out and "pious" in listed.out and "2 tasks" in listed.out
+    assert "mango" not in listed.out  # split train is not listed in splits
+    validated = cli("validate", "sums_env")
+    assert validated.code == 0, validated.text
+    assert "2 tasks checked: each resets" in validated.out

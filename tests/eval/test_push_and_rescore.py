@@ -30,6 +30,27 @@ def test_pushed_results_load_back_equal(
     assert "word_game" in text and "pass@4" in text and "4 rollouts per task" in text
 
 
+def test_results_pushed_with_their_space_are_tagged_with_it(
+    cli: Any, word_game: Any, workdir: Path, hub_env: Any
+) -> None:
+    repo = hub_env.repo_id("word-eval")
+    result = cli("eval", word_game.url, *ARGS, "--space", "alice/word-game", "--push-to-hub", repo)
+    assert result.code == 0, result.text
+    info = hub_env.api().dataset_info(repo)
+    assert "openenv-env:alice/word-game" in info.tags and "evaluation" in info.tags
+    summary = json.loads((workdir / "results" / "summary.json").read_text())
+    figures = info.card_data.get("openenv_eval")
+    assert figures["environment"] == "alice/word-game"
+    assert figures["model"] == "guesser:guess" and figures["rollouts"] == 12
+    assert figures["mean_return"] == summary["return"]["mean"]
+    assert figures["pass_at_1"] == summary["pass_at_k"]["1"]
+    settings = json.loads((workdir / "results" / "run.json").read_text())
+    assert settings["environment"]["space"] == "alice/word-game"
+
+    refused = cli("eval", word_game.url, *ARGS, "--space", "word game", "-o", "other")
+    assert refused.code != 0 and "is not a Space id" in refused.text
+
+
 def test_an_incomplete_run_is_pushed_only_with_partial(
     cli: Any, word_game: Any, workdir: Path, hub_env: Any
 ) -> None:

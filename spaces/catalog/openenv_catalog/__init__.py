@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .catalog import Badge, Catalog
 from .checks import Validation, ValidationCache
+from .evaluations import EvalResult, Evaluations, Leaderboard
 from .listing import HubCatalog
 from .models import CatalogPage, CatalogQuery, Details, Environment
 from .settings import CatalogSettings
@@ -20,7 +21,10 @@ __all__ = [
     "CatalogSettings",
     "Details",
     "Environment",
+    "EvalResult",
+    "Evaluations",
     "HubCatalog",
+    "Leaderboard",
     "Validation",
     "ValidationCache",
 ]

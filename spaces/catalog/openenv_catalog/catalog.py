@@ -14,6 +14,7 @@ from typing import Any, Literal
 from openenv_hub.validation import report
 
 from .checks import Validation, ValidationCache
+from .evaluations import Evaluations
 from .listing import HubCatalog
 from .models import CatalogPage, CatalogQuery, Environment
 from .settings import CatalogSettings
@@ -114,6 +115,7 @@ class Catalog:
             workers=self.settings.workers,
             recheck_s=self.settings.recheck_s,
         )
+        self.evaluations = Evaluations(self.hub, ttl_s=self.hub.details_ttl_s)
 
     def start(self) -> None:
         """Start validating in the background."""
@@ -193,6 +195,18 @@ class Catalog:
             "action_schema": schemas.get("action"),
             "observation_schema": schemas.get("observation"),
             "report": validation_report(validation),
+            "evaluations": [
+                {
+                    "dataset": r.repo_id,
+                    "model": r.model,
+                    "mean_return": r.mean_return,
+                    "pass_at_1": r.pass_at_1,
+                    "rollouts": r.rollouts,
+                    "date": r.date.isoformat() if r.date else None,
+                    "url": r.url,
+                }
+                for r in self.evaluations.of(env.repo_id).results
+            ],
         }
 
 

@@ -135,6 +135,15 @@ class HubCatalog:
             self._tags = (self._clock(), tags)
         return tags
 
+    def datasets_tagged(self, tag: str, *, limit: int) -> list[Any]:
+        """The newest ``limit`` datasets tagged ``tag``, with their cards: one request, waited
+        for at most ``timeout_s``.
+
+        Raises:
+            HubError: The Hub failed or did not answer in time.
+        """
+        return self._bounded(self._datasets_tagged, tag, limit)
+
     # -- details ----------------------------------------------------------------------------
 
     def details(self, repo_id: str, sha: str | None, card: Any = None) -> Details:
@@ -217,6 +226,17 @@ class HubCatalog:
         hub = self.hub
         with translate(endpoint=hub.endpoint, repo_id=repo_id, action="read the Space"):
             return hub.api.space_info(repo_id, timeout=self.timeout_s)
+
+    def _datasets_tagged(self, tag: str, limit: int) -> list[Any]:
+        hub = self.hub
+        with translate(endpoint=hub.endpoint, action="list the evaluation results"):
+            found = hub.api.list_datasets(
+                filter=[tag],
+                sort="last_modified",
+                limit=limit,
+                expand=["cardData", "lastModified"],
+            )
+            return list(found)
 
     def _count_tags(self) -> list[str]:
         hub = self.hub

@@ -14,9 +14,10 @@ from openenv_hub.validation import CheckResult
 
 from .catalog import Badge
 from .checks import Validation
+from .evaluations import Leaderboard
 from .models import CatalogPage, Environment, web_link
 
-__all__ = ["CSS", "detail_html", "report_html", "table_html"]
+__all__ = ["CSS", "detail_html", "leaderboard_html", "report_html", "table_html"]
 
 CSS = """
 .oc-table { width: 100%; border-collapse: collapse; font-size: 0.92rem; }
@@ -38,6 +39,7 @@ CSS = """
 .oc-banner { border-radius: 8px; padding: 0.55rem 0.8rem; border: 1px solid;
   background: #fef2f2; border-color: #fecaca; color: #991b1b; }
 .oc-empty { color: var(--body-text-color-subdued); padding: 0.8rem 0; }
+.oc-leaderboard td, .oc-leaderboard th,
 .oc-report td, .oc-report th { padding: 0.3rem 0.5rem; text-align: left; vertical-align: top;
   border-bottom: 1px solid var(--border-color-primary); }
 """
@@ -109,8 +111,13 @@ def badge_html(badge: Badge) -> str:
     )
 
 
-def detail_html(env: Environment | None, badge: Badge | None, problem: str = "") -> str:
-    """The summary above a Space's manifest and schemas."""
+def detail_html(
+    env: Environment | None,
+    badge: Badge | None,
+    problem: str = "",
+    board: Leaderboard | None = None,
+) -> str:
+    """The summary above a Space's manifest and schemas, with its leaderboard when read."""
     if env is None:
         text = problem or "Choose an environment to see its manifest, schemas and validation."
         role = ' role="alert"' if problem else ""
@@ -135,7 +142,39 @@ def detail_html(env: Environment | None, badge: Badge | None, problem: str = "")
             lines.append(f'<p class="oc-meta">Could not read everything: {_e(details.problem)}</p>')
     if badge is not None:
         lines.append(f"<p>Validation: {badge_html(badge)}</p>")
+    if board is not None:
+        lines.append(leaderboard_html(board))
     return "".join(lines)
+
+
+def leaderboard_html(board: Leaderboard) -> str:
+    """The evaluation results pushed for an environment, best pass@1 first."""
+    title = "<h4>Evaluations</h4>"
+    if board.error:
+        return f'{title}<p class="oc-meta" role="alert">{_e(board.error)}</p>'
+    if not board.results:
+        text = "No evaluation results yet: openenv eval --space NS/NAME --push-to-hub pushes them."
+        return f'{title}<p class="oc-empty">{_e(text)}</p>'
+    head = "".join(
+        f'<th scope="col">{name}</th>'
+        for name in ("Model", "Mean return", "pass@1", "Rollouts", "Date", "Results")
+    )
+    rows = "".join(
+        f'<tr data-results="{_e(r.repo_id)}"><td>{_e(r.model)}</td>'
+        f"<td>{_figure(r.mean_return)}</td><td>{_figure(r.pass_at_1)}</td>"
+        f"<td>{_e(r.rollouts if r.rollouts is not None else '—')}</td>"
+        f"<td>{_e(r.date.isoformat() if r.date else '—')}</td>"
+        f"<td>{_link(r.url, r.repo_id)}</td></tr>"
+        for r in board.results
+    )
+    return (
+        f'{title}<table class="oc-leaderboard" aria-label="Evaluations"><thead><tr>{head}</tr>'
+        f"</thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _figure(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
 
 
 def report_html(validation: Validation | None, running: bool) -> str:

@@ -219,7 +219,7 @@ class _View:
         self.catalog.watch(updated)
         if env is not None:
             env = next((row for row in updated if row.repo_id == env.repo_id), env)
-        current, *detail = self._detail(env)
+        current, *detail = self._detail(env, read_results=False)
         fresh = [self._table(updated), *detail]
         sent, *changed = [
             gr.skip() if _same(new, old) else new for new, old in zip(fresh, shown, strict=True)
@@ -236,15 +236,21 @@ class _View:
     def _table(self, envs: Sequence[Environment]) -> str:
         return table_html(CatalogPage(CatalogQuery(), tuple(envs)), envs, self.catalog.badge)
 
-    def _detail(self, env: Environment | None, problem: str = "") -> list[Any]:
+    def _detail(
+        self, env: Environment | None, problem: str = "", *, read_results: bool = True
+    ) -> list[Any]:
+        """The detail view; ``read_results=False`` (the timer) shows the leaderboard last read,
+        never asking the Hub."""
         if env is None:
             return [None, detail_html(None, None, problem), "", None, None, ""]
+        evaluations = self.catalog.evaluations
+        board = evaluations.of(env.repo_id) if read_results else evaluations.cached(env.repo_id)
         validation = self.catalog.validations.get(env.repo_id)
         schemas = dict(validation.schemas or {}) if validation else {}
         manifest = env.details.manifest_text if env.details else None
         return [
             env,
-            detail_html(env, self.catalog.badge(env)),
+            detail_html(env, self.catalog.badge(env), board=board),
             report_html(validation, env.running),
             schemas.get("action"),
             schemas.get("observation"),
