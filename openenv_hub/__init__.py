@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "CallToolObservation": "openenv_hub.types",
     # environments
     "Environment": "openenv_hub.environment",
+    "InProcess": "openenv_hub.in_process",
     "MCPEnvironment": "openenv_hub.tools",
     "tool": "openenv_hub.tools",
     # server
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from openenv_hub.client.sync_client import SyncEnvClient
     from openenv_hub.client.sync_pool import SyncEnvPool
     from openenv_hub.environment import Environment
+    from openenv_hub.in_process import InProcess
     from openenv_hub.server.app import create_app, run
     from openenv_hub.tools import MCPEnvironment, tool
     from openenv_hub.types import (

@@ -41,7 +41,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     (
         "model",
-        ("manifest", "environment", "rubrics", "tool_specs", "tools", "images", "spaces"),
+        (
+            "manifest",
+            "environment",
+            "episode_rules",
+            "in_process",
+            "rubrics",
+            "tool_specs",
+            "tools",
+            "images",
+            "spaces",
+        ),
     ),
     ("services", ("docker", "hub", "packaging", "discovery")),
     ("runtimes", ("runtimes", "localhub", "providers")),

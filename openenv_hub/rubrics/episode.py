@@ -14,7 +14,8 @@ exception) goes to the server's log, never to the agent.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, overload
 
 from openenv_hub.errors import ConfigurationError, EnvironmentExecutionError
 from openenv_hub.rubrics.attribution import Attribution
@@ -88,7 +89,7 @@ class EpisodeScorer:
     ) -> Observation:
         """Score the step that produced ``observation``, and write the result onto it."""
         step = Step(action=action, observation=observation, state=state, index=len(self._steps))
-        trajectory = Trajectory([*self._steps, step])
+        trajectory = Trajectory(_WithNext(self._steps, step))  # no copy of the episode
         try:
             scored = await self.rubric.evaluate(trajectory, run_sync=run_sync)
         except EnvironmentExecutionError:
@@ -122,3 +123,33 @@ class EpisodeScorer:
             "step_rewards": step_rewards,
             "last_breakdown": self._last.breakdown if self._last is not None else {},
         }
+
+
+class _WithNext(Sequence[Step]):
+    """The steps of the episode so far and the step being scored after them, read in place: a
+    rubric sees a whole trajectory while the episode's list is not copied at every step."""
+
+    __slots__ = ("_next", "_steps")
+
+    def __init__(self, steps: list[Step], next_step: Step) -> None:
+        self._steps, self._next = steps, next_step
+
+    def __len__(self) -> int:
+        return len(self._steps) + 1
+
+    @overload
+    def __getitem__(self, index: int) -> Step: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Step]: ...
+
+    def __getitem__(self, index: int | slice) -> Step | Sequence[Step]:
+        if isinstance(index, slice):
+            return [*self._steps, self._next][index]
+        size = len(self._steps)
+        position = index + size + 1 if index < 0 else index
+        if position == size:
+            return self._next
+        if not 0 <= position < size:
+            raise IndexError("trajectory index out of range")
+        return self._steps[position]

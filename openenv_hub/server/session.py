@@ -46,7 +46,7 @@ class Session:
     on_close: list[CloseCallback] = field(default_factory=list)
     scorer: EpisodeScorer | None = None  # the environment's rubric, applied after each step
     client: str | None = None  # the address of the client that opened it
-    episode_started: bool = False  # reset at least once (see openenv_hub.server.episodes)
+    episode_started: bool = False  # reset at least once (see openenv_hub.episode_rules)
     reward_range: tuple[float, float] = UNBOUNDED  # the environment's declared reward range
 
     @property

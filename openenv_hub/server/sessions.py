@@ -19,12 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 from openenv_hub.environment import Environment
+from openenv_hub.episode_rules import RewardRangeFlag, needs_reset, reset_required
 from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
 from openenv_hub.protocol import observation_payload
 from openenv_hub.protocol.actions import ActionReader
 from openenv_hub.rubrics.ranges import wire_range
 from openenv_hub.server.calls import CallPlan
-from openenv_hub.server.episodes import RewardRangeFlag, needs_reset, reset_required
 from openenv_hub.server.lifecycle import (
     DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_SESSIONS,
@@ -261,7 +261,7 @@ class SessionPool(SessionLifecycle):
             self._metadata = meta.model_copy(update=update)
         return self._metadata
 
-    # -- the reset rule and reward ranges (openenv_hub.server.episodes) ----------------------
+    # -- the reset rule and reward ranges (openenv_hub.episode_rules) ----------------------
 
     async def _episode_for(
         self,

@@ -94,3 +94,10 @@ def test_record_push_and_load(
 
     names = run_block("rewards-load")
     assert names["calls"] == ["hello"] * 15  # every call echoed "hello": 0.5 + 0.5 * 5/32
+
+
+def test_in_process_rewards_equal_the_servers(capsys: pytest.CaptureFixture[str]) -> None:
+    """The in-process block prints what the server sends for the same moves (the test above)."""
+    names = run_block("rewards-attach")
+    exec(compile(doc_block(DOC, "rewards-in-process").code, DOC, "exec"), names)
+    assert capsys.readouterr().out == doc_block(DOC, "rewards-in-process-output").code

@@ -1,5 +1,5 @@
 """Two rules of the session core, on every transport: reset comes first, and a reward outside the
-environment's declared range is flagged (openenv_hub/server/episodes.py)."""
+environment's declared range is flagged (openenv_hub/episode_rules.py)."""
 
 from __future__ import annotations
 
@@ -161,7 +161,7 @@ def test_a_reward_outside_the_declared_range_is_flagged_and_logged_once(
 ) -> None:
     server = serve(create_app(NeedsReset, Message, Echoed, env_name="needs_reset"))
     assert httpx.get(server.url + "/metadata").json()["reward_range"] == [0.0, 1.0]
-    with caplog.at_level(logging.WARNING, logger="openenv_hub.server"), ws(server) as s:
+    with caplog.at_level(logging.WARNING, logger="openenv_hub.episodes"), ws(server) as s:
         ask(s, {"type": "reset"})
         assert not _flagged(ask(s, {"type": "step", "data": {"message": "1"}})["data"])
         for message in ("2", "nan", "5"):

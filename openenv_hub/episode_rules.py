@@ -1,4 +1,5 @@
-"""Two rules the session core applies to every environment, whatever transport drove it.
+"""Two rules every environment is held to, by the server's session core (whatever transport
+drove it) and in this process by :class:`~openenv_hub.in_process.InProcess`.
 
 * **Reset first.** A ``step`` or ``state`` before a session's first ``reset`` is answered with
   :class:`~openenv_hub.errors.ResetRequiredError`, so no environment meets a step it was not
@@ -9,9 +10,9 @@
 * **Rewards in range.** A reward outside the range the environment declares
   (:func:`~openenv_hub.rubrics.ranges.declared_reward_range`) is flagged on its observation,
   ``metadata["reward_out_of_range"] = True``, and a warning naming the environment is logged
-  once per server.
+  once per server (or in-process wrapper).
 
-Layer: server.
+Layer: model.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from openenv_hub.types import ListToolsAction, Observation
 
 __all__ = ["REWARD_OUT_OF_RANGE", "RewardRangeFlag", "needs_reset", "reset_required"]
 
-logger = logging.getLogger("openenv_hub.server")
+logger = logging.getLogger("openenv_hub.episodes")
 
 #: The observation metadata key set on a reward outside the declared range.
 REWARD_OUT_OF_RANGE = "reward_out_of_range"
