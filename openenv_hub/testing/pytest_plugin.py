@@ -17,7 +17,8 @@ unset. Everything is restored when the session ends.
 The server itself starts lazily, on that port, the first time the
 ``local_hub`` fixture is used. Set ``OPENENV_LOCALHUB_PORT`` to pin the port, and
 ``OPENENV_LOCALHUB_RUN_SPACES=1`` to have it build and run pushed Docker Spaces (with
-``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` when set; see docs/runtimes.md).
+``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` when set; see docs/runtimes.md), and
+``OPENENV_LOCALHUB_RUN_JOBS=1`` to have it run Jobs on the Docker engine.
 
 Fixtures:
 
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 PLUGIN_NAME = "openenv_hub.testing.pytest_plugin"
 PORT_VARIABLE = "OPENENV_LOCALHUB_PORT"
 RUN_SPACES_VARIABLE = "OPENENV_LOCALHUB_RUN_SPACES"
+RUN_JOBS_VARIABLE = "OPENENV_LOCALHUB_RUN_JOBS"
 DEFAULT_TOKEN = "hf_alice_write"
 HOST = "127.0.0.1"
 
@@ -184,8 +186,9 @@ def local_hub() -> Iterator[LocalHub]:
         data_dir=settings.root / "data",
         host=HOST,
         port=settings.port,
-        run_spaces=os.environ.get(RUN_SPACES_VARIABLE, "").lower() in ("1", "true", "yes"),
+        run_spaces=_enabled(RUN_SPACES_VARIABLE),
         space_build_args={"BASE_IMAGE": base_image} if base_image else None,
+        run_jobs=_enabled(RUN_JOBS_VARIABLE),
     )
     try:
         hub.start()
@@ -196,6 +199,10 @@ def local_hub() -> Iterator[LocalHub]:
         ) from exc
     yield hub
     hub.stop()
+
+
+def _enabled(variable: str) -> bool:
+    return os.environ.get(variable, "").lower() in ("1", "true", "yes")
 
 
 @dataclass

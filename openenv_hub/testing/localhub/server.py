@@ -38,6 +38,9 @@ class LocalHub:
             Docker engine; without one the runtime stays off and app URLs say why.
         space_build_args: Build arguments of Space images, e.g. ``{"BASE_IMAGE": ...}``
             where no registry is reachable.
+        run_jobs: Run Jobs (``HfApi.run_job``) as containers on the Docker engine (a Space's
+            image built as for ``run_spaces``) and serve their exposed ports at the
+            ``exposeUrls`` the API gives, checking the token for ports that are not public.
 
     Example:
         >>> with LocalHub() as hub:  # doctest: +SKIP
@@ -55,6 +58,7 @@ class LocalHub:
         startup_timeout_s: float = 10.0,
         run_spaces: bool = False,
         space_build_args: Mapping[str, str] | None = None,
+        run_jobs: bool = False,
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -68,6 +72,7 @@ class LocalHub:
         self._startup_timeout_s = startup_timeout_s
         self._run_spaces = run_spaces
         self._space_build_args = dict(space_build_args or {})
+        self._run_jobs = run_jobs
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -92,6 +97,7 @@ class LocalHub:
             self.tokens,
             run_spaces=self._run_spaces,
             space_build_args=self._space_build_args,
+            run_jobs=self._run_jobs,
         )
         config = uvicorn.Config(
             self._app,
@@ -99,6 +105,7 @@ class LocalHub:
             lifespan="on",  # the app closes its proxy's connections at shutdown
             timeout_keep_alive=30,
             timeout_graceful_shutdown=2,
+            date_header=False,  # the app dates each response itself (see app._dated)
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
@@ -124,6 +131,8 @@ class LocalHub:
             self._thread.join(timeout=10)
         if self._app is not None and self._app.context.spaces is not None:
             self._app.context.spaces.close()
+        if self._app is not None and self._app.context.jobs is not None:
+            self._app.context.jobs.close()
         if self._socket is not None:
             self._socket.close()
         if self._tmp is not None:

@@ -35,7 +35,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("openenv_hub.testing.localhub")
 
-__all__ = ["LogLine", "SpaceRuntime", "engine_problem"]
+__all__ = [
+    "BuildFailed",
+    "LogLine",
+    "SpaceRuntime",
+    "build_space_image",
+    "engine_problem",
+    "space_image_tag",
+]
 
 INTERMEDIATE = ("BUILDING", "APP_STARTING", "RUNNING_BUILDING", "RUNNING_APP_STARTING")
 
@@ -169,10 +176,10 @@ class SpaceRuntime:
         if space is None or space.commit != commit:
             return  # deleted, or a newer commit is queued
         space.build_log = []
-        tag = f"localhub-space/{key.namespace}-{key.name}:{commit[:12]}".lower()
+        tag = space_image_tag(key, commit)
         try:
-            self._build(key, commit, tag, space.build_log)
-        except _BuildFailed as failed:
+            build_space_image(self.store, key, commit, self.build_args, space.build_log)
+        except BuildFailed as failed:
             self._set_stage(key, "BUILD_ERROR", error=str(failed))
             return
         except Exception as exc:  # an engine failure is the Space's failure, never LocalHub's
@@ -181,27 +188,6 @@ class SpaceRuntime:
             return
         space.image = tag
         self._run(key, tag)
-
-    def _build(self, key: RepoKey, commit: str, tag: str, log: list[LogLine]) -> None:
-        from openenv_hub.providers.docker import docker_client
-
-        archive = self.store.git(key).run("archive", "--format=tar", commit)
-        with tempfile.TemporaryDirectory(prefix="localhub-build-") as tmp:
-            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-                _extract(tar, tmp)
-            if not (Path(tmp) / "Dockerfile").is_file():
-                raise _BuildFailed("No Dockerfile at the root of the Space.")
-            stream = docker_client().api.build(
-                path=tmp, tag=tag, buildargs=self.build_args, network_mode="host",
-                rm=True, forcerm=True, decode=True,
-            )  # fmt: skip
-            for chunk in stream:
-                for line in str(chunk.get("stream", "")).splitlines():
-                    log.append(LogLine(iso_time(), line))
-                if "error" in chunk:
-                    error = str(chunk["error"]).strip()
-                    log.append(LogLine(iso_time(), error))
-                    raise _BuildFailed(f"Build failed: {error}")
 
     def _run(self, key: RepoKey, image: str) -> None:
         from openenv_hub.errors import ServerStartError
@@ -269,8 +255,54 @@ class SpaceRuntime:
         return {"enabled": self.enabled, "reason": self.unavailable, "buildArgs": self.build_args}
 
 
-class _BuildFailed(Exception):
-    pass
+class BuildFailed(Exception):
+    """A Space's image did not build; the message names the failing step."""
+
+
+def space_image_tag(key: RepoKey, commit: str) -> str:
+    """The tag of a Space's image at ``commit`` (shared by Spaces and Jobs)."""
+    return f"localhub-space/{key.namespace}-{key.name}:{commit[:12]}".lower()
+
+
+def build_space_image(
+    store: RepoStore,
+    key: RepoKey,
+    commit: str,
+    build_args: Mapping[str, str],
+    log: list[LogLine],
+    *,
+    reuse: bool = False,
+) -> str:
+    """Build the Space's Dockerfile at ``commit`` (with ``reuse``, only if its image is not
+    there yet); return the tag.
+
+    Raises:
+        BuildFailed: No Dockerfile, or a step failed (its lines are in ``log``).
+    """
+    from openenv_hub.docker import docker_client
+
+    tag = space_image_tag(key, commit)
+    client = docker_client()
+    if reuse and client.images.list(name=tag):
+        return tag
+    archive = store.git(key).run("archive", "--format=tar", commit)
+    with tempfile.TemporaryDirectory(prefix="localhub-build-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            _extract(tar, tmp)
+        if not (Path(tmp) / "Dockerfile").is_file():
+            raise BuildFailed("No Dockerfile at the root of the Space.")
+        stream = client.api.build(
+            path=tmp, tag=tag, buildargs=dict(build_args), network_mode="host",
+            rm=True, forcerm=True, decode=True,
+        )  # fmt: skip
+        for chunk in stream:
+            for line in str(chunk.get("stream", "")).splitlines():
+                log.append(LogLine(iso_time(), line))
+            if "error" in chunk:
+                error = str(chunk["error"]).strip()
+                log.append(LogLine(iso_time(), error))
+                raise BuildFailed(f"Build failed: {error}")
+    return tag
 
 
 def _extract(tar: tarfile.TarFile, target: str) -> None:

@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 from ..auth import TokenRegistry, User
 from ..errors import HubError
 from ..gitrepo import GitRepo
+from ..jobs import JobRunner
 from ..requestlog import RequestLog
 from ..space_runtime import SpaceRuntime
 from ..storage import PLURALS, RepoKey, RepoMeta, RepoStore, RepoType
@@ -23,6 +24,7 @@ class HubContext:
     tokens: TokenRegistry
     log: RequestLog
     spaces: SpaceRuntime | None = None  # builds and runs Docker Spaces, when enabled
+    jobs: JobRunner | None = None  # runs Jobs on the Docker engine, when enabled
 
 
 def get_context(request: Request) -> HubContext:
