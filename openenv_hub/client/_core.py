@@ -4,7 +4,7 @@ decoding replies, and tracking whether an episode would be lost with a connectio
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 from urllib.parse import urlsplit
 
@@ -96,6 +96,13 @@ def http_url(base_url: str) -> str:
     return "http" + url[2:] if url.startswith("ws") else url
 
 
+def provider_headers(provider: object) -> dict[str, str]:
+    """The headers a provider's servers want with each connection (a token its proxy checks),
+    or none."""
+    headers = getattr(provider, "headers", None)
+    return dict(headers) if headers else {}
+
+
 def is_loopback(url: str) -> bool:
     host = urlsplit(url).hostname or ""
     return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
@@ -110,6 +117,9 @@ class ClientOptions:
     ping_interval_s: float | None = 20.0
     ping_timeout_s: float | None = 20.0
     max_message_size_mb: float = 100.0
+    #: Sent with the opening handshake, e.g. a token for a server behind a proxy that checks
+    #: one (never put in the URL, and never shown in a repr).
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         for name in ("connect_timeout_s", "max_message_size_mb"):
@@ -130,6 +140,7 @@ class ClientOptions:
             "max_size": int(self.max_message_size_mb * 1024 * 1024),
             "compression": None,
             "proxy": None if is_loopback(url) else True,
+            "additional_headers": dict(self.headers) or None,
         }
 
 

@@ -114,7 +114,9 @@ def test_a_failing_job_is_error_with_its_log_and_a_slow_one_times_out(jobs_hub: 
     assert done.status.stage == "ERROR" and done.status.message == "Exited with code 3"
     assert list(api.fetch_job_logs(job_id=failing.id, follow=True)) == ["no dataset"]
     timed_out = api.wait_for_job(slow.id, timeout=60, poll_interval=0.2)
-    assert timed_out.status.stage == "ERROR" and "timed out after 2 s" in str(timed_out.status.message)
+    assert timed_out.status.stage == "ERROR" and "timed out after 2 s" in str(
+        timed_out.status.message
+    )
 
 
 def test_the_jobs_api_checks_what_it_is_given(local_hub: LocalHub) -> None:
