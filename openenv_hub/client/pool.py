@@ -73,7 +73,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         self.on_error: OnError = on_error
         self.placement = Placement.of(urls_or_provider)
         self.client_class: type[EnvClient[Any, Any, Any]] = client or GenericEnvClient
-        self.client_options = client_options
+        self.client_options = self.placement.client_options(client_options)
         self.slots: list[Slot[EnvClient[ActT, ObsT, StateT]]] = [Slot(i) for i in range(size)]
         self.replacements: list[SlotError] = []
 

@@ -125,6 +125,20 @@ class JobsProvider(StopsOnExit):
             raise
         return provider
 
+    @classmethod
+    def from_hub(
+        cls, repo_id: str, *, revision: str | None = None, token: str | None = None,
+        endpoint: str | None = None, **options: Any,
+    ) -> JobsProvider:  # fmt: skip
+        """Run the Space ``repo_id`` as Jobs (``replicas``, ``flavor``, ... as for
+        ``from_hub(runtime="jobs")``), for an ``EnvPool``::
+
+            with JobsProvider.from_hub("alice/echo_env", replicas=2) as jobs:
+                async with EnvPool(jobs, size=16) as pool: ...
+        """
+        space = SpaceRef(repo_id, revision, token, endpoint)
+        return JobsRuntime().start_space(space, **options)
+
     # -- what clients and pools read ---------------------------------------------------------
 
     @property
