@@ -37,6 +37,7 @@ class JobState:
     flavor: str
     labels: Mapping[str, str]
     created_at: datetime | None
+    running_s: float | None = None
 
     @property
     def finished(self) -> bool:
@@ -61,6 +62,7 @@ class JobState:
             flavor=str(getattr(info.flavor, "value", info.flavor) or ""),
             labels=dict(info.labels or {}),
             created_at=info.created_at,
+            running_s=getattr(info.durations, "running_secs", None),
         )
 
 

@@ -88,6 +88,7 @@ class JobsProvider(StopsOnExit):
         timeout: int | float | str | None = None, env: Mapping[str, str] | None = None,
         secrets: Mapping[str, str] | None = None, public: bool = False,
         startup_timeout_s: float = 300.0, replace_failed: bool = False, source: str = "",
+        detached: bool = False,
     ) -> None:  # fmt: skip
         self.client = client
         self.image = image
@@ -100,6 +101,8 @@ class JobsProvider(StopsOnExit):
         self.startup_timeout_s = startup_timeout_s
         self.replace_failed = replace_failed
         self.source = source or image
+        #: Left running when this process ends (until their timeout, or ``openenv stop``).
+        self.detached = detached
         self.job_ids: list[str] = []
         self._urls: dict[str, str] = {}
         self._ended: dict[str, ReplicaFailure] = {}
@@ -117,7 +120,8 @@ class JobsProvider(StopsOnExit):
         if replicas < 1:
             raise ConfigurationError(f"replicas must be at least 1, not {replicas}.")
         provider = cls(client, image, **options)
-        cleanup.track(provider)
+        if not provider.detached:
+            cleanup.track(provider)
         try:
             provider._add(replicas)
         except BaseException:
@@ -207,7 +211,8 @@ class JobsProvider(StopsOnExit):
     # -- starting ----------------------------------------------------------------------------
 
     def _add(self, count: int) -> list[str]:
-        watch_jobs(self.client.endpoint, self.client.namespace, self.client.token)
+        if not self.detached:
+            watch_jobs(self.client.endpoint, self.client.namespace, self.client.token)
         states = [self._run_one() for _ in range(count)]
         with self._lock:
             self.job_ids += [state.id for state in states]
@@ -230,7 +235,7 @@ class JobsProvider(StopsOnExit):
 
         return {
             MANAGED_LABEL: "true",
-            OWNER_LABEL: labels.owner_id(),
+            OWNER_LABEL: "detached" if self.detached else labels.owner_id(),
             "openenv-hub-runtime": "jobs",
             "openenv-hub-source": job_label(self.source),
         }
@@ -291,7 +296,7 @@ def _answers(http: httpx.Client, url: str, state: Any) -> bool:
 #: What starting Jobs takes.
 OPTIONS = frozenset(
     {"replicas", "flavor", "timeout", "env", "secrets", "public", "port", "startup_timeout_s",
-     "replace_failed", "namespace"}
+     "replace_failed", "namespace", "detached"}
 )  # fmt: skip
 
 
