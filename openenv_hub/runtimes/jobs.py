@@ -11,6 +11,8 @@ URL. Variables and secrets reach the Job as its environment and its secrets, nev
 ``EnvPool`` over the provider moves the sessions of a Job that ended to the others on its next
 ``reset_all()``; :meth:`JobsProvider.failures` says which ended and why (stage, message, last
 log lines), and :meth:`JobsProvider.replace` (or ``replace_failed=True``) starts another.
+``warm=N`` starts N more Jobs ahead that wait, answering, until :meth:`JobsProvider.take` (or
+a replacement) hands one out; another is then started ahead in its place.
 
 Closing the client (or ``stop()``, or the end of the interpreter) cancels the Jobs; if the
 process is killed, its Jobs reaper (:mod:`openenv_hub.runtimes._jobs_reaper`) cancels them.
@@ -88,7 +90,7 @@ class JobsProvider(StopsOnExit):
         timeout: int | float | str | None = None, env: Mapping[str, str] | None = None,
         secrets: Mapping[str, str] | None = None, public: bool = False,
         startup_timeout_s: float = 300.0, replace_failed: bool = False, source: str = "",
-        detached: bool = False,
+        detached: bool = False, warm: int = 0,
     ) -> None:  # fmt: skip
         self.client = client
         self.image = image
@@ -104,6 +106,10 @@ class JobsProvider(StopsOnExit):
         #: Left running when this process ends (until their timeout, or ``openenv stop``).
         self.detached = detached
         self.job_ids: list[str] = []
+        #: Jobs started ahead and already answering, handed out by :meth:`take`.
+        self.warm_ids: list[str] = []
+        self.warm = warm
+        self._refills: list[threading.Thread] = []
         self._urls: dict[str, str] = {}
         self._ended: dict[str, ReplicaFailure] = {}
         self._stopped = False
@@ -123,7 +129,11 @@ class JobsProvider(StopsOnExit):
         if not provider.detached:
             cleanup.track(provider)
         try:
-            provider._add(replicas)
+            provider._add(replicas + provider.warm)
+            with provider._lock:  # the last ones wait, warm, for take()
+                if provider.warm:
+                    provider.warm_ids = provider.job_ids[-provider.warm :]
+                    provider.job_ids = provider.job_ids[: -provider.warm]
         except BaseException:
             provider.stop()
             raise
@@ -174,11 +184,43 @@ class JobsProvider(StopsOnExit):
                     self._ended[job_id] = self._failure(state)
         return [self._ended[j] for j in self.job_ids if j in self._ended]
 
+    def take(self) -> str:
+        """One more replica, serving now: a warm Job if one waits (another is started ahead in
+        its place, in the background), else a new one; return its URL."""
+        with self._lock:
+            job_id = self.warm_ids.pop(0) if self.warm_ids else None
+            if job_id is not None:
+                self.job_ids.append(job_id)
+        if job_id is None:
+            (job_id,) = self._add(1)
+        else:
+            refill = threading.Thread(target=self._refill, name="openenv-jobs-warm", daemon=True)
+            self._refills.append(refill)
+            refill.start()
+        return self._urls[job_id]
+
+    def wait_warm(self, timeout_s: float = 300.0) -> bool:
+        """Wait until the warm pool is full again (after :meth:`take`); whether it is."""
+        deadline = time.monotonic() + timeout_s
+        for refill in list(self._refills):
+            refill.join(max(0.0, deadline - time.monotonic()))
+        return len(self.warm_ids) >= self.warm
+
+    def _refill(self) -> None:
+        with contextlib.suppress(Exception):
+            (job_id,) = self._add(1, serving=False)
+            with self._lock:
+                if self._stopped:
+                    self.client.cancel(job_id)
+                else:
+                    self.warm_ids.append(job_id)
+
     def replace(self, job_id: str) -> str:
-        """Cancel the Job ``job_id`` (if it still runs) and start another in its place; return
-        the new Job's id once it answers."""
+        """Cancel the Job ``job_id`` (if it still runs) and put another in its place (a warm
+        one if one waits); return the new Job's id once it answers."""
         self.client.cancel(job_id)
-        (new_id,) = self._add(1)
+        new_url = self.take()
+        new_id = next(j for j, url in self._urls.items() if url == new_url)
         with self._lock:
             if job_id in self.job_ids:
                 self.job_ids.remove(job_id)
@@ -203,19 +245,21 @@ class JobsProvider(StopsOnExit):
                 return
             self._stopped = True
         cleanup.untrack(self)
-        for job_id in self.job_ids:
+        for job_id in [*self.job_ids, *self.warm_ids]:
             if job_id not in self._ended:
                 with contextlib.suppress(Exception):  # the reaper tries again at the end
                     self.client.cancel(job_id)
 
     # -- starting ----------------------------------------------------------------------------
 
-    def _add(self, count: int) -> list[str]:
+    def _add(self, count: int, *, serving: bool = True) -> list[str]:
+        """Start ``count`` Jobs and wait until each answers (serving, or to be kept warm)."""
         if not self.detached:
             watch_jobs(self.client.endpoint, self.client.namespace, self.client.token)
         states = [self._run_one() for _ in range(count)]
-        with self._lock:
-            self.job_ids += [state.id for state in states]
+        if serving:
+            with self._lock:
+                self.job_ids += [state.id for state in states]
         with ThreadPoolExecutor(max_workers=count) as pool:
             urls = list(pool.map(self._wait_healthy, states))
         with self._lock:
@@ -296,7 +340,7 @@ def _answers(http: httpx.Client, url: str, state: Any) -> bool:
 #: What starting Jobs takes.
 OPTIONS = frozenset(
     {"replicas", "flavor", "timeout", "env", "secrets", "public", "port", "startup_timeout_s",
-     "replace_failed", "namespace", "detached"}
+     "replace_failed", "namespace", "detached", "warm"}
 )  # fmt: skip
 
 

@@ -65,3 +65,26 @@ async def test_a_pool_over_two_jobs_survives_one_ending(jobs_hub: LocalHub) -> N
         api.inspect_job(job_id=j, namespace="alice").status.stage == "CANCELED"
         for j in jobs.job_ids
     )
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_warm_job_is_handed_out_at_once_and_another_started_ahead(jobs_hub: LocalHub) -> None:
+    from huggingface_hub import HfApi
+
+    api = HfApi(endpoint=jobs_hub.endpoint, token=jobs_hub.token_for("alice"))
+    with JobsProvider.from_hub(SPACE, replicas=1, warm=1) as jobs:
+        (serving,), (warm,) = jobs.job_ids, jobs.warm_ids
+        assert len(jobs.base_urls) == 1  # the warm Job serves nobody yet
+        url = jobs.take()
+        assert jobs.job_ids == [serving, warm] and jobs.warm_ids == []
+        assert url.endswith(f"/_localhub/expose/{warm}--8000")
+        with EchoEnv(url, headers=jobs.headers).sync() as env:
+            assert env.call_tool("echo_message", message="warm") == "warm"
+        assert jobs.wait_warm(timeout_s=120)
+        (ahead,) = jobs.warm_ids
+        assert api.inspect_job(job_id=ahead, namespace="alice").status.stage == "RUNNING"
+    everything = [serving, warm, ahead]
+    assert all(
+        api.inspect_job(job_id=j, namespace="alice").status.stage == "CANCELED" for j in everything
+    )
