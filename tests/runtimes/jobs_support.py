@@ -7,6 +7,7 @@ that hub, and the hub's fixture fails the module if a Job's container is left be
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -40,6 +41,9 @@ def jobs_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
     from openenv_hub.hub import push
 
     os.environ["DOCKER_HOST"] = require_docker()
+    importlib.import_module(
+        "huggingface_hub.constants"
+    )  # freezes the session's endpoint, not this hub's
     build_args = {"BASE_IMAGE": BASE_IMAGE, "ENABLE_WEB_INTERFACE": "false"}
     hub = LocalHub(run_jobs=True, space_build_args=build_args).start()
     folder = tmp_path_factory.mktemp("jobs") / "echo_env"

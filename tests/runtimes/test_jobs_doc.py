@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib
 import io
 import os
 import re
@@ -43,6 +44,9 @@ def doc_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
     from openenv_hub.hub import push
 
     os.environ["DOCKER_HOST"] = require_docker()
+    importlib.import_module(
+        "huggingface_hub.constants"
+    )  # freezes the session's endpoint, not this hub's
     offline = f'"{BASE_IMAGE}", "ENABLE_WEB_INTERFACE": "false"'  # as the document says
     code = doc_block(DOC, "localhub with jobs").code.replace('"YOUR_BASE_IMAGE"', offline)
     names: dict[str, object] = {}

@@ -4,11 +4,14 @@ cancels the Job and removes its container, and so does killing the process (its 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import httpx
 import pytest
@@ -24,6 +27,8 @@ from openenv_hub.testing.localhub import LocalHub
 
 __all__ = ["jobs_hub"]  # the fixture, imported to be registered here
 
+SECRET = "sk-jobs-5d2e-never-printed"
+
 
 def _stage(hub: LocalHub, job_id: str) -> str:
     from huggingface_hub import HfApi
@@ -35,7 +40,10 @@ def _stage(hub: LocalHub, job_id: str) -> str:
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_a_space_runs_as_a_job_behind_its_token(jobs_hub: LocalHub) -> None:
-    env = EchoEnv.from_hub(SPACE, runtime="jobs", flavor="cpu-basic")
+    env = EchoEnv.from_hub(
+        SPACE, runtime="jobs", flavor="cpu-basic", env={"LOG_LEVEL": "debug"},
+        secrets={"API_KEY": SECRET},
+    )  # fmt: skip
     provider = env.provider
     assert isinstance(provider, JobsProvider) and provider.runtime == "jobs"
     (job_id,) = provider.job_ids
@@ -58,9 +66,33 @@ async def test_a_space_runs_as_a_job_behind_its_token(jobs_hub: LocalHub) -> Non
         with pytest.raises(ConnectError) as refused:
             await EchoEnv(env.base_url).connect()
         assert refused.value.status_code == 401
-        assert len(job_containers(job_id)) == 1
+        (container,) = job_containers(job_id)
+        _secret_reached_only_the_environment(jobs_hub, container, job_id)
     assert _stage(jobs_hub, job_id) == "CANCELED"
     assert job_containers(job_id) == []
+
+
+def _secret_reached_only_the_environment(hub: LocalHub, container: str, job_id: str) -> None:
+    from docker_support.engine import docker
+    from huggingface_hub import HfApi
+
+    config = json.loads(docker("inspect", "--format", "{{json .Config}}", container).stdout)
+    assert f"API_KEY={SECRET}" in config["Env"] and "LOG_LEVEL=debug" in config["Env"]
+    assert SECRET not in json.dumps(config["Cmd"]) and SECRET not in json.dumps(config["Labels"])
+    api = HfApi(endpoint=hub.endpoint, token=hub.token_for("alice"))
+    info = api.inspect_job(job_id=job_id, namespace="alice")
+    assert info.secrets == {"API_KEY": None} and info.environment["LOG_LEVEL"] == "debug"
+    logs = "\n".join(api.fetch_job_logs(job_id=job_id, namespace="alice"))
+    assert SECRET not in logs and SECRET not in str(hub.requests())
+    assert SECRET not in _command_lines()
+
+
+def _command_lines() -> str:
+    lines = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"))
+    return "\n".join(lines)
 
 
 CHILD = """

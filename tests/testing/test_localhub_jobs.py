@@ -38,7 +38,12 @@ def jobs_hub() -> Iterator[LocalHub]:
         hub.stop()
         from docker_support.engine import docker
 
-        left = docker("ps", "-aq", "--filter", "label=openenv-hub.runtime=localhub-job").stdout
+        from openenv_hub.runtimes import labels
+
+        mine = f"label={labels.OWNER}={labels.owner_id()}"
+        left = docker(
+            "ps", "-aq", "--filter", "label=openenv-hub.runtime=localhub-job", "--filter", mine
+        ).stdout
         assert left.strip() == "", "LocalHub left a Job's container behind"
 
 
