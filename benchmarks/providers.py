@@ -16,6 +16,12 @@ echo environment (envs/echo_env):
   printed). Cold is the first container of the image, warm the next ones.
 * localhub-space: `openenv push --wait` of the echo env to a LocalHub that runs Spaces, then
   `from_hub` (cold: build and run); warm: `restart_space` until RUNNING, then `from_hub`.
+* jobs: `EchoEnv.from_hub(NS/NAME, runtime="jobs")` against a LocalHub that runs Jobs on
+  the local engine (the Space's image built by a first Job, not timed; its time is printed).
+  Cold is a new Job each time (create to first reset); "jobs, warm pool" hands out a Job that
+  `JobsProvider(warm=1)` started ahead (`take()`, then connect and reset), the pool refilled
+  between runs, untimed. On Hugging Face's service scheduling adds its own time, not measured
+  here.
 * openenv (peer): `GenericEnvClient.from_docker_image(tag)` of the `openenv` package (0.10.0,
   its own venv from tests/peer_venv.py), on the same image, one start per process (its import
   is not timed), alternated with ours so both see the same machine load. Its
@@ -204,6 +210,38 @@ def docker_beside_peer(runs: int) -> tuple[tuple[float, list[float]], tuple[floa
     return (ours[0], ours[1:]), (theirs[0], theirs[1:])
 
 
+def jobs_runtime(runs: int) -> tuple[float, tuple[float, list[float]], tuple[float, list[float]]]:
+    """(first Job with the image build, new Jobs, warm-pool Jobs)."""
+    from echo_env import EchoEnv
+
+    from openenv_hub.hub import push
+    from openenv_hub.runtimes.jobs import JobsProvider
+    from openenv_hub.testing.localhub import LocalHub
+
+    build_args = {"BASE_IMAGE": BASE_IMAGE, **NO_UI}
+    with LocalHub(run_jobs=True, space_build_args=build_args) as hub:
+        endpoint, token, repo_id = hub.endpoint, "hf_alice_write", "alice/echo_env"
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(shutil.copytree(ECHO_ENV, Path(tmp) / "echo_env", ignore=_ignore()))
+            push(copy, repo_id, endpoint=endpoint, token=token)
+
+        def new_job() -> object:
+            return EchoEnv.from_hub(repo_id, runtime="jobs", endpoint=endpoint, token=token).sync()
+
+        first, _ = measure(new_job, 0)
+        cold = measure(new_job, runs)
+        warm: list[float] = []
+        with JobsProvider.from_hub(repo_id, warm=1, endpoint=endpoint, token=token) as jobs:
+            for _ in range(runs + 1):
+                jobs.wait_warm()
+                began = time.perf_counter()
+                client = EchoEnv(jobs.take(), headers=jobs.headers).sync()
+                client.reset()
+                warm.append(time.perf_counter() - began)
+                client.close()
+        return first, cold, (warm[0], warm[1:])
+
+
 def _ignore() -> Callable[[str, list[str]], set[str]]:
     return shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache")
 
@@ -235,6 +273,7 @@ def main() -> None:
     results["docker"], peer_times = docker_beside_peer(args.runs)
     results["openenv from_docker_image (host-network provider)"] = peer_times
     results["localhub-space"] = space_runtime(args.runs)
+    first_job_s, results["jobs (a new Job)"], results["jobs, warm pool"] = jobs_runtime(args.runs)
     peer = peer_start("default")
 
     docker_warm = statistics.median(results["docker"][1])
@@ -244,6 +283,9 @@ def main() -> None:
     for name, (cold, warm) in results.items():
         print(row(name, cold, warm, docker_warm))
     print(f"\nopenenv build of the echo env (layer cache as found): {build_s:.1f} s")
+    print(
+        f"First Job of the Space (its image built on LocalHub, layer cache as found): {first_job_s:.1f} s"
+    )
     if "error" in peer:
         print(f"openenv's default LocalDockerProvider on this engine: {peer['error']}")
     else:

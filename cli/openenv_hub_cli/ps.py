@@ -23,9 +23,16 @@ def command(
         metavar="[ADDRESS]",
         help="Also list the replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
     ),
+    jobs: bool = typer.Option(
+        False, "--jobs", help="List the Hugging Face Jobs this toolkit ran in your namespace."
+    ),
 ) -> None:
     """List running (and left-behind) servers started by from_docker_image, serve, LocalHub..."""
     from openenv_hub.runtimes.inventory import list_managed
+
+    if jobs:
+        _list_jobs(as_json)
+        return
 
     items = list_managed(ray_address=ray_address)
     if as_json:
@@ -45,3 +52,31 @@ def command(
             escape(item.name), item.runtime, item.status, item.url, escape(item.source), owner
         )
     console.print(table)
+
+
+def _list_jobs(as_json: bool) -> None:
+    from openenv_hub.runtimes.jobs_inventory import list_jobs
+
+    found = list_jobs()
+    if as_json:
+        console.print_json(json.dumps([job.to_json() for job in found]))
+        return
+    if not found:
+        console.print("No Job of openenv-hub is in your namespace.")
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("JOB", "STAGE", "AGE", "FLAVOR", "COST SO FAR", "URL", "SOURCE"):
+        table.add_column(column, overflow="fold")
+    for job in found:
+        cost = "?" if job.cost_so_far_usd is None else f"${job.cost_so_far_usd:.4f}"
+        stage = job.stage + (" (detached)" if job.detached else "")
+        table.add_row(job.id, stage, _age(job.age_s), job.flavor, cost, job.url, escape(job.source))
+    console.print(table)
+
+
+def _age(seconds: float) -> str:
+    """``75`` -> ``1m15s``; ``7300`` -> ``2h01m``."""
+    whole = int(seconds)
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"

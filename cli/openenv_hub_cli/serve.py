@@ -72,9 +72,32 @@ def command(
         metavar="[ADDRESS]",
         help="--runtime ray on the cluster at ADDRESS (alone, or 'auto': $RAY_ADDRESS).",
     ),
-    replicas: int = typer.Option(1, "--replicas", min=1, help="ray, swarm: number of replicas."),
+    replicas: int = typer.Option(
+        1, "--replicas", min=1, help="ray, swarm, --jobs: number of replicas."
+    ),
+    jobs: bool = typer.Option(
+        False, "--jobs", help="Run the Space NS/NAME (given as PATH) as Hugging Face Jobs."
+    ),
+    flavor: str = typer.Option("cpu-basic", "--flavor", help="--jobs: the hardware flavor."),
+    timeout: str = typer.Option(
+        "1h", "--timeout", help="--jobs: longest run of each Job (seconds, or 30m, 2h...)."
+    ),
+    detach: bool = typer.Option(
+        False, "--detach", help="--jobs: leave the Jobs running (until --timeout) and return."
+    ),
+    public: bool = typer.Option(
+        False, "--public", help="--jobs: expose the port without a token (anyone may use it)."
+    ),
 ) -> None:
     """Serve the environment (HTTP, /ws, /mcp, and the web UI with --web)."""
+    if jobs:
+        from openenv_hub_cli._serve_jobs import serve_jobs
+
+        options = {"replicas": replicas, "flavor": flavor, "timeout": timeout, "public": public}
+        serve_jobs(env, options, detach=detach)
+        return
+    if detach:
+        raise CommandError("--detach goes with --jobs; other runtimes stop with this command.")
     target = serve_target(env)
     port = port or target.port
     address = None

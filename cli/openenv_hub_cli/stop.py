@@ -24,6 +24,9 @@ def command(
         metavar="[ADDRESS]",
         help="Also stop replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
     ),
+    jobs: bool = typer.Option(
+        False, "--jobs", help="Cancel Hugging Face Jobs this toolkit ran (ids, or --all)."
+    ),
 ) -> None:
     """Stop and remove servers started by openenv-hub (also those a crashed process left)."""
     from openenv_hub.runtimes.inventory import remove_managed
@@ -32,6 +35,9 @@ def command(
         raise CommandError(
             "Name what to stop, or pass --all.", hint="See what runs with 'openenv ps'."
         )
+    if jobs:
+        _cancel_jobs(names or [], stop_all)
+        return
     try:
         removed = remove_managed(names or (), everything=stop_all, ray_address=ray_address)
     except LookupError as exc:
@@ -43,3 +49,19 @@ def command(
         console.print(f"Removed {item.kind} {item.name} ({item.runtime})")
     if not removed:
         console.print("Nothing to stop.")
+
+
+def _cancel_jobs(ids: list[str], everything: bool) -> None:
+    from openenv_hub.runtimes.jobs_inventory import cancel_jobs
+
+    try:
+        cancelled = cancel_jobs(ids, everything=everything)
+    except LookupError as exc:
+        raise CommandError(
+            f"No Job of openenv-hub has the id {exc}; nothing was cancelled.",
+            hint="See them with 'openenv ps --jobs'.",
+        ) from None
+    for job in cancelled:
+        console.print(f"Cancelled Job {job.id} ({job.source})")
+    if not cancelled:
+        console.print("No Job to cancel: those named have ended.")

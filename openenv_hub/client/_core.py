@@ -6,7 +6,7 @@ tracks whether an episode was lost with a connection."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
@@ -60,6 +60,13 @@ def connect_error(url: str, exc: Exception) -> ConnectError:
     return ConnectError(f"Failed to connect to {shown(url)}: {said}", url=url)
 
 
+def provider_headers(provider: object) -> dict[str, str]:
+    """The headers a provider's servers want with each connection (a token its proxy checks),
+    or none."""
+    headers = getattr(provider, "headers", None)
+    return dict(headers) if headers else {}
+
+
 @dataclass(frozen=True)
 class ClientOptions:
     """Connection options shared by the async and sync clients."""
@@ -69,6 +76,9 @@ class ClientOptions:
     ping_interval_s: float | None = 20.0
     ping_timeout_s: float | None = 20.0
     max_message_size_mb: float = 100.0
+    #: Sent with the opening handshake, e.g. a token for a server behind a proxy that checks
+    #: one (never put in the URL, and never shown in a repr).
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         for name in ("connect_timeout_s", "max_message_size_mb"):
@@ -89,6 +99,7 @@ class ClientOptions:
             "max_size": int(self.max_message_size_mb * 1024 * 1024),
             "compression": None,
             "proxy": None if is_loopback(url) else True,
+            "additional_headers": dict(self.headers) or None,
         }
 
 

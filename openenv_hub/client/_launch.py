@@ -43,6 +43,7 @@ CLIENT_OPTIONS = frozenset(
         "ping_interval_s",
         "ping_timeout_s",
         "max_message_size_mb",
+        "headers",
     }
 )
 

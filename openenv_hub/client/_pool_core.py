@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from openenv_hub.client._core import provider_headers
 from openenv_hub.errors import (
     ConfigurationError,
     ConnectError,
@@ -95,6 +96,12 @@ class Placement:
         raise ConfigurationError(
             f"EnvPool takes a URL, a list of URLs or a provider, not {type(urls_or_provider).__name__}."
         )
+
+    def client_options(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The options of each session's client: ``given``, with the headers the provider's
+        servers want (a token its proxy checks) unless ``given`` names its own."""
+        wanted = provider_headers(self.provider)
+        return {"headers": wanted, **given} if wanted else dict(given)
 
     def urls(self) -> list[str]:
         """The replicas now (a provider may have restarted one elsewhere)."""

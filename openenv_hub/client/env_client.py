@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -22,6 +23,7 @@ from openenv_hub.client._core import (
     ObsT,
     StateT,
     connect_error,
+    provider_headers,
 )
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.protocol.urls import ws_url
@@ -66,6 +68,9 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
             that drop them).
         ping_timeout_s: Close the connection when a ping is not answered in this time.
         max_message_size_mb: Largest reply accepted.
+        headers: Sent with the opening handshake (e.g. ``{"Authorization": "Bearer ..."}`` for
+            a server behind a proxy that checks a token; a provider that needs one gives its
+            own).
         provider: A running server (process, container) to stop when the client closes.
     """
 
@@ -78,6 +83,7 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         ping_interval_s: float | None = 20.0,
         ping_timeout_s: float | None = 20.0,
         max_message_size_mb: float = 100.0,
+        headers: Mapping[str, str] | None = None,
         provider: Provider | None = None,
     ) -> None:
         self.base_url = base_url
@@ -87,6 +93,7 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
             ping_interval_s=ping_interval_s,
             ping_timeout_s=ping_timeout_s,
             max_message_size_mb=max_message_size_mb,
+            headers=tuple(({**provider_headers(provider), **(headers or {})}).items()),
         )
         self._exchange = Exchange(ws_url(base_url), self.options)
         self._ws: ClientConnection | None = None

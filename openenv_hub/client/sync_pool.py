@@ -53,12 +53,12 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         **client_options: Any,
     ) -> None:
         self.client_class: type[EnvClient[Any, Any, Any]] = client or GenericEnvClient
-        self.client_options = client_options
         self.machine: SlotMachine[SyncEnvClient[ActT, ObsT, StateT]] = SlotMachine(
             size, Placement.of(urls_or_provider), on_error, self._new_client
         )
         self.size, self.on_error, self.placement = size, on_error, self.machine.placement
         self.slots, self.replacements = self.machine.slots, self.machine.replacements
+        self.client_options = self.placement.client_options(client_options)
         self._threads = ThreadPoolExecutor(
             max_workers=max_threads or min(size, 64), thread_name_prefix="openenv-pool"
         )

@@ -27,6 +27,7 @@ from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
 from openenv_hub.hub._installed import ensure_installed, find_installed
+from openenv_hub.hub._jobs import TERMINAL_STAGES, JobsClient, JobState, job_label
 from openenv_hub.hub._plan import FileChanges, PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
@@ -35,12 +36,15 @@ from openenv_hub.hub._urls import SpaceUrls
 from openenv_hub.hub._versions import Version, versions
 
 __all__ = [
+    "TERMINAL_STAGES",
     "TRUST_ENV",
     "Account",
     "FileChanges",
     "FileSelection",
     "ForkResult",
     "InstallResult",
+    "JobState",
+    "JobsClient",
     "PushPlan",
     "PushResult",
     "PushTarget",
@@ -56,6 +60,7 @@ __all__ = [
     "find_installed",
     "fork",
     "install",
+    "job_label",
     "parse_spec",
     "pull",
     "push",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from email.utils import formatdate
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,14 @@ from .auth import TokenRegistry, User, generated_admin_token, token_from_header,
 from .body_limit import BodyLimit, declared_size, limit_for
 from .errors import HubError, error_response
 from .git_http import GitHttpApp, match_git_path
+from .jobs import JobRunner
+from .jobs_proxy import PREFIX as EXPOSE_PREFIX
+from .jobs_proxy import JobExposeProxy
 from .proxy import PREFIX as APPS_PREFIX
 from .proxy import SpaceAppProxy
 from .redaction import redact_query
 from .requestlog import RequestLog, RequestRecord
-from .routes import account, control, files, listing, refs, repos, spaces, upload
+from .routes import account, control, files, jobs, listing, refs, repos, spaces, upload
 from .routes.deps import HubContext
 from .space_runtime import SpaceRuntime
 from .storage import RepoStore
@@ -65,14 +69,15 @@ def build_api(context: HubContext) -> FastAPI:
     api.add_exception_handler(HubError, _hub_error_handler)
     api.add_exception_handler(Exception, _unexpected_error_handler)
     api.include_router(control.admin)
-    for module in (control, account, listing, repos, refs, upload, spaces, files):
+    for module in (control, jobs, account, listing, repos, refs, upload, spaces, files):
         api.include_router(module.router)
     return api
 
 
 class LocalHubApp:
     """ASGI entry point: git paths to :class:`GitHttpApp`, Space app URLs (HTTP and WebSocket)
-    to :class:`SpaceAppProxy`, the rest to FastAPI.
+    to :class:`SpaceAppProxy`, Jobs' exposed ports to :class:`JobExposeProxy`, the rest to
+    FastAPI.
 
     Attributes:
         context: Shared state (store, tokens, request log).
@@ -85,6 +90,7 @@ class LocalHubApp:
         self.api = build_api(context)
         self.git = GitHttpApp(context)
         self.apps = SpaceAppProxy(context)
+        self.exposed = JobExposeProxy(context)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Dispatch, record, and turn any escaping exception into a JSON 500."""
@@ -94,6 +100,9 @@ class LocalHubApp:
         if scope["type"] == "websocket" and scope["path"].startswith(APPS_PREFIX):
             await self.apps(scope, receive, send)
             return
+        if scope["type"] == "websocket" and scope["path"].startswith(EXPOSE_PREFIX):
+            await self.exposed(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.api(scope, receive, send)
             return
@@ -102,6 +111,7 @@ class LocalHubApp:
 
         async def recording_send(message: Message) -> None:
             if message["type"] == "http.response.start":
+                message = _dated(message)
                 response["status"] = message["status"]
                 response["headers"] = dict(message.get("headers", []))
             await send(message)
@@ -109,6 +119,8 @@ class LocalHubApp:
         target: Any = self.git if match_git_path(scope["path"]) else self.api
         if scope["path"].startswith(APPS_PREFIX):
             target = self.apps
+        elif scope["path"].startswith(EXPOSE_PREFIX):
+            target = self.exposed
         body = BodyLimit(
             limit_for(scope["path"], self.context.max_upload_bytes), scope, receive, recording_send
         )
@@ -132,6 +144,7 @@ class LocalHubApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.apps.aclose()
+                await self.exposed.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -154,6 +167,16 @@ class LocalHubApp:
         )
 
 
+def _dated(start: Message) -> Message:
+    """The response's start with a ``Date`` of now. The server's own is refreshed once a
+    second, and clients read it as the end of a log's replay (``fetch_job_logs``), so a stale
+    one would cut off the lines of the last second."""
+    headers = list(start.get("headers", []))
+    if any(key.lower() == b"date" for key, _ in headers):
+        return start
+    return {**start, "headers": [*headers, (b"date", formatdate(usegmt=True).encode())]}
+
+
 def create_app(
     data_dir: str | Path,
     tokens: Mapping[str, User | Mapping[str, Any]] | TokenRegistry | None = None,
@@ -163,6 +186,7 @@ def create_app(
     run_spaces: bool = False,
     space_build_args: Mapping[str, str] | None = None,
     space_wheelhouse: str | Path | None = None,
+    run_jobs: bool = False,
 ) -> LocalHubApp:
     """Build a LocalHub ASGI app storing repos under ``data_dir``.
 
@@ -179,6 +203,8 @@ def create_app(
         space_build_args: Build arguments of Space images, e.g. ``{"BASE_IMAGE": ...}``.
         space_wheelhouse: A folder of wheels: the packages Space builds may install (builds
             have no network).
+        run_jobs: Run Jobs (``HfApi.run_job``) as containers on the Docker engine, and serve
+            their exposed ports.
 
     Example:
         Serve it with any ASGI server::
@@ -186,18 +212,18 @@ def create_app(
             uvicorn.run(create_app("/tmp/hub"), host="127.0.0.1", port=8765)
     """
     store = RepoStore(Path(data_dir))
+    wheelhouse = Path(space_wheelhouse) if space_wheelhouse else None
     context = HubContext(
         store=store,
         tokens=token_registry(tokens),
         log=RequestLog(),
         admin_token=admin_token or generated_admin_token(),
         max_upload_bytes=int(max_upload_mb * (1 << 20)),
-        spaces=SpaceRuntime(
-            store,
-            build_args=space_build_args,
-            wheelhouse=Path(space_wheelhouse) if space_wheelhouse else None,
-        )
+        spaces=SpaceRuntime(store, build_args=space_build_args, wheelhouse=wheelhouse)
         if run_spaces
+        else None,
+        jobs=JobRunner(store, build_args=space_build_args, wheelhouse=wheelhouse)
+        if run_jobs
         else None,
     )
     return LocalHubApp(context)

@@ -39,7 +39,14 @@ from .storage import RepoKey
 if TYPE_CHECKING:
     from .routes.deps import HubContext
 
-__all__ = ["PREFIX", "SpaceAppProxy", "match_app_path"]
+__all__ = [
+    "PREFIX",
+    "SpaceAppProxy",
+    "forward_http",
+    "match_app_path",
+    "relay_websocket",
+    "request_headers",
+]
 
 PREFIX = "/_localhub/apps/"
 _PATH = re.compile(r"^/_localhub/apps/(?P<ns>[^/]+)/(?P<name>[^/]+)(?P<rest>/.*)?$")
@@ -74,7 +81,7 @@ class SpaceAppProxy:
         if isinstance(upstream, str) and scope["type"] == "http":
             await self._http(upstream, rest, {**scope, "headers": headers}, receive, send)
         elif isinstance(upstream, str):
-            await _relay_websocket(upstream, rest, scope, receive, send)
+            await relay_websocket(upstream, rest, scope, receive, send)
         elif scope["type"] == "http":
             await error_response(upstream)(scope, receive, send)
         else:
@@ -126,43 +133,8 @@ class SpaceAppProxy:
     ) -> None:
         if self._client is None:
             self._client = httpx.AsyncClient(trust_env=False, timeout=httpx.Timeout(300.0))
-        query = scope.get("query_string", b"").decode("latin-1")
-        headers = [
-            (k.decode("latin-1"), v.decode("latin-1"))
-            for k, v in scope["headers"]
-            if k.decode("latin-1").lower() not in _HOP_BY_HOP
-        ]
-        headers += _forwarded(scope)
-        has_body = any(k in (b"content-length", b"transfer-encoding") for k, _ in scope["headers"])
-        request = self._client.build_request(
-            scope["method"],
-            upstream + rest + (f"?{query}" if query else ""),
-            headers=headers,
-            content=_body(receive) if has_body else None,
-        )
-        try:
-            response = await self._client.send(request, stream=True)
-        except ClientDisconnect:
-            return  # the client left, or its body went over LocalHub's limit (answered 413)
-        except httpx.HTTPError as exc:
-            await error_response(HubError(502, f"The Space's app did not answer: {exc}"))(
-                scope, receive, send
-            )
-            return
-        try:
-            out = [
-                (k.encode("latin-1"), v.encode("latin-1"))
-                for k, v in response.headers.multi_items()
-                if k.lower() not in _HOP_BY_HOP
-            ]
-            await send(
-                {"type": "http.response.start", "status": response.status_code, "headers": out}
-            )
-            async for chunk in response.aiter_raw():
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b""})
-        finally:
-            await response.aclose()
+        headers = request_headers(scope) + _forwarded(scope)
+        await forward_http(self._client, upstream + rest, headers, scope, receive, send)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -197,6 +169,54 @@ async def _body(receive: Receive) -> AsyncIterator[bytes]:
             return
 
 
+def request_headers(scope: Scope, *, drop: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """The request's end-to-end headers (without hop-by-hop ones, nor those in ``drop``)."""
+    return [
+        (k.decode("latin-1"), v.decode("latin-1"))
+        for k, v in scope["headers"]
+        if k.decode("latin-1").lower() not in _HOP_BY_HOP | drop
+    ]
+
+
+async def forward_http(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: list[tuple[str, str]],
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+) -> None:
+    """Send the request of ``scope`` to ``url`` (its path already in it), its body streamed on
+    as it arrives, and stream the answer back; a server that does not answer is a 502."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    has_body = any(k in (b"content-length", b"transfer-encoding") for k, _ in scope["headers"])
+    request = client.build_request(
+        scope["method"],
+        url + (f"?{query}" if query else ""),
+        headers=headers,
+        content=_body(receive) if has_body else None,
+    )
+    try:
+        response = await client.send(request, stream=True)
+    except ClientDisconnect:
+        return  # the client left, or its body went over LocalHub's limit (answered 413)
+    except httpx.HTTPError as exc:
+        await error_response(HubError(502, f"The app did not answer: {exc}"))(scope, receive, send)
+        return
+    try:
+        out = [
+            (k.encode("latin-1"), v.encode("latin-1"))
+            for k, v in response.headers.multi_items()
+            if k.lower() not in _HOP_BY_HOP
+        ]
+        await send({"type": "http.response.start", "status": response.status_code, "headers": out})
+        async for chunk in response.aiter_raw():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+    finally:
+        await response.aclose()
+
+
 def _forwarded(scope: Scope) -> list[tuple[str, str]]:
     """Where the client sent the request: its host and scheme, and the path of the app's root."""
     matched = match_app_path(scope["path"])
@@ -209,7 +229,7 @@ def _forwarded(scope: Scope) -> list[tuple[str, str]]:
     return forwarded
 
 
-async def _relay_websocket(
+async def relay_websocket(
     upstream: str, rest: str, scope: Scope, receive: Receive, send: Send
 ) -> None:
     from websockets.asyncio.client import connect

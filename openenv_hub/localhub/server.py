@@ -48,6 +48,9 @@ class LocalHub:
             where no registry is reachable.
         space_wheelhouse: A folder of wheels, the packages Space builds may install: builds
             have no network (a Space's Dockerfile is its author's code).
+        run_jobs: Run Jobs (``HfApi.run_job``) as containers on the Docker engine (a Space's
+            image built as for ``run_spaces``) and serve their exposed ports at the
+            ``exposeUrls`` the API gives, checking the token for ports that are not public.
 
     Example:
         >>> with LocalHub() as hub:  # doctest: +SKIP
@@ -68,6 +71,7 @@ class LocalHub:
         run_spaces: bool = False,
         space_build_args: Mapping[str, str] | None = None,
         space_wheelhouse: str | Path | None = None,
+        run_jobs: bool = False,
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -81,6 +85,7 @@ class LocalHub:
         self._run_spaces = run_spaces
         self._space_build_args = dict(space_build_args or {})
         self._space_wheelhouse = space_wheelhouse
+        self._run_jobs = run_jobs
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -108,6 +113,7 @@ class LocalHub:
             run_spaces=self._run_spaces,
             space_build_args=self._space_build_args,
             space_wheelhouse=self._space_wheelhouse,
+            run_jobs=self._run_jobs,
         )
         config = uvicorn.Config(
             self._app,
@@ -115,6 +121,7 @@ class LocalHub:
             lifespan="on",  # the app closes its proxy's connections at shutdown
             timeout_keep_alive=30,
             timeout_graceful_shutdown=2,
+            date_header=False,  # the app dates each response itself (see app._dated)
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
@@ -140,6 +147,8 @@ class LocalHub:
             self._thread.join(timeout=10)
         if self._app is not None and self._app.context.spaces is not None:
             self._app.context.spaces.close()
+        if self._app is not None and self._app.context.jobs is not None:
+            self._app.context.jobs.close()
         if self._socket is not None:
             self._socket.close()
         if self._tmp is not None:

@@ -16,7 +16,7 @@ import threading
 
 from openenv_hub.runtimes import labels
 
-__all__ = ["ensure_reaper", "reap"]
+__all__ = ["ensure_reaper", "reap", "spawn_watcher"]
 
 _lock = threading.Lock()
 _started: dict[int, tuple[int, int]] = {}  # this pid -> (the reaper's pid, our end of its pipe)
@@ -37,14 +37,16 @@ def ensure_reaper() -> None:
             os.close(write_end)
         read_end, write_end = os.pipe()  # both ends are closed in children started later
         try:
-            reaper = _spawn(read_end)
+            reaper = spawn_watcher(read_end, "openenv_hub.runtimes._reaper")
         finally:
             os.close(read_end)
         _started[pid] = (reaper, write_end)
 
 
-def _spawn(read_end: int) -> int:
-    argv = [sys.executable, "-m", "openenv_hub.runtimes._reaper", labels.owner_id()]
+def spawn_watcher(read_end: int, module: str) -> int:
+    """Start ``python -m module OWNER`` in a session of its own, reading ``read_end`` as its
+    standard input; return its pid."""
+    argv = [sys.executable, "-m", module, labels.owner_id()]
     actions = [
         (os.POSIX_SPAWN_DUP2, read_end, 0),
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),

@@ -1,7 +1,8 @@
 """Stop every provider still running when the interpreter exits.
 
 Providers register themselves on start and unregister on stop. Servers outside this process
-(containers, services) are also covered when the process is killed: see ``_reaper``.
+(containers, services) are also covered when the process is killed: :func:`ensure_reaper`
+starts this process's reaper, which removes what carries its owner label once it dies.
 
 Layer: runtimes.
 """
@@ -13,10 +14,12 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING
 
+from openenv_hub.runtimes._reaper import ensure_reaper
+
 if TYPE_CHECKING:
     from openenv_hub.runtimes.base import Provider
 
-__all__ = ["running", "track", "untrack"]
+__all__ = ["ensure_reaper", "running", "track", "untrack"]
 
 _lock = threading.Lock()
 _running: list[Provider] = []

@@ -21,9 +21,10 @@ unset. Everything is restored when the session ends.
 
 The server itself starts lazily, on that port, the first time the ``local_hub`` fixture is
 used, with LocalHub's demo tokens (``hf_alice_write``, ``hf_bob_write``, ``hf_alice_read``).
-Set ``OPENENV_LOCALHUB_PORT`` to pin the port, and ``OPENENV_LOCALHUB_RUN_SPACES=1`` to have
-it build and run pushed Docker Spaces (with ``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` and the
-wheels builds install from ``OPENENV_SPACE_WHEELHOUSE``, when set; see docs/runtimes.md).
+Set ``OPENENV_LOCALHUB_PORT`` to pin the port, ``OPENENV_LOCALHUB_RUN_SPACES=1`` to have it
+build and run pushed Docker Spaces (with ``BASE_IMAGE`` from ``OPENENV_BASE_IMAGE`` and the
+wheels builds install from ``OPENENV_SPACE_WHEELHOUSE``, when set; see docs/runtimes.md), and
+``OPENENV_LOCALHUB_RUN_JOBS=1`` to have it run Jobs on the Docker engine (built the same way).
 
 Fixtures:
 
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 PLUGIN_NAME = "openenv_hub.testing.pytest_plugin"
 PORT_VARIABLE = "OPENENV_LOCALHUB_PORT"
 RUN_SPACES_VARIABLE = "OPENENV_LOCALHUB_RUN_SPACES"
+RUN_JOBS_VARIABLE = "OPENENV_LOCALHUB_RUN_JOBS"
 DEFAULT_TOKEN = "hf_alice_write"
 HOST = "127.0.0.1"
 
@@ -185,9 +187,10 @@ def local_hub() -> Iterator[LocalHub]:
         tokens=DEMO_TOKENS,
         host=HOST,
         port=settings.port,
-        run_spaces=os.environ.get(RUN_SPACES_VARIABLE, "").lower() in ("1", "true", "yes"),
+        run_spaces=_enabled(RUN_SPACES_VARIABLE),
         space_build_args={"BASE_IMAGE": base_image} if base_image else None,
         space_wheelhouse=os.environ.get("OPENENV_SPACE_WHEELHOUSE") or None,
+        run_jobs=_enabled(RUN_JOBS_VARIABLE),
     )
     try:
         hub.start()
@@ -198,6 +201,10 @@ def local_hub() -> Iterator[LocalHub]:
         ) from exc
     yield hub
     hub.stop()
+
+
+def _enabled(variable: str) -> bool:
+    return os.environ.get(variable, "").lower() in ("1", "true", "yes")
 
 
 @dataclass

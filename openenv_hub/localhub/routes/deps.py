@@ -13,6 +13,7 @@ from fastapi import Depends, Request
 from ..auth import TokenRegistry, User, is_admin
 from ..errors import HubError
 from ..gitrepo import GitRepo
+from ..jobs import JobRunner
 from ..requestlog import RequestLog
 from ..space_runtime import SpaceRuntime
 from ..storage import PLURALS, RepoKey, RepoMeta, RepoStore, RepoType
@@ -28,6 +29,7 @@ class HubContext:
     admin_token: str  # for the control routes under /_localhub
     max_upload_bytes: int  # the largest body of an upload (commit, git push, app request)
     spaces: SpaceRuntime | None = None  # builds and runs Docker Spaces, when enabled
+    jobs: JobRunner | None = None  # runs Jobs on the Docker engine, when enabled
 
 
 def get_context(request: Request) -> HubContext:
