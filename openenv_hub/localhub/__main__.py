@@ -52,6 +52,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="do not build and run Docker Spaces (they run when a Docker engine answers)",
     )
     parser.add_argument(
+        "--jobs",
+        action="store_true",
+        help="run Jobs (HfApi.run_job) as containers on the Docker engine, with their exposed "
+        "ports served behind the token check",
+    )
+    parser.add_argument(
         "--space-base-image",
         default=os.environ.get("OPENENV_BASE_IMAGE"),
         help="BASE_IMAGE build argument of Space images (default: $OPENENV_BASE_IMAGE)",
@@ -109,6 +115,8 @@ def banner(hub: LocalHub, *, admin_token_from_environment: bool = False) -> str:
     runtime = hub.space_runtime
     spaces = "built and run in Docker" if runtime["enabled"] else f"not run: {runtime['reason']}"
     lines.insert(2, f"Docker Spaces: {spaces}")
+    jobs = "run in Docker" if hub.runs_jobs else "not run (start with --jobs to run them)"
+    lines.insert(3, f"Jobs: {jobs}")
     return "\n".join(lines)
 
 
@@ -128,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         run_spaces=not args.no_spaces,
         space_build_args=build_args(args),
         space_wheelhouse=args.space_wheelhouse,
+        run_jobs=args.jobs,
     ) as hub:
         print(banner(hub, admin_token_from_environment=admin_token is not None), flush=True)
         try:

@@ -229,6 +229,11 @@ class LocalHub:
             return {"enabled": False, "reason": "off (run_spaces=False)"}
         return spaces.describe()
 
+    @property
+    def runs_jobs(self) -> bool:
+        """Whether Jobs (``HfApi.run_job``) run here, as containers on the Docker engine."""
+        return self._context().jobs is not None
+
     # -- test helpers -------------------------------------------------------------------
 
     def requests(self) -> list[dict[str, Any]]:

@@ -37,7 +37,8 @@ def _runner(context: HubContext) -> JobRunner:
     if context.jobs is None:
         raise HubError(
             503,
-            "LocalHub does not run Jobs: start it with run_jobs=True (a Docker engine is needed).",
+            "LocalHub does not run Jobs: start it with --jobs (python -m openenv_hub.localhub) "
+            "or LocalHub(run_jobs=True); a Docker engine is needed.",
         )
     return context.jobs
 
