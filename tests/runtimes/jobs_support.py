@@ -37,6 +37,7 @@ def jobs_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
     """LocalHub with Jobs on, ``HF_ENDPOINT``/``HF_TOKEN`` pointing at it (alice), and the
     echo environment pushed as ``alice/echo_env``."""
     from docker_support.engine import BASE_IMAGE, require_docker
+    from docker_support.wheelhouse import wheelhouse
 
     from openenv_hub.hub import push
 
@@ -45,7 +46,8 @@ def jobs_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
         "huggingface_hub.constants"
     )  # freezes the session's endpoint, not this hub's
     build_args = {"BASE_IMAGE": BASE_IMAGE, "ENABLE_WEB_INTERFACE": "false"}
-    hub = LocalHub(run_jobs=True, space_build_args=build_args).start()
+    hub = LocalHub(run_jobs=True, space_build_args=build_args, space_wheelhouse=wheelhouse())
+    hub.start()
     folder = tmp_path_factory.mktemp("jobs") / "echo_env"
     shutil.copytree(ECHO_ENV, folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     subprocess.run(["git", "init", "-q"], cwd=folder, check=True)

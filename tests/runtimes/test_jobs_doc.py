@@ -40,6 +40,7 @@ def _exec(name: str) -> str:
 @pytest.fixture(scope="module")
 def doc_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
     from docker_support.engine import BASE_IMAGE, require_docker
+    from docker_support.wheelhouse import wheelhouse
 
     from openenv_hub.hub import push
 
@@ -49,6 +50,7 @@ def doc_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
     )  # freezes the session's endpoint, not this hub's
     offline = f'"{BASE_IMAGE}", "ENABLE_WEB_INTERFACE": "false"'  # as the document says
     code = doc_block(DOC, "localhub with jobs").code.replace('"YOUR_BASE_IMAGE"', offline)
+    code = code.replace("YOUR_WHEELHOUSE", str(wheelhouse()))
     names: dict[str, object] = {}
     exec(compile(code, DOC, "exec"), names)
     hub = names["hub"]
