@@ -48,7 +48,9 @@ def scored(result: Any) -> float:
 
 
 def test_the_declared_range_is_published(base_url: str) -> None:
-    assert httpx.get(base_url + "/metadata").json()["reward_range"] == [None, None]
+    metadata = httpx.get(base_url + "/metadata").json()
+    assert metadata["reward_range"] == [None, None]
+    assert metadata["name"] == "atari_env" and "Atari 2600" in metadata["description"]
 
 
 def test_steps_and_state_before_reset_are_refused(base_url: str) -> None:

@@ -261,6 +261,14 @@ class AtariEnvironment(Environment[AtariAction, AtariObservation, AtariState]):
     def state(self) -> AtariState:
         return self._state
 
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name="atari_env",
+            description="Atari 2600 games from the Arcade Learning Environment: pick a game at "
+            "reset, send action indices, get frames, lives and rewards.",
+            version="0.1.0",
+        )
+
 
 @dataclass(frozen=True)
 class _Snapshot:
@@ -281,11 +289,3 @@ def _not_in_action_set(index: int, game: str, actions: list[Any]) -> ActionValid
     )
     error = {"type": "action_set", "loc": ["action"], "msg": message, "input": index}
     return ActionValidationError(message, data={"errors": [error]})
-
-    def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(
-            name="atari_env",
-            description="Atari 2600 games from the Arcade Learning Environment: pick a game at "
-            "reset, send action indices, get frames, lives and rewards.",
-            version="0.1.0",
-        )
