@@ -125,9 +125,8 @@ def prepare_ui(
         readme=strip_front_matter(text) if text else "",
         _tabs=tabs,
     )
-    blocks = build_blocks(
-        ctx, Actions(tabs), show_default=show_default, custom_builder=custom_builder
-    )
+    actions = Actions(tabs, replay_ignores=observation_cls.replay_ignores)
+    blocks = build_blocks(ctx, actions, show_default=show_default, custom_builder=custom_builder)
     blocks.queue(default_concurrency_limit=None)
     options = _mount_options(gr.mount_gradio_app)
 

@@ -64,9 +64,11 @@ Body = Callable[[Tab, Session], Awaitable[Outcome]]
 class Actions:
     """Reset, step, call tools and read state for browser tabs, through the session core."""
 
-    def __init__(self, tabs: TabSessions) -> None:
+    def __init__(self, tabs: TabSessions, *, replay_ignores: frozenset[str] = frozenset()) -> None:
         self.tabs = tabs
         self.pool: SessionPool = tabs.pool
+        #: Fields of the observation a fork by replay leaves out of its comparison (timings).
+        self.replay_ignores = replay_ignores
         # A tool call is sent as a step when CallToolAction is a valid action of this env.
         self._tools_by_step = issubclass(CallToolAction, self.pool.action_cls)
 

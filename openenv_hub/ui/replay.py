@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,10 +93,19 @@ def recorded_step(records: Records, step: int) -> RecordedStep:
     return RecordedStep(position, payload, json.loads(record.get("reward_breakdown") or "{}"))
 
 
-def _as_result(payload: dict[str, Any]) -> StepResult[Any]:
-    """A reply as JSON reads it back, so recorded and replayed ones compare alike."""
-    observation = json.loads(json.dumps(payload.get("observation"), default=str))
-    return StepResult(observation=observation, reward=payload.get("reward"), done=payload["done"])
+def _reader(ignored: frozenset[str]) -> Callable[[dict[str, Any]], StepResult[Any]]:
+    """How a reply is read for the comparison: as JSON reads it back, so recorded and replayed
+    ones compare alike, less the ``ignored`` fields of the observation (its class's
+    ``replay_ignores``: timings, say)."""
+
+    def as_result(payload: dict[str, Any]) -> StepResult[Any]:
+        observation = json.loads(json.dumps(payload.get("observation"), default=str))
+        if isinstance(observation, dict) and ignored:
+            observation = {k: v for k, v in observation.items() if k not in ignored}
+        reward, done = payload.get("reward"), payload["done"]
+        return StepResult(observation=observation, reward=reward, done=done)
+
+    return as_result
 
 
 async def fork_into_tab(actions: Actions, key: str, records: Records, step: int) -> Outcome:
@@ -105,7 +115,7 @@ async def fork_into_tab(actions: Actions, key: str, records: Records, step: int)
         plan = ForkPlan.of(records, step)
     except EpisodeRecordError as exc:
         return Outcome("error", "Cannot fork there", [exc.message], tab=actions.tabs.get(key))
-    pool = actions.pool
+    pool, as_result = actions.pool, _reader(actions.replay_ignores)
 
     async def body(tab: Tab, session: Any) -> Outcome:
         started = time.perf_counter()
@@ -115,10 +125,10 @@ async def fork_into_tab(actions: Actions, key: str, records: Records, step: int)
             if payload is not None:
                 shown = {"snapshot of step": step}
                 tab.record(entry_of(session, "restore", shown, payload, started), new_episode=True)
-                plan.check(_as_result, step, _as_result(payload))
+                plan.check(as_result, step, as_result(payload))
             else:
                 how = "by replay"
-                payload = await _replay(pool, tab, session, plan)
+                payload = await _replay(pool, tab, session, plan, as_result)
         except ReplayMismatchError as exc:
             differs = "Replay differs from the recording"
             outcome = await actions.shown(session, differs, exc.got)  # what the fork received
@@ -130,15 +140,22 @@ async def fork_into_tab(actions: Actions, key: str, records: Records, step: int)
     return await actions.run(key, body)
 
 
-async def _replay(pool: SessionPool, tab: Tab, session: Any, plan: ForkPlan) -> dict[str, Any]:
-    """Reset and step ``session`` as recorded, checking each reply; the last reply."""
+async def _replay(
+    pool: SessionPool,
+    tab: Tab,
+    session: Any,
+    plan: ForkPlan,
+    as_result: Callable[[dict[str, Any]], StepResult[Any]],
+) -> dict[str, Any]:
+    """Reset and step ``session`` as recorded, checking each reply (read by ``as_result``);
+    the last reply."""
     started = time.perf_counter()
     payload = await pool.reset(session, plan.reset_params)
     tab.record(entry_of(session, "reset", plan.reset_params, payload, started), new_episode=True)
-    plan.check(_as_result, 0, _as_result(payload))
+    plan.check(as_result, 0, as_result(payload))
     for index, sent in enumerate(plan.actions, start=1):
         started = time.perf_counter()
         payload = await pool.step(session, pool.parse_action(sent))
         tab.record(entry_of(session, "step", sent, payload, started))
-        plan.check(_as_result, index, _as_result(payload))
+        plan.check(as_result, index, as_result(payload))
     return payload

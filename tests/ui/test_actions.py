@@ -163,3 +163,52 @@ async def test_history_files_live_as_long_as_their_tab(make_actions):
     assert not file_a.exists() and file_b.exists()
     actions.tabs.cleanup()
     assert not file_b.parent.parent.exists()
+
+
+async def test_a_fork_by_replay_leaves_out_what_the_observation_says_it_may_differ_in() -> None:
+    """An observation with a timing (``replay_ignores``, as the coding environment's has) forks
+    in the UI as it does in Python; another field that differs is still a mismatch."""
+    import itertools
+    import json
+    from typing import Any, ClassVar
+
+    from openenv_hub import Action, Environment, Observation, State
+    from openenv_hub.ui.replay import fork_into_tab
+
+    class Run(Action):
+        code: str
+
+    class Ran(Observation):
+        replay_ignores: ClassVar[frozenset[str]] = frozenset({"took_s"})
+        output: str = ""
+        took_s: float = 0.0
+
+    clock = itertools.count(1)
+
+    class Timed(Environment[Run, Ran, State]):
+        def reset(self, seed: int | None = None, episode_id: str | None = None, **kw: Any) -> Ran:
+            return Ran(took_s=next(clock))
+
+        def step(self, action: Run, timeout_s: float | None = None, **kw: Any) -> Ran:
+            return Ran(output=action.code.upper(), took_s=next(clock))
+
+        @property
+        def state(self) -> State:
+            return State()
+
+    def record(step: int, action: dict[str, Any], output: str) -> dict[str, Any]:
+        observation = {"output": output, "took_s": 0.5, "metadata": {}}
+        return {"episode_id": "e", "episode": 0, "step": step, "action": json.dumps(action),
+                "observation": json.dumps(observation), "reward": None, "done": False}  # fmt: skip
+
+    records = [record(0, {}, ""), record(1, {"code": "x"}, "X")]
+    pool = SessionPool(Timed, action_cls=Run)
+    try:
+        actions = Actions(TabSessions(pool), replay_ignores=Ran.replay_ignores)
+        forked = await fork_into_tab(actions, "a", records, 1)
+        assert (forked.status, forked.message.split(":")[0]) == ("ok", "Forked at step 1 by replay")
+        records[1] = record(1, {"code": "x"}, "something else")
+        differs = await fork_into_tab(actions, "a", records, 1)
+        assert (differs.status, differs.message) == ("error", "Replay differs from the recording")
+    finally:
+        await pool.aclose()
