@@ -59,7 +59,7 @@ def build_blocks(
                 with gr.Tab("Replay", id="replay", elem_id="tab-replay"):
                     replay_tab(actions, view, tabs)
                 with gr.Tab("Sessions", id="sessions", elem_id="tab-sessions"):
-                    sessions_tab(ctx.pool, _watch(ctx.pool))
+                    sessions_tab(actions, view, tabs, _watch(ctx.pool))
             if custom is not None:
                 with gr.Tab(_tab_name(custom), id="custom", elem_id="tab-custom"):
                     cast(Any, custom).render()  # gradio leaves render() unannotated

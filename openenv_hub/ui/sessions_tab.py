@@ -1,6 +1,7 @@
 """The Sessions tab: the server's live sessions, and any one of them watched read-only as it
-steps (see :mod:`openenv_hub.server.watch`). Where watching is off, the tab says how to turn it
-on.
+steps (see :mod:`openenv_hub.server.watch`); from any step of the watched episode, a fork into
+the viewer's own Playground session (by replay: the watched session is never touched). Where
+watching is off, the tab says how to turn it on.
 
 Layer: ui.
 """
@@ -17,9 +18,19 @@ import gradio as gr
 from openenv_hub.rubrics.episode import BREAKDOWN_KEY
 from openenv_hub.server.sessions import SessionPool
 from openenv_hub.server.watch import SessionWatch, WatchedSession, watching_refused_message
+from openenv_hub.ui.actions import Actions
 from openenv_hub.ui.observation import split_observation
+from openenv_hub.ui.replay import fork_into_tab
+from openenv_hub.ui.view import ResultView
 
-__all__ = ["REFRESH_S", "SHOWN_STEPS", "session_rows", "sessions_tab", "step_rows"]
+__all__ = [
+    "REFRESH_S",
+    "SHOWN_STEPS",
+    "session_rows",
+    "sessions_tab",
+    "step_rows",
+    "watched_episode",
+]
 
 REFRESH_S = 0.25  # how often an open Sessions tab asks for news
 SHOWN_STEPS = 50  # the latest watched steps a refresh sends (fewer rows: a cheaper refresh)
@@ -53,8 +64,27 @@ def step_rows(watched: WatchedSession) -> list[list[Any]]:
     ]  # fmt: skip
 
 
-def sessions_tab(pool: SessionPool, watch: SessionWatch | None) -> None:
-    """Lay out the Sessions tab (``watch`` None: watching is off)."""
+def watched_episode(watched: WatchedSession) -> list[dict[str, Any]]:
+    """The watched session's latest episode as trajectory records (its reset, with the
+    arguments it was given, and its steps), for a fork; empty when the watch no longer keeps
+    the episode's reset (it keeps the latest steps only)."""
+    episode = [entry for entry in watched.recent if entry.episode == watched.episodes]
+    if not episode or episode[0].step != 0:
+        return []
+    episode_id = f"{watched.session_id}:{watched.episodes}"
+    return [
+        {"episode_id": episode_id, "episode": entry.episode, "step": entry.step,
+         "action": json.dumps(entry.action),
+         "observation": json.dumps(entry.payload.get("observation")),
+         "reward": entry.payload.get("reward"), "done": bool(entry.payload.get("done"))}
+        for entry in episode
+    ]  # fmt: skip
+
+
+def sessions_tab(actions: Actions, view: ResultView, tabs: Any, watch: SessionWatch | None) -> None:
+    """Lay out the Sessions tab (``watch`` None: watching is off); a fork updates the
+    Playground's ``view`` and selects it."""
+    pool = actions.pool
     if watch is None:
         gr.Markdown(watching_refused_message(), elem_id="watch-refused")
         return
@@ -67,6 +97,9 @@ def sessions_tab(pool: SessionPool, watch: SessionWatch | None) -> None:
     images = gr.Gallery(label="Latest images", visible=False, elem_id="watch-images",
                         format="png", interactive=False)  # fmt: skip
     observation = gr.JSON(label="Latest observation", elem_id="watch-observation")
+    with gr.Row():
+        at = gr.Number(0, label="Fork at step", precision=0, minimum=0, elem_id="watch-fork-step")
+        fork = gr.Button("Fork into Playground", elem_id="watch-fork")
     timer = gr.Timer(REFRESH_S)
 
     def refresh(chosen: str | None) -> dict[Any, Any]:
@@ -91,6 +124,16 @@ def sessions_tab(pool: SessionPool, watch: SessionWatch | None) -> None:
         })  # fmt: skip
         return changes
 
+    async def on_fork(request: gr.Request, chosen: str | None, step: Any) -> dict[Any, Any]:
+        watched = watch.sessions.get(chosen or "")
+        records = watched_episode(watched) if watched is not None else []
+        if not records:
+            return {status: "**Cannot fork:** pick a watched session whose episode began within "
+                    "the steps the watch keeps."}  # fmt: skip
+        outcome = await fork_into_tab(actions, request.session_hash or "", records, int(step or 0))
+        return {**view.updates(outcome), tabs: gr.Tabs(selected="playground")}
+
     outputs = [table, picked, status, steps, observation, images]
     timer.tick(refresh, inputs=[picked], outputs=outputs, **_EVENT)
     picked.change(refresh, inputs=[picked], outputs=outputs, **_EVENT)
+    fork.click(on_fork, inputs=[picked, at], outputs=[*view.outputs(), tabs, status], **_EVENT)

@@ -129,3 +129,23 @@ def test_watching_is_refused_where_the_setting_is_off_with_how_to_turn_it_on(
     )
     expect(page.locator("#live-sessions")).to_have_count(0)
     assert not [o for o in app.state.sessions.observers if type(o).__name__ == "SessionWatch"]
+
+
+def test_a_watched_episode_forks_into_the_viewers_playground(
+    echo: Any, new_page: Any, stepping: Any
+) -> None:
+    """From a step of the session being watched, the viewer's own session is brought there by
+    replay; the watched session is not touched."""
+    session_id, go, sent, done = stepping
+    page = open_sessions(new_page(), echo.web_url)
+    pages.choose(page, "watch-session", session_id)
+    go.set()
+    assert done.wait(20)
+    expect(page.locator("#watch-status")).to_contain_text("ended · episode 1 · 12 steps")
+    page.get_by_label("Fork at step").fill("3")
+    pages.click(page, "watch-fork")
+    pages.expect_banner(page, "Forked at step 3 by replay")
+    expect(page.locator("#observation")).to_contain_text('"echoed_message": "m3"')
+    pages.history_rows(page, 4)  # the reset and three replayed steps
+    watched = [s for s in echo.pool.sessions() if s.id == session_id]
+    assert not watched  # the client's session ended as it did; the fork is the viewer's own
