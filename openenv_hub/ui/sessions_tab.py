@@ -32,8 +32,9 @@ __all__ = [
     "watched_episode",
 ]
 
-REFRESH_S = 0.25  # how often an open Sessions tab asks for news
-SHOWN_STEPS = 50  # the latest watched steps a refresh sends (fewer rows: a cheaper refresh)
+REFRESH_S = 0.5  # how often an open Sessions tab asks for news
+SHOWN_STEPS = 20  # the latest watched steps a refresh sends (fewer rows: a cheaper refresh)
+TABLE_REFRESH_S = 2.0  # how often the sessions table is sent again when no session came or went
 _EVENT: dict[str, Any] = {"api_visibility": "private", "show_progress": "hidden"}
 SESSION_COLUMNS = ["Session", "Client", "Episode", "Steps", "Return so far", "Last activity"]
 STEP_COLUMNS = ["#", "Episode", "Step", "Action", "Reward", "Done", "Breakdown"]
@@ -102,15 +103,26 @@ def sessions_tab(actions: Actions, view: ResultView, tabs: Any, watch: SessionWa
         fork = gr.Button("Fork into Playground", elem_id="watch-fork")
     timer = gr.Timer(REFRESH_S)
 
-    def refresh(chosen: str | None) -> dict[Any, Any]:
+    sent = gr.State(None)  # what this browser was last sent, to send only what changed
+
+    def refresh(chosen: str | None, last: dict[str, Any] | None) -> dict[Any, Any]:
+        last = last if last and last.get("chosen") == chosen else {"chosen": chosen}
+        now = time.monotonic()
         rows = session_rows(pool, watch)
         ids = [row[0] for row in rows]
         if chosen and chosen not in ids and chosen in watch.sessions:
             ids.append(chosen)  # ended: still shown, so the viewer sees how it ended
-        changes: dict[Any, Any] = {table: rows, picked: gr.update(choices=ids)}
+        fresh = ids != last.get("ids") or now - last.get("table_at", 0.0) >= TABLE_REFRESH_S
+        changes: dict[Any, Any] = {
+            table: rows if fresh else gr.skip(),
+            picked: gr.update(choices=ids) if ids != last.get("ids") else gr.skip(),
+            status: gr.skip(), steps: gr.skip(), observation: gr.skip(), images: gr.skip(),
+        }  # fmt: skip
+        last = {**last, "ids": ids, "table_at": now if fresh else last.get("table_at", 0.0)}
         watched = watch.sessions.get(chosen or "")
-        if watched is None:
-            return changes
+        seen = (watched.calls, watched.ended) if watched is not None else None
+        if watched is None or seen == last.get("seen"):
+            return {**changes, sent: last}
         latest = watched.recent[-1].payload if watched.recent else {}
         view = split_observation(latest.get("observation"))
         shown = [(image, path) for path, image in view.images]
@@ -120,7 +132,9 @@ def sessions_tab(actions: Actions, view: ResultView, tabs: Any, watch: SessionWa
             f"{watched.steps} steps · return so far {watched.return_so_far:g}",
             steps: step_rows(watched),
             observation: view.summary,
-            images: gr.update(value=shown or None, visible=bool(shown)),
+            images: gr.update(value=shown or None, visible=bool(shown))
+            if shown or last.get("images") else gr.skip(),
+            sent: {**last, "seen": seen, "images": bool(shown)},
         })  # fmt: skip
         return changes
 
@@ -133,7 +147,7 @@ def sessions_tab(actions: Actions, view: ResultView, tabs: Any, watch: SessionWa
         outcome = await fork_into_tab(actions, request.session_hash or "", records, int(step or 0))
         return {**view.updates(outcome), tabs: gr.Tabs(selected="playground")}
 
-    outputs = [table, picked, status, steps, observation, images]
-    timer.tick(refresh, inputs=[picked], outputs=outputs, **_EVENT)
-    picked.change(refresh, inputs=[picked], outputs=outputs, **_EVENT)
+    outputs = [table, picked, status, steps, observation, images, sent]
+    timer.tick(refresh, inputs=[picked, sent], outputs=outputs, **_EVENT)
+    picked.change(lambda chosen: refresh(chosen, None), inputs=[picked], outputs=outputs, **_EVENT)
     fork.click(on_fork, inputs=[picked, at], outputs=[*view.outputs(), tabs, status], **_EVENT)
