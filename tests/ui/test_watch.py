@@ -4,12 +4,8 @@ end is shown, and where watching is off the tab says how to turn it on."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import statistics
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +14,6 @@ from typing import Any
 
 import pytest
 import ui_pages as pages
-from child_processes import end_child, start_child
 from playwright.sync_api import expect
 from ui_envs import TypedEchoAction, TypedEchoEnvironment, TypedEchoObservation
 
@@ -154,64 +149,3 @@ def test_a_watched_episode_forks_into_the_viewers_playground(
     pages.history_rows(page, 4)  # the reset and three replayed steps
     watched = [s for s in echo.pool.sessions() if s.id == session_id]
     assert not watched  # the client's session ended as it did; the fork is the viewer's own
-
-
-STEPPING_CLIENT = """
-import json, sys, time
-from openenv_hub import GenericEnvClient
-with GenericEnvClient(base_url=sys.argv[1]).sync() as env:
-    env.reset()
-    print("ready", flush=True)
-    sys.stdin.readline()
-    done, end = [], time.monotonic() + float(sys.argv[2])
-    while time.monotonic() < end:
-        env.step({"message": "pace"})
-        done.append(time.monotonic())
-    print(json.dumps(done), flush=True)
-"""
-
-
-TURNS = 8  # watched and not, each
-
-
-def rate(done: list[float], start: float, end: float) -> float:
-    """Steps per second completed between ``start`` and ``end`` (one clock for all processes)."""
-    return sum(start <= t < end for t in done) / (end - start)
-
-
-def test_a_client_keeps_nine_tenths_of_its_pace_with_one_watcher(echo: Any, new_page: Any) -> None:
-    """A client in a process of its own (as a training loop is) steps as fast as it can while a
-    browser watches its session for a second and a half, then does not, in turns: the median
-    rate of the watched turns is at least 0.9x that of the others. Turns that alternate cancel
-    the machine's slower changes of load; the page loads between turns are left out."""
-    before = {s.id for s in echo.pool.sessions()}
-    command = [sys.executable, "-c", STEPPING_CLIENT, echo.base_url, str(TURNS * 8)]
-    child = start_child(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout is not None and child.stdin is not None
-        assert child.stdout.readline().strip() == "ready"
-        session_id = client_session(echo, before)
-        page = new_page()
-        child.stdin.write("go\n")
-        child.stdin.flush()
-        turns: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-        for _ in range(TURNS):
-            page.goto("about:blank")
-            start = time.monotonic()
-            time.sleep(1.5)
-            turns[False].append((start, time.monotonic()))
-            open_sessions(page, echo.web_url)
-            pages.choose(page, "watch-session", session_id)
-            expect(page.locator("#watch-status")).to_contain_text(" · live · ")
-            time.sleep(REFRESH_S)  # the first refresh has shown the steps: watching goes on
-            start = time.monotonic()
-            time.sleep(1.5)
-            turns[True].append((start, time.monotonic()))
-        page.goto("about:blank")
-        child.stdin.close()
-        done = json.loads(child.stdout.readline())
-    finally:
-        end_child(child)
-    alone = statistics.median(rate(done, *turn) for turn in turns[False])
-    watched = statistics.median(rate(done, *turn) for turn in turns[True])
-    assert watched >= 0.9 * alone, (alone, watched)
