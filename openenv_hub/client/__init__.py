@@ -1,4 +1,7 @@
-"""Clients of environment servers: async, sync, generic, MCP, and pools of sessions."""
+"""Clients of environment servers: async, sync, generic, MCP, and pools of sessions.
+
+Layer: client.
+"""
 
 from openenv_hub.client.env_client import EnvClient
 from openenv_hub.client.generic import GenericEnvClient

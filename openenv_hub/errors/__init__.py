@@ -58,6 +58,8 @@ OpenEnvError
 and :func:`error_from_wire` is the one place that turns a wire error back into its class;
 ``openenv_hub.hub._errors.hub_error`` is the one place that turns a Hub client error into one.
 Errors with a ``hint`` say what to do next; the CLI prints it under the message.
+
+Layer: core.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ Example::
     print(result.url, result.app_url, result.pip_install)
     [v.name for v in versions("alice/echo_env")]  # ['0.1.0']
     install("alice/echo_env", "0.1.0", yes=True)
+
+Layer: services.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""``create_app``: an environment as a FastAPI app, and ``run`` to serve it with uvicorn."""
+"""``create_app``: an environment as a FastAPI app, and ``run`` to serve it with uvicorn.
+
+Layer: server.
+"""
 
 from __future__ import annotations
 

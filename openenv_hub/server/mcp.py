@@ -4,6 +4,8 @@ Methods: ``tools/list``, ``tools/call``, ``openenv/session/create``, ``openenv/s
 plus ``initialize`` and ``ping`` so generic MCP clients can handshake. Notifications (requests
 without an ``id``) are carried out and get no reply. Errors are answered with the JSON-RPC code
 their exception class declares; anything unexpected with -32603 and the request's id.
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Observers of the session core: told of every reset, step and closed session (the server-side
 trajectory recorder is one). They run on the event loop, after the call, and must be quick;
-an observer that raises is logged and ignored."""
+an observer that raises is logged and ignored.
+
+Layer: server.
+"""
 
 from __future__ import annotations
 

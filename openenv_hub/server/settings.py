@@ -17,6 +17,8 @@
   pinned to one (default four per CPU this process may use, from 8 to 32).
 
 An argument passed in code wins over the variable.
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The watchdog of a session pool: closes idle sessions, and abandons stuck threads."""
+"""The watchdog of a session pool: closes idle sessions, and abandons stuck threads.
+
+Layer: server.
+"""
 
 from __future__ import annotations
 

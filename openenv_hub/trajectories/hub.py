@@ -3,6 +3,8 @@
 The file goes to ``data/`` in the dataset repo, in one commit with a dataset card (added the
 first time only) whose ``configs`` make ``datasets.load_dataset("NS/NAME")`` read every file
 there as the ``train`` split.
+
+Layer: client.
 """
 
 from __future__ import annotations

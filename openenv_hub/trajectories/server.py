@@ -4,6 +4,8 @@
 session core. Each session's episode is written when it ends, when the session resets before
 the end, or when the session closes (the last two marked ``truncated``); the file is complete
 when the server shuts down.
+
+Layer: client.
 """
 
 from __future__ import annotations

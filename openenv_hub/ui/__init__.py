@@ -7,6 +7,8 @@ drives the environment only through the pool, like ``/ws`` does.
 
 gradio is an optional dependency (``pip install "openenv-hub[ui]"``); it is imported by
 :func:`mount_ui`, never by ``import openenv_hub`` or ``import openenv_hub.ui``.
+
+Layer: ui.
 """
 
 from __future__ import annotations

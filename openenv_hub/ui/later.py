@@ -4,6 +4,8 @@ Importing gradio and building the UI takes seconds. :func:`mount_ui_when_ready` 
 start at once, serving ``/health``, ``/ws`` and the API, and builds the UI on a helper thread
 meanwhile; until it is mounted, ``/web`` answers 503 with a page that says it is loading (and
 reloads itself). A UI that fails to build says why there, and in the log.
+
+Layer: ui.
 """
 
 from __future__ import annotations

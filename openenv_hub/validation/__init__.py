@@ -9,6 +9,8 @@ Example:
     >>> results = validate_path(Path("envs/echo_env"), level="static")  # doctest: +SKIP
     >>> passed(results)  # doctest: +SKIP
     True
+
+Layer: client.
 """
 
 from __future__ import annotations

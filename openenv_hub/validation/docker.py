@@ -3,6 +3,8 @@
 Building and running live in :mod:`openenv_hub.docker`; the names this module used to define
 (``build_image``, ``default_tag``, ``require_engine``, ``run_container``, ``stage_context``) are
 still importable from here.
+
+Layer: client.
 """
 
 from __future__ import annotations

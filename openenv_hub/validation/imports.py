@@ -3,6 +3,8 @@
 A child process keeps the environment's modules out of the caller's ``sys.modules`` (two
 environments may both have a top-level ``server`` package). Run it by hand with
 ``python -m openenv_hub.validation.imports ENV_DIR``; it prints the results as JSON.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The one result type of every check, and its table and JSON renderings."""
+"""The one result type of every check, and its table and JSON renderings.
+
+Layer: client.
+"""
 
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ Every bound is a total, never per read (:mod:`openenv_hub.validation.remote`), s
 trickles its answers cannot hold a validation: each check gets ``timeout_s`` (all its requests
 together), the whole validation ``total_timeout_s`` (six times ``timeout_s`` by default), and an
 answer larger than ``max_reply_bytes`` fails its check without being read whole.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 A folder whose manifest says ``kind: app`` is a Space that is not an environment: it gets
 :data:`APP_STATIC_CHECKS` (manifest, README card, Dockerfile), and its card must *not* carry the
 ``openenv`` tag, which catalogs read as "this is an environment".
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""What a local validation looks at: an environment folder and its manifest."""
+"""What a local validation looks at: an environment folder and its manifest.
+
+Layer: client.
+"""
 
 from __future__ import annotations
 
