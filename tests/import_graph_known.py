@@ -14,15 +14,6 @@ KNOWN_VIOLATIONS: set[tuple[str, str]] = {
     ("openenv_hub.runtimes._ray_replica", "openenv_hub.server.app"),
     ("openenv_hub.server.app", "openenv_hub.ui"),
     ("openenv_hub.server.app", "openenv_hub.ui.later"),
-    # Private: a `_name` module imported from outside its package (the command line, the
-    # reference environments and the Spaces count as outside).
-    ("coding_env.client", "openenv_hub.client._core"),
-    ("openenv_catalog.listing", "openenv_hub.hub._client"),
-    ("openenv_catalog.listing", "openenv_hub.hub._errors"),
-    ("openenv_catalog.listing", "openenv_hub.hub._versions"),
-    ("openenv_hub.trajectories.hub", "openenv_hub.hub._client"),
-    ("openenv_hub.trajectories.hub", "openenv_hub.hub._errors"),
-    ("openenv_hub_cli.push", "openenv_hub.hub._wait"),
     # A package's own module importing its __init__ (which should only re-export).
     ("openenv_hub.ui.later", "openenv_hub.ui"),
     # Cycles inside a package, each listed by the edge (under TYPE_CHECKING) that closes it.

@@ -6,7 +6,10 @@ Each function builds ``HfApi(endpoint=...)`` with the endpoint read when it is c
 Errors of the Hub client come back as :class:`~openenv_hub.errors.HubError` subclasses with a
 ``hint``.
 
-Every module here is private (``_push``, ``_urls``, ...): what callers use is exported below.
+Every module here is private (``_push``, ``_urls``, ...): what callers use is exported below,
+including what other packages build on: :class:`HubContext` (endpoint, token and ``HfApi`` for
+one operation), :func:`translate` and :func:`hub_error` (the Hub client's errors as
+:class:`~openenv_hub.errors.HubError`), :func:`version_key` and :func:`wait_for_space`.
 
 Example::
 
@@ -23,8 +26,10 @@ Layer: services.
 from __future__ import annotations
 
 from openenv_hub.hub._access import Account, account
+from openenv_hub.hub._client import HubContext, RepoId, parse_repo_id
 from openenv_hub.hub._connect import app_url
 from openenv_hub.hub._download import SpaceSource, download_space
+from openenv_hub.hub._errors import hub_error, translate
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
@@ -34,7 +39,8 @@ from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
 from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link
 from openenv_hub.hub._urls import SpaceUrls
-from openenv_hub.hub._versions import Version, versions
+from openenv_hub.hub._versions import Version, version_key, versions
+from openenv_hub.hub._wait import SpaceState, wait_for_space
 
 __all__ = [
     "TRUST_ENV",
@@ -42,13 +48,16 @@ __all__ = [
     "FileChanges",
     "FileSelection",
     "ForkResult",
+    "HubContext",
     "InstallResult",
     "PushPlan",
     "PushResult",
     "PushTarget",
+    "RepoId",
     "Skipped",
     "SpaceLink",
     "SpaceSource",
+    "SpaceState",
     "SpaceUrls",
     "Version",
     "account",
@@ -57,7 +66,9 @@ __all__ = [
     "ensure_installed",
     "find_installed",
     "fork",
+    "hub_error",
     "install",
+    "parse_repo_id",
     "parse_spec",
     "pull",
     "push",
@@ -65,5 +76,8 @@ __all__ = [
     "read_link",
     "select_files",
     "stage_files",
+    "translate",
+    "version_key",
     "versions",
+    "wait_for_space",
 ]

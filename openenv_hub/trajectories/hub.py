@@ -13,8 +13,7 @@ import os
 from pathlib import Path
 
 from openenv_hub.errors import ConfigurationError, InvalidRepoIdError
-from openenv_hub.hub._client import HubContext, parse_repo_id
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub import HubContext, parse_repo_id, translate
 from openenv_hub.trajectories.files import _format_of
 
 __all__ = ["dataset_card", "push_trajectories"]
