@@ -16,10 +16,6 @@ KNOWN_VIOLATIONS: set[tuple[str, str]] = {
     ("openenv_hub.server.app", "openenv_hub.ui.later"),
     # A package's own module importing its __init__ (which should only re-export).
     ("openenv_hub.ui.later", "openenv_hub.ui"),
-    # Cycles inside a package, each listed by the edge (under TYPE_CHECKING) that closes it.
-    ("openenv_hub.client._launch", "openenv_hub.client.env_client"),
-    ("openenv_hub.hub._plan", "openenv_hub.hub._wheel_pin"),
-    ("openenv_hub.server.watchdog", "openenv_hub.server.lifecycle"),
 }
 
 # Public modules whose docstring does not yet name their layer.

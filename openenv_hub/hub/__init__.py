@@ -28,13 +28,14 @@ from __future__ import annotations
 from openenv_hub.hub._access import Account, account
 from openenv_hub.hub._client import HubContext, RepoId, parse_repo_id
 from openenv_hub.hub._connect import app_url
+from openenv_hub.hub._diff import FileChanges
 from openenv_hub.hub._download import SpaceSource, download_space
 from openenv_hub.hub._errors import hub_error, translate
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
 from openenv_hub.hub._installed import ensure_installed, find_installed
-from openenv_hub.hub._plan import FileChanges, PushPlan
+from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
 from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link

@@ -9,8 +9,8 @@ import pytest
 from openenv_hub.errors import EnvironmentValidationError
 from openenv_hub.hub._bundle import stage_bundle
 from openenv_hub.hub._card import fix_card
+from openenv_hub.hub._diff import RemoteFile, diff_files, git_blob_id
 from openenv_hub.hub._ignore import select_files
-from openenv_hub.hub._plan import RemoteFile, diff_files, git_blob_id
 
 
 @pytest.mark.parametrize(
