@@ -15,7 +15,7 @@ from typing import Any, Literal
 import pydantic_core
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.responses import JSONResponse
 
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
 from openenv_hub.server import settings
@@ -154,19 +154,16 @@ def create_app(
     _add_sockets(app, pool)
     _install_error_handlers(app)
     if web if web is not None else web_enabled_by_env():
-        from openenv_hub.ui import UI_PATH
         from openenv_hub.ui.later import mount_ui_when_ready
 
         mount_ui_when_ready(
             app,
             pool,
-            path=UI_PATH,
             observation_cls=observation_cls,
             readme=readme,
             custom_builder=ui_builder,
             show_default=show_default_ui,
         )
-        app.add_api_route("/", _to_web_ui, include_in_schema=False)
     return app
 
 
@@ -189,10 +186,6 @@ def _add_sockets(app: FastAPI, pool: SessionPool) -> None:
     @app.websocket("/mcp")
     async def mcp_ws(websocket: WebSocket) -> None:
         await serve_mcp_socket(websocket, pool)
-
-
-async def _to_web_ui() -> RedirectResponse:
-    return RedirectResponse("/web/")
 
 
 def _server_mode(mode: str | None) -> ServerMode:
