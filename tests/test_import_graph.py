@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "progress",
             "plots",
             "network",
+            "serving",
         ),
     ),
     (

@@ -25,12 +25,12 @@ from openenv_hub.server.limits import RequestBodyLimit
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
 from openenv_hub.server.tasks import build_task_router
 from openenv_hub.server.websocket import serve_mcp_socket, serve_ws
+from openenv_hub.serving import DEFAULT_GRACEFUL_SHUTDOWN_S, uvicorn_options
 from openenv_hub.types import Action, Observation, State
 
 __all__ = ["ServerMode", "create_app", "run", "uvicorn_options", "web_enabled_by_env"]
 
 ServerMode = Literal["simulation", "production"]
-DEFAULT_GRACEFUL_SHUTDOWN_S = 5.0
 
 logger = logging.getLogger("openenv_hub.server")
 
@@ -222,34 +222,6 @@ def _install_error_handlers(app: FastAPI) -> None:
 def _json(content: Any, status: int) -> JSONResponse:
     body = pydantic_core.to_json(content, fallback=str, inf_nan_mode="strings")
     return JSONResponse(pydantic_core.from_json(body), status_code=status)
-
-
-def uvicorn_options(
-    *,
-    ws_ping_interval_s: float | None = 20.0,
-    ws_ping_timeout_s: float | None = 20.0,
-    max_message_size_mb: float | None = None,
-    graceful_shutdown_s: float = DEFAULT_GRACEFUL_SHUTDOWN_S,
-) -> dict[str, Any]:
-    """The uvicorn settings environment servers run with.
-
-    The server pings every WebSocket client each ``ws_ping_interval_s``; one that does not answer
-    within ``ws_ping_timeout_s`` is disconnected and its session freed. Frames over
-    ``max_message_size_mb`` (default ``$OPENENV_MAX_MESSAGE_SIZE_MB`` or 16) close the socket
-    with 1009. On shutdown, requests still running after ``graceful_shutdown_s`` are cancelled,
-    so a stuck step cannot hold the process. The sans-I/O websockets protocol is preferred where
-    uvicorn has it: it is the faster of uvicorn's implementations.
-    """
-    from uvicorn.config import WS_PROTOCOLS
-
-    message_mb = settings.max_message_size_mb(max_message_size_mb)
-    return {
-        "ws": "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto",
-        "ws_ping_interval": ws_ping_interval_s,
-        "ws_ping_timeout": ws_ping_timeout_s,
-        "ws_max_size": int(message_mb * 1024 * 1024),
-        "timeout_graceful_shutdown": graceful_shutdown_s,
-    }
 
 
 def run(
