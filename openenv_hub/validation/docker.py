@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from openenv_hub.checks.result import CheckResult
+from openenv_hub.checks.target import EnvTarget
 from openenv_hub.docker import (
     build_image,
     default_tag,
@@ -19,9 +21,7 @@ from openenv_hub.docker import (
     stage_context,
 )
 from openenv_hub.errors import DockerError
-from openenv_hub.validation.result import CheckResult
 from openenv_hub.validation.runtime import runtime_checks
-from openenv_hub.validation.target import EnvTarget
 
 __all__ = [
     "DockerError",

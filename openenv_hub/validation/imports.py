@@ -17,10 +17,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from openenv_hub.checks.result import CheckResult, run_checks
+from openenv_hub.checks.target import EnvTarget
 from openenv_hub.validation.failure import describe_import_failure
-from openenv_hub.validation.result import CheckResult, run_checks
 from openenv_hub.validation.sample import sample_from_schema
-from openenv_hub.validation.target import EnvTarget
 
 __all__ = ["import_checks"]
 

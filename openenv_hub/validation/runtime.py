@@ -19,10 +19,10 @@ from typing import Any
 
 import httpx
 
+from openenv_hub.checks.result import Check, CheckResult, run_checks
 from openenv_hub.protocol.connection import request_frame
 from openenv_hub.protocol.urls import is_loopback, ws_url
 from openenv_hub.validation.remote import LimitExceeded, RemoteTarget, Reply
-from openenv_hub.validation.result import Check, CheckResult, run_checks
 
 __all__ = ["RUNTIME_CHECKS", "RemoteTarget", "check_target", "runtime_checks"]
 

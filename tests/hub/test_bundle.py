@@ -145,7 +145,7 @@ def test_gitignore_of_the_enclosing_work_tree_applies(tmp_path: Path) -> None:
     ],
 )
 def test_fix_card(readme: str | None, changes: list[str]) -> None:
-    from openenv_hub.validation.static import read_front_matter
+    from openenv_hub.checks.static import read_front_matter
 
     text, made = fix_card(readme, port=8000, title="My Env")
     assert made == changes
