@@ -12,6 +12,8 @@ Example:
     ['echo_env']
     >>> get_environment("echo").name  # doctest: +SKIP
     EnvironmentNotFoundError: No installed environment is named 'echo'. Did you mean 'echo_env'?
+
+Layer: services.
 """
 
 from __future__ import annotations

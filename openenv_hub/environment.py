@@ -1,4 +1,7 @@
-"""The :class:`Environment` base class that every environment derives from."""
+"""The :class:`Environment` base class that every environment derives from.
+
+Layer: model.
+"""
 
 from __future__ import annotations
 

@@ -30,6 +30,8 @@ given to the factory (``reward_range=(low, high)``), else the environment's own
 flags any reward outside it.
 
 gymnasium is an optional dependency: ``pip install "openenv-hub[gymnasium]"``.
+
+Layer: client.
 """
 
 from __future__ import annotations

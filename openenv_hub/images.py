@@ -22,6 +22,8 @@ Example:
 
 numpy is imported on first use; decoding a PNG written by another encoder (with row filters, a
 palette or interlacing) also needs Pillow.
+
+Layer: model.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ Errors name the field, its line in the file and what was expected::
 OpenEnv's own manifests load too: ``type`` and ``runtime`` are accepted, ``app:
 server.app:app`` is kept as written (it imports from the environment folder), and the legacy
 ``action`` / ``observation`` class-name strings (no ``module:``) are accepted.
+
+Layer: model.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ has (or nothing). :func:`dev_wheel` returns a wheel of the running version in th
 with ``pip wheel --no-deps`` from a clean copy of the source tree and cached by content hash),
 and :func:`bundle_wheels` copies it into ``.openenv/wheels/`` of a build context, where the
 Space Dockerfile finds it (``pip install --find-links ./.openenv/wheels``).
+
+Layer: services.
 """
 
 from __future__ import annotations

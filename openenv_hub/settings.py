@@ -1,8 +1,12 @@
-"""The toolkit's settings that environment variables give, outside a server (the server's own
-are in :mod:`openenv_hub.server.settings`), each read here and nowhere else.
+"""The toolkit's settings that environment variables give, outside a server or shared by a server
+and the runtimes that serve one (the server's own are in :mod:`openenv_hub.server.settings`),
+each read here and nowhere else.
 
 - ``OPENENV_HUB_CACHE``: where openenv-hub keeps what it makes and downloads (uv environments,
   Space files, wheels); default ``$XDG_CACHE_HOME/openenv-hub``, or ``~/.cache/openenv-hub``.
+- ``OPENENV_MAX_MESSAGE_SIZE_MB``: the largest WebSocket frame and HTTP body a server accepts
+  (default 16): read by the server, and by :mod:`openenv_hub.serving` for the servers that
+  runtimes run in-process.
 
 Example:
     >>> import os
@@ -19,7 +23,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["cache_dir"]
+from openenv_hub.errors import ConfigurationError
+
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE_MB", "cache_dir", "max_message_size_mb", "number_setting"]
+
+DEFAULT_MAX_MESSAGE_SIZE_MB = 16.0
 
 
 def cache_dir(*parts: str) -> Path:
@@ -32,3 +40,41 @@ def cache_dir(*parts: str) -> Path:
         xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         root = Path(xdg) / "openenv-hub"
     return root.joinpath(*parts)
+
+
+def max_message_size_mb(requested: float | None) -> float:
+    """The largest message a server accepts, in MB: ``requested``, else
+    ``$OPENENV_MAX_MESSAGE_SIZE_MB``, else 16."""
+    return number_setting(
+        "max_message_size_mb",
+        requested,
+        "OPENENV_MAX_MESSAGE_SIZE_MB",
+        float,
+        DEFAULT_MAX_MESSAGE_SIZE_MB,
+    )
+
+
+def number_setting(
+    argument: str,
+    requested: float | None,
+    variable: str,
+    kind: type[int] | type[float],
+    default: float,
+) -> float:
+    """``requested`` if given, else the variable, else ``default``; a positive ``kind``, or a
+    :class:`~openenv_hub.errors.ConfigurationError` naming ``argument`` or ``variable``."""
+    if requested is not None:
+        if requested <= 0:
+            raise ConfigurationError(f"{argument} must be a positive number, got {requested}")
+        return requested
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        kind_name = "a whole number" if kind is int else "a number"
+        raise ConfigurationError(f"{variable} must be {kind_name}, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigurationError(f"{variable} must be positive, got {raw!r}")
+    return value

@@ -11,6 +11,8 @@ Example:
     '127.0.0.1:8000'
     >>> hide_credentials("cannot reach alice:s3cret@host", "ws://alice:s3cret@host")
     'cannot reach ***@host'
+
+Layer: core.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ picture becomes an :data:`~openenv_hub.images.ImageArray` (a PNG on the wire).
 
 :func:`to_wire` turns what an environment returns into JSON-ready Python values;
 :func:`from_wire` turns a validated action into what ``env.step`` expects.
+
+Layer: model.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Running a coroutine to its end from synchronous code, even inside a running event loop
-(where ``asyncio.run`` refuses to start), without touching the calling thread's loop."""
+(where ``asyncio.run`` refuses to start), without touching the calling thread's loop.
+
+Layer: core.
+"""
 
 from __future__ import annotations
 

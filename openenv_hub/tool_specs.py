@@ -2,6 +2,8 @@
 FastMCP server, and a tool's result or error in the shape MCP sends them.
 
 :class:`~openenv_hub.tools.MCPEnvironment` builds on these to take tool calls as actions.
+
+Layer: model.
 """
 
 from __future__ import annotations

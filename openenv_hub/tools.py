@@ -18,6 +18,8 @@ Example:
     ...         return message
     >>> Echo().step(CallToolAction(tool_name="echo_message", arguments={"message": "Hi"})).result["data"]
     'Hi'
+
+Layer: model.
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ Example::
     )
 
 This module needs neither TRL nor torch: the class it builds follows TRL's contract by shape.
+
+Layer: client.
 """
 
 from __future__ import annotations

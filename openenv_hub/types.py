@@ -2,6 +2,8 @@
 
 Field names and model configuration follow OpenEnv's wire protocol, so JSON produced here is
 read unchanged by OpenEnv clients and servers (see ``docs/protocol.md``).
+
+Layer: core.
 """
 
 from __future__ import annotations

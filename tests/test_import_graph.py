@@ -37,6 +37,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "progress",
             "plots",
             "network",
+            "serving",
+            "deprecation",
         ),
     ),
     (
@@ -51,6 +53,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tools",
             "images",
             "spaces",
+            "checks",
         ),
     ),
     ("services", ("docker", "hub", "packaging", "discovery")),

@@ -118,7 +118,7 @@ def command(
 def _wait(repo_id: str, *, token: str | None, timeout_s: float) -> None:
     """Follow the Space's stage until it runs; on failure print its log and fail."""
     from openenv_hub.errors import SpaceNotRunningError
-    from openenv_hub.hub._wait import wait_for_space
+    from openenv_hub.hub import wait_for_space
 
     with showing_progress():
         state = wait_for_space(repo_id, token=token, timeout_s=timeout_s)

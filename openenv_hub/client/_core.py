@@ -112,6 +112,8 @@ def observation_fields(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def step_result(payload: dict[str, Any], observation: Any) -> StepResult[Any]:
+    """The :class:`StepResult` of a reset/step payload, around ``observation`` (already parsed);
+    ``metadata`` is the payload's, else the observation's."""
     observed = payload.get("observation")
     metadata = payload.get("metadata")
     if metadata is None and isinstance(observed, dict):

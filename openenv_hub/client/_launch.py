@@ -25,16 +25,37 @@ from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from openenv_hub.client.env_client import EnvClient
     from openenv_hub.client.sync_client import SyncEnvClient
     from openenv_hub.runtimes import Provider, Source, SpaceRef
 
-__all__ = ["CLIENT_OPTIONS", "ClientLauncher", "client_from_hub", "launcher", "split_options"]
+__all__ = [
+    "CLIENT_OPTIONS",
+    "ClientLauncher",
+    "LaunchedClient",
+    "client_from_hub",
+    "launcher",
+    "split_options",
+]
 
-ClientT = TypeVar("ClientT", bound="EnvClient[Any, Any, Any]")
+
+class LaunchedClient(Protocol):
+    """What a launcher makes: an :class:`~openenv_hub.client.EnvClient` (or a subclass), seen
+    through the few methods the launcher calls, so this module does not import it (it imports
+    this one)."""
+
+    def __init__(self, base_url: str, *, provider: Provider | None = None, **options: Any): ...
+
+    async def connect(self) -> Any: ...
+
+    async def close(self) -> None: ...
+
+    def sync(self) -> SyncEnvClient[Any, Any, Any]: ...
+
+
+ClientT = TypeVar("ClientT", bound=LaunchedClient)
 
 CLIENT_OPTIONS = frozenset(
     {

@@ -1,4 +1,7 @@
-"""``EnvClient``: the asynchronous client of an environment server, over ``/ws``."""
+"""``EnvClient``: the asynchronous client of an environment server, over ``/ws``.
+
+Layer: client.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""``GenericEnvClient``: dicts in, dicts out, for any environment without its models."""
+"""``GenericEnvClient``: dicts in, dicts out, for any environment without its models.
+
+Layer: client.
+"""
 
 from __future__ import annotations
 

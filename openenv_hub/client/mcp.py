@@ -1,4 +1,7 @@
-"""MCP tool clients: list and call the tools of an MCP environment over ``/ws``."""
+"""MCP tool clients: list and call the tools of an MCP environment over ``/ws``.
+
+Layer: client.
+"""
 
 from __future__ import annotations
 

@@ -17,6 +17,8 @@ and the slot answers with that error until the next ``reset_all()``, which opens
 for it on the replica that holds the fewest of the pool's sessions. ``on_error="raise"`` raises
 :class:`~openenv_hub.errors.PoolError` (holding every result) instead; ``on_error="replace"``
 opens the new session at once and names it in the error's ``replaced_by``.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 It speaks the same protocol with the same options over websockets' synchronous client, so no
 event loop or helper thread of ours is involved.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ threads (one per slot, up to ``max_threads``), each slot a
     with EnvPool("http://127.0.0.1:8000", size=8).sync() as pool:
         results = pool.reset_all()
         results = pool.step_all([{"message": "hi"}] * 8)
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -56,8 +56,10 @@ OpenEnvError
 :class:`ServerReplyError` subclasses carry their codes on every transport (``code``,
 ``reason``, ``http_status``, ``jsonrpc_code``, ``title``): the server's adapters read them there,
 and :func:`error_from_wire` is the one place that turns a wire error back into its class;
-``openenv_hub.hub._errors.hub_error`` is the one place that turns a Hub client error into one.
+:func:`openenv_hub.hub.hub_error` is the one place that turns a Hub client error into one.
 Errors with a ``hint`` say what to do next; the CLI prints it under the message.
+
+Layer: core.
 """
 
 from __future__ import annotations

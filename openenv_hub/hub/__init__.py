@@ -6,7 +6,10 @@ Each function builds ``HfApi(endpoint=...)`` with the endpoint read when it is c
 Errors of the Hub client come back as :class:`~openenv_hub.errors.HubError` subclasses with a
 ``hint``.
 
-Every module here is private (``_push``, ``_urls``, ...): what callers use is exported below.
+Every module here is private (``_push``, ``_urls``, ...): what callers use is exported below,
+including what other packages build on: :class:`HubContext` (endpoint, token and ``HfApi`` for
+one operation), :func:`translate` and :func:`hub_error` (the Hub client's errors as
+:class:`~openenv_hub.errors.HubError`), :func:`version_key` and :func:`wait_for_space`.
 
 Example::
 
@@ -16,24 +19,30 @@ Example::
     print(result.url, result.app_url, result.pip_install)
     [v.name for v in versions("alice/echo_env")]  # ['0.1.0']
     install("alice/echo_env", "0.1.0", yes=True)
+
+Layer: services.
 """
 
 from __future__ import annotations
 
 from openenv_hub.hub._access import Account, account
+from openenv_hub.hub._client import HubContext, RepoId, parse_repo_id, resolve_endpoint
 from openenv_hub.hub._connect import app_url
+from openenv_hub.hub._diff import FileChanges
 from openenv_hub.hub._download import SpaceSource, download_space
+from openenv_hub.hub._errors import hub_error, translate
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
 from openenv_hub.hub._installed import ensure_installed, find_installed
 from openenv_hub.hub._jobs import TERMINAL_STAGES, JobsClient, JobState, job_label
-from openenv_hub.hub._plan import FileChanges, PushPlan
+from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
 from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link
 from openenv_hub.hub._urls import SpaceUrls
-from openenv_hub.hub._versions import Version, versions
+from openenv_hub.hub._versions import Version, version_key, versions
+from openenv_hub.hub._wait import SpaceState, wait_for_space
 
 __all__ = [
     "TERMINAL_STAGES",
@@ -42,15 +51,18 @@ __all__ = [
     "FileChanges",
     "FileSelection",
     "ForkResult",
+    "HubContext",
     "InstallResult",
     "JobState",
     "JobsClient",
     "PushPlan",
     "PushResult",
     "PushTarget",
+    "RepoId",
     "Skipped",
     "SpaceLink",
     "SpaceSource",
+    "SpaceState",
     "SpaceUrls",
     "Version",
     "account",
@@ -59,14 +71,20 @@ __all__ = [
     "ensure_installed",
     "find_installed",
     "fork",
+    "hub_error",
     "install",
     "job_label",
+    "parse_repo_id",
     "parse_spec",
     "pull",
     "push",
     "push_target",
     "read_link",
+    "resolve_endpoint",
     "select_files",
     "stage_files",
+    "translate",
+    "version_key",
     "versions",
+    "wait_for_space",
 ]

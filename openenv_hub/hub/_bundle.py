@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from openenv_hub.checks import check_folder, passed
 from openenv_hub.errors import EnvironmentValidationError
 from openenv_hub.hub._card import fix_card
 from openenv_hub.hub._ignore import LargeFile, Skipped, stage_files
@@ -85,11 +86,7 @@ def _manifest(source: Path) -> Manifest:
     try:
         return load_manifest(source)
     except ManifestError:
-        from openenv_hub.validation import validate_path
-
-        raise EnvironmentValidationError(
-            str(source), validate_path(source, level="static")
-        ) from None
+        raise EnvironmentValidationError(str(source), check_folder(source)) from None
 
 
 def _fix_card(bundle: Bundle) -> None:
@@ -114,9 +111,7 @@ def _add_wheels(bundle: Bundle) -> None:
 
 
 def _validate(bundle: Bundle) -> None:
-    from openenv_hub.validation import passed, validate_path
-
-    results = validate_path(bundle.root, level="static")
+    results = check_folder(bundle.root)
     if not passed(results):
         raise EnvironmentValidationError(str(bundle.source), _in_source(results, bundle))
 

@@ -16,7 +16,8 @@ from openenv_hub.hub._errors import scrubbed, translate
 
 if TYPE_CHECKING:
     from openenv_hub.hub._bundle import Bundle
-    from openenv_hub.hub._plan import PushPlan, RemoteSpace
+    from openenv_hub.hub._diff import RemoteSpace
+    from openenv_hub.hub._plan import PushPlan
     from openenv_hub.hub._urls import SpaceUrls
 
 __all__ = ["apply_push"]

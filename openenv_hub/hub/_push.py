@@ -25,8 +25,9 @@ from openenv_hub.errors import HubPermissionError, InvalidVersionError, VersionE
 from openenv_hub.hub._access import check_write_access, whoami
 from openenv_hub.hub._bundle import Bundle, stage_bundle
 from openenv_hub.hub._client import HubContext, parse_repo_id
+from openenv_hub.hub._diff import RemoteSpace, diff_files
 from openenv_hub.hub._errors import translate
-from openenv_hub.hub._plan import PushPlan, RemoteSpace, diff_files
+from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._publish import apply_push
 from openenv_hub.hub._target import PushTarget, choose_target, remember_push
 from openenv_hub.hub._urls import SpaceUrls

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openenv_hub.hub._plan import diff_files
+from openenv_hub.hub._diff import diff_files
 
 if TYPE_CHECKING:
     from openenv_hub.hub._bundle import Bundle
     from openenv_hub.hub._client import HubContext
-    from openenv_hub.hub._plan import RemoteSpace
+    from openenv_hub.hub._diff import RemoteSpace
     from openenv_hub.hub._urls import SpaceUrls
 
 __all__ = [

@@ -18,6 +18,8 @@ jsonrpc       JSON-RPC on /mcp: JsonRpcRequest, jsonrpc_result, jsonrpc_error, j
 
 Names are loaded on first use, so a client that needs only the codes or the replies does not
 build the server's message validators.
+
+Layer: core.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ with a :class:`DeprecationWarning`, and give the very objects of :mod:`openenv_h
 
     from openenv_hub.providers.docker import DockerProvider  # warns; use:
     from openenv_hub.runtimes.docker import DockerProvider
+
+Layer: runtimes.
 """
 
 from __future__ import annotations

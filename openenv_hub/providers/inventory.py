@@ -1,4 +1,7 @@
-"""Deprecated: import :mod:`openenv_hub.runtimes.inventory` instead (same objects)."""
+"""Deprecated: import :mod:`openenv_hub.runtimes.inventory` instead (same objects).
+
+Layer: runtimes.
+"""
 
 from openenv_hub.providers._moved import moved
 from openenv_hub.runtimes import inventory as _moved_to

@@ -1,4 +1,7 @@
-"""Deprecated: import :mod:`openenv_hub.runtimes.kubernetes` instead (same objects)."""
+"""Deprecated: import :mod:`openenv_hub.runtimes.kubernetes` instead (same objects).
+
+Layer: runtimes.
+"""
 
 from openenv_hub.providers._moved import moved
 from openenv_hub.runtimes import kubernetes as _moved_to

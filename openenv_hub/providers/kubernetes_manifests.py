@@ -1,4 +1,7 @@
-"""Deprecated: import :mod:`openenv_hub.runtimes.kubernetes_manifests` instead (same objects)."""
+"""Deprecated: import :mod:`openenv_hub.runtimes.kubernetes_manifests` instead (same objects).
+
+Layer: runtimes.
+"""
 
 from openenv_hub.providers._moved import moved
 from openenv_hub.runtimes import kubernetes_manifests as _moved_to

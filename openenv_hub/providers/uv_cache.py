@@ -1,4 +1,7 @@
-"""Deprecated: import :mod:`openenv_hub.runtimes.uv_cache` instead (same objects)."""
+"""Deprecated: import :mod:`openenv_hub.runtimes.uv_cache` instead (same objects).
+
+Layer: runtimes.
+"""
 
 from openenv_hub.providers._moved import moved
 from openenv_hub.runtimes import uv_cache as _moved_to

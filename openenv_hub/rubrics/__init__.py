@@ -19,6 +19,8 @@ sets the observation's ``reward``, and reports the breakdown in the observation'
         reward_attribution = Discounted(gamma=0.9)   # optional: credit the win to every move
 
 See ``docs/rewards.md`` for the whole guide.
+
+Layer: model.
 """
 
 from openenv_hub.rubrics.attribution import Attribution, Discounted, FinalStep, Uniform

@@ -5,6 +5,8 @@ An environment asks for it by setting ``reward_attribution`` next to its ``rubri
 that ends the episode then carries ``metadata["step_rewards"]``: one reward per step, each
 step's own (immediate) reward plus its share of the delayed reward. Recorded trajectories store
 that value as ``attributed_reward``.
+
+Layer: model.
 """
 
 from __future__ import annotations

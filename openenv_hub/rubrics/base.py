@@ -10,6 +10,8 @@ session core keeps each episode's steps (see :mod:`openenv_hub.rubrics.episode`)
 
 Each rubric declares the range its scores lie in (:attr:`Rubric.range`; composites derive theirs
 from their parts); the server flags a reward outside the range of the environment's rubric.
+
+Layer: model.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ Example:
     >>> step = Step(action={"move": "hit"}, observation=Observation())
     >>> Gate(valid, WeightedSum([bold, valid], weights=[0.5, 0.25])).evaluate_sync(Trajectory([step])).reward
     0.75
+
+Layer: model.
 """
 
 from __future__ import annotations

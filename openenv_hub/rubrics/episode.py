@@ -9,6 +9,8 @@ credited to each step. :meth:`EpisodeScorer.summary` is what ``state`` shows und
 A rubric that fails (an LLM judge that cannot be reached, a scoring function that raises) fails
 the step with a generic error: what went wrong (the judge's URL, its answer, a grader's
 exception) goes to the server's log, never to the agent.
+
+Layer: model.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ Example::
         max_score=10,
         name="politeness",
     )
+
+Layer: model.
 """
 
 from __future__ import annotations

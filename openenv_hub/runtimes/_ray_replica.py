@@ -64,7 +64,7 @@ class ReplicaServer:
         import ray
         import uvicorn
 
-        from openenv_hub.server.app import uvicorn_options
+        from openenv_hub.serving import uvicorn_options
 
         self.spec = spec
         self.started_at = time.time()

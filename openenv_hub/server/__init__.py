@@ -1,4 +1,7 @@
-"""The environment server: the session core and its HTTP, WebSocket and MCP adapters."""
+"""The environment server: the session core and its HTTP, WebSocket and MCP adapters.
+
+Layer: server.
+"""
 
 from openenv_hub.server.app import create_app, run
 from openenv_hub.server.sessions import Session, SessionPool

@@ -1,4 +1,7 @@
-"""``create_app``: an environment as a FastAPI app, and ``run`` to serve it with uvicorn."""
+"""``create_app``: an environment as a FastAPI app, and ``run`` to serve it with uvicorn.
+
+Layer: server.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from typing import Any, Literal
 import pydantic_core
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.responses import JSONResponse
 
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
 from openenv_hub.server import settings
@@ -22,12 +25,12 @@ from openenv_hub.server.limits import RequestBodyLimit
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
 from openenv_hub.server.tasks import build_task_router
 from openenv_hub.server.websocket import serve_mcp_socket, serve_ws
+from openenv_hub.serving import DEFAULT_GRACEFUL_SHUTDOWN_S, uvicorn_options
 from openenv_hub.types import Action, Observation, State
 
 __all__ = ["ServerMode", "create_app", "run", "uvicorn_options", "web_enabled_by_env"]
 
 ServerMode = Literal["simulation", "production"]
-DEFAULT_GRACEFUL_SHUTDOWN_S = 5.0
 
 logger = logging.getLogger("openenv_hub.server")
 
@@ -151,19 +154,16 @@ def create_app(
     _add_sockets(app, pool)
     _install_error_handlers(app)
     if web if web is not None else web_enabled_by_env():
-        from openenv_hub.ui import UI_PATH
         from openenv_hub.ui.later import mount_ui_when_ready
 
         mount_ui_when_ready(
             app,
             pool,
-            path=UI_PATH,
             observation_cls=observation_cls,
             readme=readme,
             custom_builder=ui_builder,
             show_default=show_default_ui,
         )
-        app.add_api_route("/", _to_web_ui, include_in_schema=False)
     return app
 
 
@@ -186,10 +186,6 @@ def _add_sockets(app: FastAPI, pool: SessionPool) -> None:
     @app.websocket("/mcp")
     async def mcp_ws(websocket: WebSocket) -> None:
         await serve_mcp_socket(websocket, pool)
-
-
-async def _to_web_ui() -> RedirectResponse:
-    return RedirectResponse("/web/")
 
 
 def _server_mode(mode: str | None) -> ServerMode:
@@ -226,34 +222,6 @@ def _install_error_handlers(app: FastAPI) -> None:
 def _json(content: Any, status: int) -> JSONResponse:
     body = pydantic_core.to_json(content, fallback=str, inf_nan_mode="strings")
     return JSONResponse(pydantic_core.from_json(body), status_code=status)
-
-
-def uvicorn_options(
-    *,
-    ws_ping_interval_s: float | None = 20.0,
-    ws_ping_timeout_s: float | None = 20.0,
-    max_message_size_mb: float | None = None,
-    graceful_shutdown_s: float = DEFAULT_GRACEFUL_SHUTDOWN_S,
-) -> dict[str, Any]:
-    """The uvicorn settings environment servers run with.
-
-    The server pings every WebSocket client each ``ws_ping_interval_s``; one that does not answer
-    within ``ws_ping_timeout_s`` is disconnected and its session freed. Frames over
-    ``max_message_size_mb`` (default ``$OPENENV_MAX_MESSAGE_SIZE_MB`` or 16) close the socket
-    with 1009. On shutdown, requests still running after ``graceful_shutdown_s`` are cancelled,
-    so a stuck step cannot hold the process. The sans-I/O websockets protocol is preferred where
-    uvicorn has it: it is the faster of uvicorn's implementations.
-    """
-    from uvicorn.config import WS_PROTOCOLS
-
-    message_mb = settings.max_message_size_mb(max_message_size_mb)
-    return {
-        "ws": "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto",
-        "ws_ping_interval": ws_ping_interval_s,
-        "ws_ping_timeout": ws_ping_timeout_s,
-        "ws_max_size": int(message_mb * 1024 * 1024),
-        "timeout_graceful_shutdown": graceful_shutdown_s,
-    }
 
 
 def run(

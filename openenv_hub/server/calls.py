@@ -1,5 +1,8 @@
 """How the session core calls an environment class: asynchronously or on its thread, and with
-which of the keyword arguments a request carries (subclasses may declare narrower signatures)."""
+which of the keyword arguments a request carries (subclasses may declare narrower signatures).
+
+Layer: server.
+"""
 
 from __future__ import annotations
 

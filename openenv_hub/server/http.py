@@ -5,6 +5,8 @@ request) unless the request names a session in the ``X-OpenEnv-Session`` header,
 they drive that session (created with the ``openenv/session/create`` JSON-RPC method). A
 stateless request holds a session slot like any session (503 CAPACITY_REACHED when none is
 free), and is cancelled if its client disconnects before the answer.
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ the call returns, or until ``step_hard_timeout_s`` passes: then the thread is ab
 in ``abandoned_threads``, logged once) and the slot freed. A watchdog closes sessions idle for
 longer than ``idle_timeout_s`` and enforces the hard timeout
 (:mod:`openenv_hub.server.watchdog`).
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ received so far, exceed it, without being read whole. A JSON body must be JSON t
 (:func:`openenv_hub.protocol.parse_json`): ``NaN``, ``Infinity``, numbers that overflow and
 unpaired surrogate escapes get 422 naming the problem, never a 500 later on. ``POST /mcp`` is
 JSON-RPC, which answers a body that is not JSON itself (-32700, :mod:`openenv_hub.server.mcp`).
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ Methods: ``tools/list``, ``tools/call``, ``openenv/session/create``, ``openenv/s
 can handshake. Notifications (requests
 without an ``id``) are carried out and get no reply. Errors are answered with the JSON-RPC code
 their exception class declares; anything unexpected with -32603 and the request's id.
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@ server-side trajectory recorder is one). They run on the event loop, after the c
 be quick; an observer that raises is logged and ignored. An observer with a true
 ``wants_snapshots`` attribute is also given, as ``snapshot=``, the id of the snapshot the
 server kept after the call (None when the environment takes none; see
-:mod:`openenv_hub.server.snapshots`); ``on_restore`` is optional."""
+:mod:`openenv_hub.server.snapshots`); ``on_restore`` is optional.
+
+Layer: server.
+"""
 
 from __future__ import annotations
 

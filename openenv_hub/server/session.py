@@ -2,6 +2,8 @@
 
 :class:`~openenv_hub.server.lifecycle.SessionLifecycle` opens and closes sessions;
 :class:`SessionUse` is how a request holds one while it calls its environment.
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ HTTP routes, the ``/ws`` socket, ``/mcp`` and the web UI are thin adapters over
 and the watchdog live in :mod:`openenv_hub.server.lifecycle`; this module drives environments:
 validates actions, picks the keyword arguments each method accepts, runs synchronous methods on
 the session's thread and ``async`` ones on the event loop, and shapes what they return.
+
+Layer: server.
 """
 
 from __future__ import annotations

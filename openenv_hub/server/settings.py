@@ -3,7 +3,8 @@
 - ``MAX_CONCURRENT_ENVS``: sessions allowed at once (default 64).
 - ``OPENENV_STEP_HARD_TIMEOUT_S``: a call stuck on a session's thread this long is abandoned and
   its slot freed (default 600).
-- ``OPENENV_MAX_MESSAGE_SIZE_MB``: the largest WebSocket frame and HTTP body accepted (default 16).
+- ``OPENENV_MAX_MESSAGE_SIZE_MB``: the largest WebSocket frame and HTTP body accepted (default 16;
+  read in :mod:`openenv_hub.settings`, since runtimes that serve an app in-process need it too).
 - ``OPENENV_MAX_SESSIONS_PER_CLIENT``: sessions one client address may hold at once (default:
   no limit of its own).
 - ``OPENENV_ALLOWED_ORIGINS``: web origins (``https://app.example.com``, comma-separated; ``*``
@@ -17,6 +18,8 @@
   pinned to one (default four per CPU this process may use, from 8 to 32).
 
 An argument passed in code wins over the variable.
+
+Layer: server.
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from openenv_hub.errors import ConfigurationError
+from openenv_hub.settings import (
+    DEFAULT_MAX_MESSAGE_SIZE_MB,
+    max_message_size_mb,
+    number_setting,
+)
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE_MB",
@@ -45,17 +53,18 @@ __all__ = [
 
 DEFAULT_MAX_SESSIONS = 64
 DEFAULT_STEP_HARD_TIMEOUT_S = 600.0
-DEFAULT_MAX_MESSAGE_SIZE_MB = 16.0
 
 
 def max_sessions(requested: int | None) -> int:
     return int(
-        _setting("max_concurrent_envs", requested, "MAX_CONCURRENT_ENVS", int, DEFAULT_MAX_SESSIONS)
+        number_setting(
+            "max_concurrent_envs", requested, "MAX_CONCURRENT_ENVS", int, DEFAULT_MAX_SESSIONS
+        )
     )
 
 
 def step_hard_timeout_s(requested: float | None) -> float:
-    return _setting(
+    return number_setting(
         "step_hard_timeout_s",
         requested,
         "OPENENV_STEP_HARD_TIMEOUT_S",
@@ -72,7 +81,7 @@ def default_session_threads() -> int:
 
 def session_threads(requested: int | None) -> int:
     return int(
-        _setting(
+        number_setting(
             "session_threads",
             requested,
             "OPENENV_SESSION_THREADS",
@@ -82,22 +91,14 @@ def session_threads(requested: int | None) -> int:
     )
 
 
-def max_message_size_mb(requested: float | None) -> float:
-    return _setting(
-        "max_message_size_mb",
-        requested,
-        "OPENENV_MAX_MESSAGE_SIZE_MB",
-        float,
-        DEFAULT_MAX_MESSAGE_SIZE_MB,
-    )
-
-
 def max_sessions_per_client(requested: int | None) -> int | None:
     """The sessions one client address may hold at once; None: only ``max_sessions`` bounds it."""
     if requested is None and not os.environ.get("OPENENV_MAX_SESSIONS_PER_CLIENT", "").strip():
         return None
     return int(
-        _setting("max_sessions_per_client", requested, "OPENENV_MAX_SESSIONS_PER_CLIENT", int, 0)
+        number_setting(
+            "max_sessions_per_client", requested, "OPENENV_MAX_SESSIONS_PER_CLIENT", int, 0
+        )
     )
 
 
@@ -154,27 +155,3 @@ def _listed(requested: Sequence[str] | None, variable: str) -> list[str]:
         return [entry.strip() for entry in requested if entry.strip()]
     raw = os.environ.get(variable, "")
     return [entry for entry in re.split(r"[,\s]+", raw) if entry]
-
-
-def _setting(
-    argument: str,
-    requested: float | None,
-    variable: str,
-    kind: type[int] | type[float],
-    default: float,
-) -> float:
-    if requested is not None:
-        if requested <= 0:
-            raise ConfigurationError(f"{argument} must be a positive number, got {requested}")
-        return requested
-    raw = os.environ.get(variable, "").strip()
-    if not raw:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        kind_name = "a whole number" if kind is int else "a number"
-        raise ConfigurationError(f"{variable} must be {kind_name}, got {raw!r}") from None
-    if value <= 0:
-        raise ConfigurationError(f"{variable} must be positive, got {raw!r}")
-    return value

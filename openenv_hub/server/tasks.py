@@ -4,6 +4,8 @@ serves it for environments that hold datasets of tasks.
 An environment opts in by defining any of ``list_splits()``, ``list_tasks(split)``,
 ``num_tasks(split)``, ``get_task(split, index)`` and ``get_task_range(split, start, stop)``
 (plain or ``async``). Missing methods answer 501.
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ thread replaced so that those sessions go on. ``REQUIRES_SINGLE_THREAD_EXECUTOR`
 session on one shared thread. ``RUNS_ON_EVENT_LOOP`` puts them on no thread at all: calls run
 inline on the event loop, which saves the thread hop for environments whose calls are quick,
 and a guard logs (once) when one is not.
+
+Layer: server.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The watchdog of a session pool: closes idle sessions, and abandons stuck threads."""
+"""The watchdog of a session pool: closes idle sessions, and abandons stuck threads.
+
+Layer: server.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +9,41 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from openenv_hub.server.lifecycle import SessionLifecycle
     from openenv_hub.server.session import Session
     from openenv_hub.server.worker import Worker
 
-__all__ = ["Watchdog"]
+__all__ = ["Watchdog", "WatchedPool"]
 
 logger = logging.getLogger("openenv_hub.server")
+
+
+class WatchedPool(Protocol):
+    """What the watchdog reads and calls of the pool it watches
+    (:class:`~openenv_hub.server.lifecycle.SessionLifecycle`, which owns the watchdog)."""
+
+    @property
+    def idle_timeout_s(self) -> float | None: ...
+
+    @property
+    def step_hard_timeout_s(self) -> float: ...
+
+    def sessions(self) -> list[Session]: ...
+
+    def occupied(self) -> list[Session]: ...
+
+    async def close(self, session: Session, reason: str = "closed") -> None: ...
+
+    async def abandon(self, session: Session) -> None: ...
 
 
 class Watchdog:
     """A task that, every quarter of the shortest limit (at most 5 s), closes sessions idle for
     longer than ``idle_timeout_s`` and abandons calls stuck past ``step_hard_timeout_s``."""
 
-    def __init__(self, pool: SessionLifecycle) -> None:
+    def __init__(self, pool: WatchedPool) -> None:
         self.pool = pool
         self._task: asyncio.Task[None] | None = None
 

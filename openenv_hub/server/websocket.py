@@ -14,6 +14,8 @@ vanishes mid-step is noticed at once: the step is cancelled (an ``async`` one st
 session's thread runs on, holding the session's slot until it returns or the server's hard time
 limit passes) and the session is closed. One request too many waiting, and the connection is
 closed with 1008.
+
+Layer: server.
 """
 
 from __future__ import annotations

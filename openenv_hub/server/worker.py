@@ -1,4 +1,7 @@
-"""The thread a session's synchronous environment methods run on."""
+"""The thread a session's synchronous environment methods run on.
+
+Layer: server.
+"""
 
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ else does; importing this package changes no environment variable.
 LocalHub itself lives in :mod:`openenv_hub.localhub`; ``openenv_hub.testing.LocalHub`` and
 ``openenv_hub.testing.User`` are deprecated names of it. Importing this package is cheap: it
 loads neither huggingface_hub nor the server stack.
+
+Layer: ui.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ Example::
     app = judge_app(lambda prompt: "8" if "please" in prompt else "2", api_key="test-key")
     # serve app with uvicorn on 127.0.0.1, then:
     judge = OpenAIJudge(f"http://127.0.0.1:{port}/v1", model="judge", api_key_env="JUDGE_KEY")
+
+Layer: ui.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the handler's annotations, and

@@ -31,6 +31,8 @@ Fixtures:
 * ``local_hub`` (session): the running :class:`~openenv_hub.localhub.LocalHub`.
 * ``hub_env``: per-test :class:`HubEnv` (``login``, ``logout``, ``api``, ``repo_id``).
 * ``make_space``: factory of fresh docker Spaces, deleted after the test.
+
+Layer: ui.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Parquet, and to the Hugging Face Hub as a dataset.
 Record from the client with :func:`record_episodes` (what ``openenv record`` runs), or from the
 server with ``create_app(..., trajectories="episodes.jsonl")``. Each row is a
 :class:`StepRecord`; load a file or a pushed dataset back with ``datasets.load_dataset``.
+
+Layer: client.
 """
 
 from openenv_hub.trajectories.files import FORMATS, TrajectoryWriter, read_records

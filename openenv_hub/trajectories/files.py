@@ -3,6 +3,8 @@ extra). The format follows the file's suffix: ``.jsonl`` or ``.parquet``.
 
 A writer never leaves a half-written file where the data belongs: it writes to a temporary file
 beside it and moves it into place when closed. Episodes are written whole.
+
+Layer: client.
 """
 
 from __future__ import annotations

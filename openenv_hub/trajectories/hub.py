@@ -4,6 +4,8 @@ The file goes to ``data/`` in the dataset repo, in one commit with a dataset car
 first time only) whose ``configs`` make ``datasets.load_dataset("NS/NAME")`` read every file
 there as the ``train`` split. :func:`read_hub_records` reads the records of every trajectory
 file there (the web UI's Replay tab opens a dataset with it).
+
+Layer: client.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError, InvalidRepoIdError
-from openenv_hub.hub._client import HubContext, parse_repo_id, resolve_endpoint
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub import HubContext, parse_repo_id, resolve_endpoint, translate
 from openenv_hub.trajectories.files import FORMATS, _format_of, read_records
 
 __all__ = ["dataset_card", "push_trajectories", "read_hub_records"]

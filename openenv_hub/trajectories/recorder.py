@@ -9,6 +9,8 @@ Example::
         summary = asyncio.run(
             record_episodes("http://127.0.0.1:8000", policy, writer, episodes=3, max_steps=5)
         )
+
+Layer: client.
 """
 
 from __future__ import annotations

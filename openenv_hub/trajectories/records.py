@@ -5,6 +5,8 @@ Records are flat so that one table holds any environment's episodes: the action,
 observation and the reward breakdown are JSON text (actions of different kinds, or tools with
 different arguments, share one column), everything else is a plain column. Read them back with
 ``datasets.load_dataset("json", data_files=...)`` (or ``"parquet"``), or :func:`read_records`.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ the one the server kept after that step, so a fork at it is exact while the serv
 episode a session continues from a restored snapshot is not recorded (it has no reset to
 replay it from). The latest episodes written are also kept in memory
 (:attr:`ServerRecorder.recent`), for the web UI's Replay tab and for forks while the server runs.
+
+Layer: client.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Each method takes the browser tab's key and returns an :class:`Outcome` describing what to
 show. Nothing escapes: validation errors, environment exceptions, a full pool and a lost
 session all become an error outcome, so the page never sees a server error.
+
+Layer: ui.
 """
 
 from __future__ import annotations

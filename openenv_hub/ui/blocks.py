@@ -4,6 +4,8 @@ Every handler is a coroutine running on the server's event loop and calls
 :class:`~openenv_hub.ui.actions.Actions`, which drives the environment through the session
 core. Handlers read widgets raw (``preprocess=False``) so that bounds and types are checked
 by the action model, whose errors name the field.
+
+Layer: ui.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""What a custom UI builder receives: :class:`UIContext`."""
+"""What a custom UI builder receives: :class:`UIContext`.
+
+Layer: ui.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The step history of one browser tab: table rows and a JSONL export."""
+"""The step history of one browser tab: table rows and a JSONL export.
+
+Layer: ui.
+"""
 
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ and drop-downs no name at all: a screen reader says "edit text", and
 gives every input of a labelled block ``aria-label`` = the field's name (without the
 required-field star), ``aria-required`` for required fields, and keeps doing so for widgets
 drawn later (the tool picker's argument fields).
+
+Layer: ui.
 """
 
 from __future__ import annotations

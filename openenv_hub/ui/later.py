@@ -4,6 +4,8 @@ Importing gradio and building the UI takes seconds. :func:`mount_ui_when_ready` 
 start at once, serving ``/health``, ``/ws`` and the API, and builds the UI on a helper thread
 meanwhile; until it is mounted, ``/web`` answers 503 with a page that says it is loading (and
 reloads itself). A UI that fails to build says why there, and in the log.
+
+Layer: ui.
 """
 
 from __future__ import annotations
@@ -18,16 +20,16 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount
 
 from openenv_hub.errors import DependencyNotInstalledError
+from openenv_hub.ui.mount import UI_PATH, PreparedUI, prepare_ui
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from openenv_hub.server.sessions import SessionPool
-    from openenv_hub.ui import PreparedUI
 
 __all__ = ["mount_ui_when_ready"]
 
@@ -119,16 +121,17 @@ async def _called(fn: Callable[[], PreparedUI]) -> PreparedUI:
     return fn()
 
 
-def mount_ui_when_ready(app: FastAPI, pool: SessionPool, *, path: str, **ui_options: Any) -> None:
-    """Serve ``/web`` from the app's start: a loading page, then the UI once it is built.
+def mount_ui_when_ready(
+    app: FastAPI, pool: SessionPool, *, path: str = UI_PATH, **ui_options: Any
+) -> None:
+    """Serve ``path`` from the app's start: a loading page, then the UI once it is built; ``/``
+    redirects there.
 
     ``ui_options`` are :func:`openenv_hub.ui.mount_ui`'s. Raises
     :class:`~openenv_hub.errors.DependencyNotInstalledError` at once when gradio is missing.
     """
     if importlib.util.find_spec("gradio") is None:
         raise DependencyNotInstalledError("gradio", "ui", feature="The web UI")
-    from openenv_hub.ui import prepare_ui
-
     later = _LaterUI(app, path, lambda: prepare_ui(app, pool, path=path, **ui_options))
     later.add_placeholders()
     previous = app.router.lifespan_context
@@ -145,3 +148,8 @@ def mount_ui_when_ready(app: FastAPI, pool: SessionPool, *, path: str, **ui_opti
 
     app.router.lifespan_context = lifespan
     app.state.web_ui_ready = later.ready
+
+    async def to_web_ui() -> RedirectResponse:
+        return RedirectResponse(f"{path}/")
+
+    app.add_api_route("/", to_web_ui, include_in_schema=False)

@@ -9,6 +9,8 @@ Example:
     >>> html = image_html(svg_data_uri('<svg xmlns="http://www.w3.org/2000/svg"/>'), alt="Empty")
     >>> html.startswith('<img') and 'alt="Empty"' in html
     True
+
+Layer: ui.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ URI or the bare base64 string) or a numeric array shaped ``HxW``, ``HxWx1``, ``H
 ``HxWx4``. A string is shown as text when it is long or spans several lines. In the JSON
 view such values are replaced by a short note. numpy and Pillow (gradio dependencies) are
 imported only when a candidate value is found.
+
+Layer: ui.
 """
 
 from __future__ import annotations

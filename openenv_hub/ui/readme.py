@@ -1,4 +1,7 @@
-"""Find an environment's README and strip its Space front matter."""
+"""Find an environment's README and strip its Space front matter.
+
+Layer: ui.
+"""
 
 from __future__ import annotations
 

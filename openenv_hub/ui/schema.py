@@ -14,6 +14,8 @@ Example:
     [('steps', 'integer', 0, 10)]
     >>> collect(form_fields(Move.model_json_schema()), [3.0])
     ({'steps': 3}, [])
+
+Layer: ui.
 """
 
 from __future__ import annotations

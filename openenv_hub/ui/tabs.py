@@ -4,6 +4,8 @@ Every tab (one gradio ``session_hash``) gets its own session from the pool, open
 page loads and closed when the tab goes away. When the pool closes a tab's session on its own
 (the idle reaper, a shutdown), the next action in that tab opens a fresh one and the caller
 gets a notice saying so.
+
+Layer: ui.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The UI's look: a gradio theme with system fonts (no web font downloads) and a little CSS."""
+"""The UI's look: a gradio theme with system fonts (no web font downloads) and a little CSS.
+
+Layer: ui.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 :class:`ResultView` creates those components and turns an :class:`Outcome` into the updates
 gradio applies to them.
+
+Layer: ui.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""One gradio widget per form field (see :mod:`openenv_hub.ui.schema` for the kinds)."""
+"""One gradio widget per form field (see :mod:`openenv_hub.ui.schema` for the kinds).
+
+Layer: ui.
+"""
 
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ Example:
     >>> results = validate_path(Path("envs/echo_env"), level="static")  # doctest: +SKIP
     >>> passed(results)  # doctest: +SKIP
     True
+
+Layer: client.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from openenv_hub.validation.result import CheckResult, passed, report, report_json, run_checks
+from openenv_hub.checks.result import CheckResult, passed, report, report_json, run_checks
 
 __all__ = [
     "LEVELS",
@@ -57,8 +59,8 @@ def validate_path(
     ``security_opts`` are ``docker run --security-opt`` values for ``level="docker"``. An app
     Space (``kind: app``) has static checks only.
     """
-    from openenv_hub.validation.static import static_checks
-    from openenv_hub.validation.target import EnvTarget
+    from openenv_hub.checks.static import static_checks
+    from openenv_hub.checks.target import EnvTarget
 
     target = EnvTarget.load(path)
     results = run_checks(static_checks(target), target, level="static")
@@ -84,7 +86,7 @@ def validate_path(
 
 
 def _level(level: str, target: object, **docker: object) -> list[CheckResult]:
-    from openenv_hub.validation.target import EnvTarget
+    from openenv_hub.checks.target import EnvTarget
 
     assert isinstance(target, EnvTarget) and target.manifest is not None
     if level == "import":
@@ -99,10 +101,10 @@ def _level(level: str, target: object, **docker: object) -> list[CheckResult]:
 
 
 def _runtime(target: object) -> list[CheckResult]:
+    from openenv_hub.checks.target import EnvTarget
     from openenv_hub.errors import ConnectError
     from openenv_hub.runtimes.local import LocalProcessProvider
     from openenv_hub.validation.runtime import runtime_checks
-    from openenv_hub.validation.target import EnvTarget
     from openenv_hub.validation.tasks import taskset_checks
 
     assert isinstance(target, EnvTarget) and target.manifest is not None

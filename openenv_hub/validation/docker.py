@@ -3,12 +3,16 @@
 Building and running live in :mod:`openenv_hub.docker`; the names this module used to define
 (``build_image``, ``default_tag``, ``require_engine``, ``run_container``, ``stage_context``) are
 still importable from here.
+
+Layer: client.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from openenv_hub.checks.result import CheckResult
+from openenv_hub.checks.target import EnvTarget
 from openenv_hub.docker import (
     build_image,
     default_tag,
@@ -17,9 +21,7 @@ from openenv_hub.docker import (
     stage_context,
 )
 from openenv_hub.errors import DockerError
-from openenv_hub.validation.result import CheckResult
 from openenv_hub.validation.runtime import runtime_checks
-from openenv_hub.validation.target import EnvTarget
 
 __all__ = [
     "DockerError",

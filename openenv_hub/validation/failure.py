@@ -12,6 +12,8 @@ Example:
     ...     print(describe_import_failure(exc))
     SyntaxError: invalid syntax (env/app.py, line 1)
         def broken(:
+
+Layer: client.
 """
 
 from __future__ import annotations

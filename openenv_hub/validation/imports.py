@@ -3,6 +3,8 @@
 A child process keeps the environment's modules out of the caller's ``sys.modules`` (two
 environments may both have a top-level ``server`` package). Run it by hand with
 ``python -m openenv_hub.validation.imports ENV_DIR``; it prints the results as JSON.
+
+Layer: client.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from openenv_hub.checks.result import CheckResult, run_checks
+from openenv_hub.checks.target import EnvTarget
 from openenv_hub.validation.failure import describe_import_failure
-from openenv_hub.validation.result import CheckResult, run_checks
 from openenv_hub.validation.sample import sample_from_schema
-from openenv_hub.validation.target import EnvTarget
 
 __all__ = ["import_checks"]
 

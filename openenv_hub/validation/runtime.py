@@ -8,6 +8,8 @@ Every bound is a total, never per read (:mod:`openenv_hub.validation.remote`), s
 trickles its answers cannot hold a validation: each check gets ``timeout_s`` (all its requests
 together), the whole validation ``total_timeout_s`` (six times ``timeout_s`` by default), and an
 answer larger than ``max_reply_bytes`` fails its check without being read whole.
+
+Layer: client.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from typing import Any
 
 import httpx
 
+from openenv_hub.checks.result import Check, CheckResult, run_checks
 from openenv_hub.protocol.connection import request_frame
 from openenv_hub.protocol.urls import is_loopback, ws_url
 from openenv_hub.validation.remote import LimitExceeded, RemoteTarget, Reply
-from openenv_hub.validation.result import Check, CheckResult, run_checks
 
 __all__ = ["RUNTIME_CHECKS", "RemoteTarget", "check_target", "runtime_checks"]
 

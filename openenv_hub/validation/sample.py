@@ -1,4 +1,7 @@
-"""A sample value built from a JSON schema: required fields filled with plain examples."""
+"""A sample value built from a JSON schema: required fields filled with plain examples.
+
+Layer: client.
+"""
 
 from __future__ import annotations
 

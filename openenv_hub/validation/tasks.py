@@ -14,12 +14,12 @@ import json
 
 import httpx
 
+from openenv_hub.checks.result import CheckResult
+from openenv_hub.checks.target import EnvTarget
 from openenv_hub.errors import ConfigurationError, ManifestError
 from openenv_hub.eval import DeclaredTasks, declared_tasks, load_generator
 from openenv_hub.manifest import Taskset
 from openenv_hub.validation.remote import LimitExceeded, RemoteTarget
-from openenv_hub.validation.result import CheckResult
-from openenv_hub.validation.target import EnvTarget
 
 __all__ = ["MAX_CHECKED_TASKS", "taskset_checks"]
 

@@ -9,8 +9,8 @@ import pytest
 from openenv_hub.errors import EnvironmentValidationError
 from openenv_hub.hub._bundle import stage_bundle
 from openenv_hub.hub._card import fix_card
+from openenv_hub.hub._diff import RemoteFile, diff_files, git_blob_id
 from openenv_hub.hub._ignore import select_files
-from openenv_hub.hub._plan import RemoteFile, diff_files, git_blob_id
 
 
 @pytest.mark.parametrize(
@@ -145,7 +145,7 @@ def test_gitignore_of_the_enclosing_work_tree_applies(tmp_path: Path) -> None:
     ],
 )
 def test_fix_card(readme: str | None, changes: list[str]) -> None:
-    from openenv_hub.validation.static import read_front_matter
+    from openenv_hub.checks.static import read_front_matter
 
     text, made = fix_card(readme, port=8000, title="My Env")
     assert made == changes

@@ -8,8 +8,8 @@ import pytest
 from hub_support import _REMOTE_CONNECTS, _record_remote_connects, unique_repo
 
 from openenv_hub.errors import SpaceNotFoundError
-from openenv_hub.hub import push, versions
-from openenv_hub.hub._client import HubContext, resolve_endpoint
+from openenv_hub.hub import HubContext, push, versions
+from openenv_hub.hub._client import resolve_endpoint
 from openenv_hub.localhub import LocalHub
 from openenv_hub.testing.pytest_plugin import HubEnv
 

@@ -200,7 +200,7 @@ CMD ["python3", "-c", "import sys; print('cannot open the game data', flush=True
 def test_a_crashing_app_is_runtime_error_and_a_paused_space_stops(on_space_hub: LocalHub) -> None:
     from huggingface_hub import HfApi
 
-    from openenv_hub.hub._wait import wait_for_space
+    from openenv_hub.hub import wait_for_space
 
     api = HfApi(endpoint=on_space_hub.endpoint, token=on_space_hub.token_for("alice"))
     api.create_repo("alice/crashing", repo_type="space", space_sdk="docker")

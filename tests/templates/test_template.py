@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from openenv_hub.checks.static import read_front_matter
 from openenv_hub.manifest import load_manifest
 from openenv_hub.packaging import dev_wheel
-from openenv_hub.validation.static import read_front_matter
 from openenv_hub_cli.init import render_env, template_dir
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ from typing import Any
 
 from coding_env.models import CodeObservation, CodingState
 from openenv_hub import MCPToolClient
-from openenv_hub.client._core import observation_fields, step_result
+from openenv_hub.client import observation_fields, step_result
 from openenv_hub.types import Observation, StepResult
 
 

@@ -22,10 +22,7 @@ from itertools import islice
 from typing import Any, TypeVar
 
 from openenv_hub.errors import HubConnectionError, HubError, ManifestError
-from openenv_hub.hub import SpaceUrls, versions
-from openenv_hub.hub._client import HubContext
-from openenv_hub.hub._errors import hub_error, translate
-from openenv_hub.hub._versions import version_key
+from openenv_hub.hub import HubContext, SpaceUrls, hub_error, translate, version_key, versions
 from openenv_hub.manifest import MANIFEST_FILE, parse_manifest
 
 from .models import CatalogPage, CatalogQuery, Details, Environment, web_link

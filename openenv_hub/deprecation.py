@@ -1,0 +1,53 @@
+"""The warning a module that moved gives when its old name is imported.
+
+A module kept under its old name re-exports the new module's objects and calls
+:func:`warn_moved` in its body. The :class:`DeprecationWarning` is issued on behalf of the code
+that imports the old name (so a warning filter for that code's module applies), with the line
+of its ``import``.
+
+Layer: core.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from types import FrameType
+
+__all__ = ["warn_moved"]
+
+#: Functions of the import machinery (importlib's, and any loader's ``exec_module``) that sit
+#: between an ``import`` statement and the module it runs.
+_IMPORTING = frozenset(
+    {"exec_module", "_call_with_frames_removed", "_load_unlocked", "_find_and_load_unlocked",
+     "_find_and_load", "_handle_fromlist", "_gcd_import", "import_module", "_load"}
+)  # fmt: skip
+
+
+def warn_moved(old: str, new: str) -> None:
+    """Warn that the module ``old`` is deprecated and ``new`` is the same module.
+
+    Call it from the body of the module ``old``.
+    """
+    text = f"{old} is deprecated: import {new} instead."
+    importer = _importer(sys._getframe(2))  # 1 is the deprecated module's own body
+    if importer is None:
+        warnings.warn(text, DeprecationWarning, stacklevel=3)
+        return
+    warnings.warn_explicit(
+        text,
+        DeprecationWarning,
+        importer.f_code.co_filename,
+        importer.f_lineno,
+        module=importer.f_globals.get("__name__", "<string>"),
+        registry=importer.f_globals.setdefault("__warningregistry__", {}),
+    )
+
+
+def _importer(frame: FrameType | None) -> FrameType | None:
+    """The first frame, from ``frame`` outwards, that is not the import machinery's."""
+    while frame is not None and (
+        frame.f_code.co_name in _IMPORTING or "importlib" in frame.f_code.co_filename
+    ):
+        frame = frame.f_back
+    return frame
