@@ -203,6 +203,18 @@ class DockerProvider(StopsOnExit):
     def running(self) -> bool:
         return self.status() in ("created", "running")
 
+    def stopped_from_outside(self) -> str | None:
+        """How the container was stopped by someone else (removed, as ``openenv stop`` does, or
+        stopped), or None: it runs, it exited on its own, or :meth:`stop` ended it."""
+        if self._stopped:
+            return None
+        status = self.status()
+        if status == "removed":
+            return "its container was removed (by openenv stop or docker rm)"
+        if status == "exited" and self.container.attrs["State"].get("ExitCode") in (137, 143):
+            return "its container was stopped (by docker stop or docker kill)"
+        return None
+
     def status(self) -> str:
         """The container's state: ``running``, ``exited``, ... or ``removed``."""
         try:

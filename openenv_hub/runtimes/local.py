@@ -17,6 +17,7 @@ Layer: runtimes.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -130,6 +131,18 @@ class LocalProcessProvider(StopsOnExit):
 
     def running(self) -> bool:
         return self.process.poll() is None
+
+    def stopped_from_outside(self) -> str | None:
+        """How the server was stopped by another process (the signal that ended it), or None:
+        it runs, or it ended on its own."""
+        code = self.process.poll()
+        if code is None or code >= 0:
+            return None
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"it got {name} from another process"
 
     def output(self) -> str:
         """What the server printed so far."""

@@ -81,6 +81,28 @@ def test_serve_with_uv_stops_on_ctrl_c_or_sigterm(
     assert not port_in_use("127.0.0.1", port)
 
 
+@pytest.mark.slow
+def test_serve_with_uv_says_another_process_stopped_its_server(
+    serve_process: Callable[..., subprocess.Popen[str]],
+) -> None:
+    """The server killed from outside (as ``openenv stop`` or ``kill`` do) is no error."""
+    import psutil
+
+    port = free_port()
+    process = serve_process(ECHO_ENV, "--runtime", "uv", "--port", port)
+    output = _wait_for(process, port)
+    (server,) = [
+        child
+        for child in psutil.Process(process.pid).children(recursive=True)
+        if "uvicorn" in child.cmdline()
+    ]
+    server.terminate()
+    output += process.communicate(timeout=60)[0]
+    assert process.returncode == 0, output
+    assert "The server was stopped from outside: it got SIGTERM from another process." in output
+    assert "Error" not in output and "Stopped." in output
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 def test_the_documented_serve_ps_and_stop(
@@ -116,8 +138,12 @@ def test_the_documented_serve_ps_and_stop(
 
         stopped = cli(*stop.split()[1:])
         assert stopped.code == 0 and f"Removed container {mine['name']}" in stopped.out
-        output = process.communicate(timeout=60)[0]  # the server went away: serve says so
-        assert process.returncode == 1 and "The server stopped (docker runtime)" in output
+        output = process.communicate(timeout=60)[0]  # the server went away: serve says why
+        assert process.returncode == 0, output
+        assert "The server was stopped from outside: its container was removed (by openenv " in (
+            output
+        )
+        assert "Error" not in output
         assert all(i["name"] != mine["name"] for i in json.loads(cli("ps", "--json").out))
     finally:
         end_child(process)
