@@ -105,6 +105,37 @@ def test_serve_with_uv_says_another_process_stopped_its_server(
 
 @pytest.mark.docker
 @pytest.mark.slow
+def test_serve_with_docker_says_openenv_stop_removed_its_container(
+    docker_host: str,
+    cli: Callable[..., CliResult],
+    serve_process: Callable[..., subprocess.Popen[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``openenv stop NAME`` from another terminal ends a foreground serve with exit 0."""
+    from docker_support.engine import BASE_IMAGE, docker
+
+    monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)
+    monkeypatch.setenv("OPENENV_BUILD_ARGS", "ENABLE_WEB_INTERFACE=false")
+    tag = f"openenv-test-rt/stopped-from-outside:{os.getpid()}"
+    port = free_port()
+    process = serve_process(ECHO_ENV, "--runtime", "docker", "--port", port, "--tag", tag)
+    try:
+        _wait_for(process, port)
+        listed = json.loads(cli("ps", "--json").out)
+        (mine,) = [i for i in listed if i["url"] == f"http://127.0.0.1:{port}"]
+        assert cli("stop", mine["name"]).code == 0
+        output = process.communicate(timeout=60)[0]
+    finally:
+        docker("rmi", "-f", tag, check=False)
+    assert process.returncode == 0, output
+    assert "The server was stopped from outside: its container was removed (by openenv stop " in (
+        output
+    )
+    assert "Error" not in output and "Stopped." in output
+
+
+@pytest.mark.docker
+@pytest.mark.slow
 def test_the_documented_serve_ps_and_stop(
     docker_host: str,
     cli: Callable[..., CliResult],
