@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import socket
 import time
+from typing import TYPE_CHECKING
 
 import httpx
 
 from openenv_hub.errors import ConnectError
+
+if TYPE_CHECKING:
+    from openenv_hub.progress import Progress
 
 __all__ = ["free_port", "port_in_use", "wait_for_health"]
 
@@ -41,8 +45,11 @@ def port_in_use(host: str, port: int) -> bool:
     return False
 
 
-def wait_for_health(base_url: str, *, timeout_s: float, alive: object = None) -> None:
-    """Poll ``/health`` until it answers 200; ``alive()`` returning False stops early.
+def wait_for_health(
+    base_url: str, *, timeout_s: float, alive: object = None, progress: Progress | None = None
+) -> None:
+    """Poll ``/health`` until it answers 200; ``alive()`` returning False stops early. Each poll
+    updates ``progress`` (see :mod:`openenv_hub.progress`), if given.
 
     Raises:
         ConnectError: The server exited (``alive()`` said so) or did not answer in time.
@@ -56,5 +63,7 @@ def wait_for_health(base_url: str, *, timeout_s: float, alive: object = None) ->
                 return
         except httpx.HTTPError:
             pass
+        if progress is not None:
+            progress.update()
         time.sleep(0.1)
     raise ConnectError(f"{base_url}/health did not answer within {timeout_s:g} s", url=base_url)

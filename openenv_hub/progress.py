@@ -19,7 +19,9 @@ Each report goes to three places:
   (``HF_HUB_DISABLE_PROGRESS_BARS=1``, or ``OPENENV_DISABLE_PROGRESS=1``).
 
 Reports are cheap: call :meth:`Progress.update` from a polling loop as often as it polls; the
-status line is redrawn at most a few times a second.
+status line is redrawn at most a few times a second. A wait that is usually short (a server
+answering ``/health``) passes ``show_after_s``: listeners and the status line hear of it only once
+it lasted that long (at its next report), and not at all if it ended sooner; the log has it all.
 
 Layer: core.
 """
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "DISABLE_ENV",
+    "SHORT_WAIT_S",
     "Progress",
     "ProgressEvent",
     "listening",
@@ -44,6 +47,8 @@ __all__ = [
 ]
 
 DISABLE_ENV = "OPENENV_DISABLE_PROGRESS"
+#: ``show_after_s`` of waits that are often short (a server answering ``/health``).
+SHORT_WAIT_S = 1.0
 logger = logging.getLogger("openenv_hub.progress")
 
 _listeners: list[Callable[[ProgressEvent], None]] = []
@@ -79,12 +84,14 @@ def listening(listener: Callable[[ProgressEvent], None]) -> Iterator[None]:
 class Progress:
     """The progress of one wait; made by :func:`report_progress`."""
 
-    def __init__(self, task: str, stage: str) -> None:
+    def __init__(self, task: str, stage: str, *, show_after_s: float = 0.0) -> None:
         self.task = task
         self._stage = stage
         self._line = ""
         self._finished = False
         self._started = time.monotonic()
+        self._show_after_s = show_after_s
+        self._shown = show_after_s <= 0
         self._terminal = _StatusLine()
         self._emit(logging.INFO)
 
@@ -129,6 +136,10 @@ class Progress:
                 message += f": {event.last_line}"
             extra = {"task": event.task, "stage": event.stage, "elapsed_s": event.elapsed_s}
             logger.log(level, message, extra={**extra, "last_line": event.last_line})
+        if not self._shown:
+            if finished or event.elapsed_s < self._show_after_s:
+                return  # a short wait: not worth a line
+            self._shown = True
         with _listeners_lock:
             listeners = list(_listeners)
         for listener in listeners:
@@ -138,10 +149,12 @@ class Progress:
 
 
 @contextmanager
-def report_progress(task: str, stage: str = "starting") -> Iterator[Progress]:
+def report_progress(
+    task: str, stage: str = "starting", *, show_after_s: float = 0.0
+) -> Iterator[Progress]:
     """Report the progress of ``task`` inside the block; it finishes when the block ends
-    (``failed`` if it raises)."""
-    progress = Progress(task, stage)
+    (``failed`` if it raises). Displays hear of it once it lasted ``show_after_s``."""
+    progress = Progress(task, stage, show_after_s=show_after_s)
     try:
         yield progress
     except BaseException:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import threading
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from openenv_hub import Action, Environment, Observation, State
@@ -120,3 +122,15 @@ class WithRichState(Typed):
     @property
     def state(self) -> RichState:
         return RichState(episode_id="rich", step_count=1)
+
+
+ECHO_ENV = Path(__file__).resolve().parents[1] / "envs" / "echo_env"
+
+
+def slow_echo(folder: Path, start_s: float) -> Path:
+    """A copy of echo_env in ``folder`` whose server takes ``start_s`` longer to start."""
+    copy = folder / "echo_env"
+    shutil.copytree(ECHO_ENV, copy, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    app = copy / "echo_env" / "server" / "app.py"
+    app.write_text(app.read_text() + f"\nimport time\n\ntime.sleep({start_s})\n")
+    return copy

@@ -8,6 +8,7 @@ import io
 import logging
 import os
 import pty
+import re
 import select
 import shutil
 import signal
@@ -57,6 +58,25 @@ def test_listeners_get_every_report_and_a_failure_ends_the_wait() -> None:
     assert [e.stage for e in events] == ["installing", "installing", "failed"]
     assert events[-1].finished and events[-1].failed
     assert events[1].elapsed_s >= 0.05
+
+
+def test_a_wait_shorter_than_show_after_s_is_logged_but_not_shown(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    events: list[ProgressEvent] = []
+    with listening(events.append):
+        with report_progress("server a", "waiting for /health", show_after_s=0.2) as progress:
+            progress.update()  # too soon to show
+        with report_progress("server b", "waiting for /health", show_after_s=0.2) as progress:
+            time.sleep(0.25)
+            progress.update()  # long enough: shown from here on
+    assert [(e.task, e.stage, e.finished) for e in events] == [
+        ("server b", "waiting for /health", False),
+        ("server b", "done", True),
+    ]
+    logged = [(r.task, r.stage) for r in caplog.records]  # type: ignore[attr-defined]
+    assert ("server a", "waiting for /health") in logged and ("server a", "done") in logged
 
 
 _STATUS = """
@@ -161,12 +181,14 @@ def test_a_quiet_docker_build_reports_its_lines(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_serve_with_uv_shows_the_environment_being_made(tmp_path: Path) -> None:
-    """The first start of a folder with uv makes its environment: each stage is shown."""
+    """The first start of a folder with uv makes its environment: each stage is shown, then the
+    wait for a server that takes a while to answer /health."""
+    from sample_envs import slow_echo
     from serving import free_port
 
     port = free_port()
     command = [
-        sys.executable, "-m", "openenv_hub_cli.main", "serve", str(REPO / "envs" / "echo_env"),
+        sys.executable, "-m", "openenv_hub_cli.main", "serve", str(slow_echo(tmp_path, 2.0)),
         "--runtime", "uv", "--port", str(port),
     ]  # fmt: skip
     env = {**os.environ, "OPENENV_HUB_CACHE": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
@@ -187,3 +209,7 @@ def test_serve_with_uv_shows_the_environment_being_made(tmp_path: Path) -> None:
     assert "uv environment for echo_env: making it (0 s)" in output, output[-3000:]
     assert "uv environment for echo_env: installing echo_env and its dependencies (" in output
     assert "uv environment for echo_env: done (" in output
+    assert re.search(
+        r"echo_env.server.app:app \(uv runtime\): waiting for /health \([12] s\)", output
+    )
+    assert "echo_env.server.app:app (uv runtime): done (" in output

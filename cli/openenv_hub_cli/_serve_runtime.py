@@ -43,7 +43,8 @@ def _print_addresses(provider: Any) -> None:
 
 
 def _follow(provider: Any) -> None:
-    """Print the server's new log lines until it stops running."""
+    """Print the server's new log lines until it stops running: an error if it ended on its
+    own, said plainly if another process stopped it (``openenv stop``, ``kill``)."""
     shown = 0
     while True:
         lines = provider.logs(100_000).splitlines()
@@ -52,6 +53,11 @@ def _follow(provider: Any) -> None:
         shown = len(lines)
         running = getattr(provider, "running", None)
         if callable(running) and not running():
+            stopped = getattr(provider, "stopped_from_outside", None)
+            why = stopped() if callable(stopped) else None
+            if why:
+                console.print(f"The server was stopped from outside: {why}.")
+                return
             raise CommandError(
                 f"The server stopped ({provider.runtime} runtime).",
                 hint="Read its log above.",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from openenv_hub.docker.engine import require_engine
 from openenv_hub.errors import DockerError, ImageNotFoundError, OpenEnvError
 from openenv_hub.network import free_port, wait_for_health
+from openenv_hub.progress import SHORT_WAIT_S, report_progress
 
 if TYPE_CHECKING:
     import docker
@@ -160,7 +161,11 @@ def run_container(
     base_url = f"http://127.0.0.1:{port}"
     try:
         try:
-            wait_for_health(base_url, timeout_s=60, alive=_running(cli, container))
+            with report_progress(
+                f"container of {tag}", "waiting for /health", show_after_s=SHORT_WAIT_S
+            ) as progress:
+                alive = _running(cli, container)
+                wait_for_health(base_url, timeout_s=60, alive=alive, progress=progress)
         except OpenEnvError as exc:
             raise _not_serving(cli, container, tag, exc) from None
         yield base_url

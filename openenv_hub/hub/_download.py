@@ -15,6 +15,7 @@ from pathlib import Path
 from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import translate
 from openenv_hub.hub._install import ensure_trusted
+from openenv_hub.progress import report_progress
 
 __all__ = ["SpaceSource", "download_space"]
 
@@ -48,7 +49,8 @@ def download_space(
     with translate(
         endpoint=ctx.endpoint, repo_id=repo_id, revision=revision, action="find the Space"
     ):
-        commit = str(ctx.api.space_info(repo_id, revision=revision).sha)
+        info = ctx.api.space_info(repo_id, revision=revision)
+    commit, files = str(info.sha), len(info.siblings or ())
     ensure_trusted(repo_id, f"Run {repo_id} at {commit[:12]}", yes=trust_remote_code)
     source = SpaceSource(repo_id, commit, into / repo_id / commit)
     marker = source.path.with_name(f"{commit}.complete")
@@ -57,7 +59,10 @@ def download_space(
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not marker.is_file():
             shutil.rmtree(source.path, ignore_errors=True)
-            with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="download the Space"):
+            with (
+                report_progress(f"Space {repo_id} at {commit[:12]}", f"downloading {files} files"),
+                translate(endpoint=ctx.endpoint, repo_id=repo_id, action="download the Space"),
+            ):
                 ctx.api.snapshot_download(
                     repo_id, repo_type="space", revision=commit, local_dir=source.path
                 )

@@ -10,6 +10,7 @@ Layer: runtimes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Mapping
@@ -91,12 +92,31 @@ class LocalHubApp:
         self.git = GitHttpApp(context)
         self.apps = SpaceAppProxy(context)
         self.exposed = JobExposeProxy(context)
+        self.closing = False
+        """Set when the server begins to shut down: a request cancelled from then on ends
+        quietly (a 503 if nothing was answered yet) instead of as a traceback in the log."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Dispatch, record, and turn any escaping exception into a JSON 500."""
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
+        answered: list[bool] = []
+
+        async def tracked_send(message: Message) -> None:
+            answered.append(True)
+            await send(message)
+
+        try:
+            await self._dispatch(scope, receive, tracked_send)
+        except asyncio.CancelledError:
+            if not self.closing:
+                raise
+            if scope["type"] == "http" and not answered:
+                response = error_response(HubError(503, "LocalHub is shutting down"))
+                await response(scope, receive, send)
+
+    async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and scope["path"].startswith(APPS_PREFIX):
             await self.apps(scope, receive, send)
             return

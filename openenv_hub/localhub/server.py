@@ -141,6 +141,8 @@ class LocalHub:
 
     def stop(self) -> None:
         """Stop serving and remove the temporary data directory, if one was made."""
+        if self._app is not None:
+            self._app.closing = True
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:

@@ -49,6 +49,7 @@ from openenv_hub.docker import (
 )
 from openenv_hub.errors import ConnectError, ServerStartError
 from openenv_hub.network import free_port, wait_for_health
+from openenv_hub.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
@@ -176,8 +177,14 @@ class DockerProvider(StopsOnExit):
 
     def _wait_healthy(self, spec: str, timeout_s: float) -> None:
         try:
-            self.container.start()
-            wait_for_health(self._base_url, timeout_s=timeout_s, alive=self.running)
+            with report_progress(
+                f"container {self.name}", "starting the container", show_after_s=SHORT_WAIT_S
+            ) as progress:
+                self.container.start()
+                progress.stage("waiting for /health")
+                wait_for_health(
+                    self._base_url, timeout_s=timeout_s, alive=self.running, progress=progress
+                )
         except (ConnectError, sdk_error()) as exc:
             logs = self.logs(40)
             status = self.status()
@@ -195,6 +202,18 @@ class DockerProvider(StopsOnExit):
 
     def running(self) -> bool:
         return self.status() in ("created", "running")
+
+    def stopped_from_outside(self) -> str | None:
+        """How the container was stopped by someone else (removed, as ``openenv stop`` does, or
+        stopped), or None: it runs, it exited on its own, or :meth:`stop` ended it."""
+        if self._stopped:
+            return None
+        status = self.status()
+        if status == "removed":
+            return "its container was removed (by openenv stop or docker rm)"
+        if status == "exited" and self.container.attrs["State"].get("ExitCode") in (137, 143):
+            return "its container was stopped (by docker stop or docker kill)"
+        return None
 
     def status(self) -> str:
         """The container's state: ``running``, ``exited``, ... or ``removed``."""

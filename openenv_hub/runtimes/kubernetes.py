@@ -35,6 +35,7 @@ from openenv_hub.errors import (
     ServerStartError,
 )
 from openenv_hub.manifest import Manifest, load_manifest
+from openenv_hub.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
 from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects
@@ -199,20 +200,27 @@ class KubernetesProvider(StopsOnExit):
     def wait_ready(self, *, timeout_s: float = 300.0) -> list[str]:
         """Wait until ``replicas`` pods are ready; return their URLs."""
         deadline = time.monotonic() + timeout_s
-        while True:
-            ready = [pod for pod in self._pods() if _ready(pod)]
-            if len(ready) >= self.replicas:
-                self._urls = [f"http://{pod.status.pod_ip}:{self.port}" for pod in ready]
-                return list(self._urls)
-            if time.monotonic() > deadline:
-                raise ServerStartError(
-                    f"{len(ready)} of {self.replicas} pods of {self.name} are ready after "
-                    f"{timeout_s:g} s.",
-                    runtime=self.runtime,
-                    logs=self.logs(40),
-                    hint=f"'kubectl describe deployment {self.name} -n {self.namespace}' says why.",
-                )
-            time.sleep(1.0)
+        with report_progress(
+            f"Kubernetes deployment {self.name}",
+            f"waiting for {self.replicas} pods",
+            show_after_s=SHORT_WAIT_S,
+        ) as progress:
+            while True:
+                ready = [pod for pod in self._pods() if _ready(pod)]
+                progress.stage(f"{len(ready)} of {self.replicas} pods ready")
+                if len(ready) >= self.replicas:
+                    self._urls = [f"http://{pod.status.pod_ip}:{self.port}" for pod in ready]
+                    return list(self._urls)
+                if time.monotonic() > deadline:
+                    raise ServerStartError(
+                        f"{len(ready)} of {self.replicas} pods of {self.name} are ready after "
+                        f"{timeout_s:g} s.",
+                        runtime=self.runtime,
+                        logs=self.logs(40),
+                        hint=f"'kubectl describe deployment {self.name} -n {self.namespace}' "
+                        "says why.",
+                    )
+                time.sleep(1.0)
 
     @property
     def base_urls(self) -> list[str]:

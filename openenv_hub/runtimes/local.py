@@ -17,6 +17,7 @@ Layer: runtimes.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 from openenv_hub.errors import ConnectError, ServerStartError
 from openenv_hub.manifest import ManifestError, load_manifest
 from openenv_hub.network import free_port, port_in_use, wait_for_health
+from openenv_hub.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
@@ -101,14 +103,23 @@ class LocalProcessProvider(StopsOnExit):
         )
         server = cls(process, f"http://{host}:{port}", log)
         cleanup.track(server)
+        name = runtime or cls.runtime
         try:
-            wait_for_health(server.base_url, timeout_s=startup_timeout_s, alive=server.running)
+            with report_progress(
+                f"{app} ({name} runtime)", "waiting for /health", show_after_s=SHORT_WAIT_S
+            ) as progress:
+                wait_for_health(
+                    server.base_url,
+                    timeout_s=startup_timeout_s,
+                    alive=server.running,
+                    progress=progress,
+                )
         except ConnectError as exc:
             logs = server.logs(40)
             server.stop()
             raise ServerStartError(
                 f"{app} did not start: {exc}.",
-                runtime=runtime or cls.runtime,
+                runtime=name,
                 command=" ".join(command),
                 logs=logs,
                 url=server.base_url,
@@ -120,6 +131,18 @@ class LocalProcessProvider(StopsOnExit):
 
     def running(self) -> bool:
         return self.process.poll() is None
+
+    def stopped_from_outside(self) -> str | None:
+        """How the server was stopped by another process (the signal that ended it), or None:
+        it runs, or it ended on its own."""
+        code = self.process.poll()
+        if code is None or code >= 0:
+            return None
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"it got {name} from another process"
 
     def output(self) -> str:
         """What the server printed so far."""

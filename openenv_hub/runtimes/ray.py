@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 
 from openenv_hub.errors import ClusterError, DependencyNotInstalledError, ServerStartError
 from openenv_hub.network import wait_for_health
+from openenv_hub.progress import SHORT_WAIT_S, Progress, report_progress
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes._ray_replica import ReplicaServer, ReplicaSpec
 from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
@@ -257,11 +258,16 @@ class RayProvider(StopsOnExit):
 
     def _wait_started(self, timeout_s: float, *, cpus: float = 0.0) -> None:
         ray = ray_module()
+        count = len(self._handles)
         try:
-            infos = ray.get([h.info.remote() for h in self._handles], timeout=timeout_s)
-            for info in infos:
-                self._urls[info["index"]] = info["url"]
-                wait_for_health(info["url"], timeout_s=timeout_s)
+            with report_progress(
+                f"Ray replicas of {self.name}", f"placing {count} replicas"
+            ) as progress:
+                infos = _placed(ray, [h.info.remote() for h in self._handles], timeout_s, progress)
+                for info in infos:
+                    self._urls[info["index"]] = info["url"]
+                    progress.stage(f"waiting for /health of replica {info['index'] + 1} of {count}")
+                    wait_for_health(info["url"], timeout_s=timeout_s, progress=progress)
         except Exception as exc:
             short = _cpu_shortage(ray, exc, cpus) if cpus else None
             self.stop()
@@ -336,21 +342,28 @@ class RayProvider(StopsOnExit):
     def wait_ready(self, *, timeout_s: float = 120.0) -> list[str]:
         """Wait until every replica answers ``/health`` (e.g. after Ray restarted one)."""
         deadline = time.monotonic() + timeout_s
-        while True:
-            statuses = self.replicas()
-            urls = [s.url for s in statuses if s.state == "ALIVE" and s.url]
-            if len(urls) == len(self._handles):
-                for url in urls:
-                    wait_for_health(url, timeout_s=max(1.0, deadline - time.monotonic()))
-                return urls
-            if time.monotonic() > deadline:
-                states = ", ".join(f"r{s.index}: {s.state}" for s in statuses)
-                raise ServerStartError(
-                    f"Not every replica of {self.name} runs after {timeout_s:g} s ({states}).",
-                    runtime=self.runtime,
-                    logs=self.logs(40),
-                )
-            time.sleep(0.2)
+        count = len(self._handles)
+        with report_progress(
+            f"Ray replicas of {self.name}", "asking for their state", show_after_s=SHORT_WAIT_S
+        ) as progress:
+            while True:
+                statuses = self.replicas()
+                urls = [s.url for s in statuses if s.state == "ALIVE" and s.url]
+                progress.stage(f"{len(urls)} of {count} replicas running")
+                if len(urls) == count:
+                    progress.stage("waiting for /health")
+                    for url in urls:
+                        left = max(1.0, deadline - time.monotonic())
+                        wait_for_health(url, timeout_s=left, progress=progress)
+                    return urls
+                if time.monotonic() > deadline:
+                    states = ", ".join(f"r{s.index}: {s.state}" for s in statuses)
+                    raise ServerStartError(
+                        f"Not every replica of {self.name} runs after {timeout_s:g} s ({states}).",
+                        runtime=self.runtime,
+                        logs=self.logs(40),
+                    )
+                time.sleep(0.2)
 
     def logs(self, tail_lines: int = 200) -> str:
         """The last lines each live replica logged, prefixed with its index."""
@@ -383,6 +396,24 @@ def replica_names() -> list[str]:
         for entry in ray.util.list_named_actors(all_namespaces=True)
         if entry.get("namespace") == NAMESPACE
     )
+
+
+def _placed(ray: Any, refs: list[Any], timeout_s: float, progress: Progress) -> list[Any]:
+    """What ``refs`` return, once every replica started; the progress says how many did.
+
+    Raises:
+        GetTimeoutError: Not all of them started within ``timeout_s``.
+    """
+    deadline = time.monotonic() + timeout_s
+    pending = list(refs)
+    while pending:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ray.exceptions.GetTimeoutError(f"{len(pending)} replicas did not start")
+        _, pending = ray.wait(pending, num_returns=len(pending), timeout=min(0.5, left))
+        started = len(refs) - len(pending)
+        progress.stage(f"placing {len(refs)} replicas ({started} started)")
+    return list(ray.get(refs))
 
 
 def _cpu_shortage(ray: Any, exc: Exception, cpus: float) -> str | None:

@@ -37,6 +37,7 @@ from openenv_hub.docker import (
 )
 from openenv_hub.errors import DockerError, ServerStartError
 from openenv_hub.network import port_in_use, wait_for_health
+from openenv_hub.progress import Progress, report_progress
 from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.docker import BUILD_OPTIONS, build_folder_image, build_space_image
@@ -145,6 +146,24 @@ class DockerSwarmProvider(StopsOnExit):
 
     def _wait(self, replicas: int, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
+        with report_progress(
+            f"Swarm service {self.name}", f"placing {replicas} replicas"
+        ) as progress:
+            running = self._wait_running(replicas, timeout_s, deadline, progress)
+            urls = sorted((self._url(t) for t in running), key=lambda u: int(u.rsplit(":", 1)[1]))
+            for index, url in enumerate(urls, 1):
+                progress.stage(f"waiting for /health of replica {index} of {replicas}")
+                try:
+                    left = max(1.0, deadline - time.monotonic())
+                    wait_for_health(url, timeout_s=left, progress=progress)
+                except Exception as exc:
+                    self._fail(f"The replica at {url} did not answer: {exc}")
+        self._urls = urls
+
+    def _wait_running(
+        self, replicas: int, timeout_s: float, deadline: float, progress: Progress
+    ) -> list[dict[str, Any]]:
+        """The tasks of the service once ``replicas`` of them run (and no more are asked to)."""
         while True:
             tasks = self._tasks()
             failed = [t for t in tasks if t["Status"]["State"] in _FAILED]
@@ -155,17 +174,11 @@ class DockerSwarmProvider(StopsOnExit):
             running = [t for t in tasks if t["Status"]["State"] == _RUNNING]
             settled = all(t["DesiredState"] == _RUNNING for t in running)
             if len(running) == replicas and settled:
-                break
+                return running
             if time.monotonic() > deadline:
                 self._fail(f"{len(running)} of {replicas} replicas run after {timeout_s:g} s.")
+            progress.stage(f"placing {replicas} replicas ({len(running)} running)")
             time.sleep(0.2)
-        urls = sorted((self._url(t) for t in running), key=lambda u: int(u.rsplit(":", 1)[1]))
-        for url in urls:
-            try:
-                wait_for_health(url, timeout_s=max(1.0, deadline - time.monotonic()))
-            except Exception as exc:
-                self._fail(f"The replica at {url} did not answer: {exc}")
-        self._urls = urls
 
     def _tasks(self) -> list[dict[str, Any]]:
         return [t for t in self.service.tasks() if t.get("DesiredState") != "shutdown"]

@@ -3,7 +3,9 @@
 ``openenv validate`` (its import check) and ``openenv serve`` both report an app that does not
 import with :func:`describe_import_failure`: the exception, and where it happened in the
 environment's own files (for a ``SyntaxError``, the file, line and offending text, which
-``str(exc)`` alone leaves out).
+``str(exc)`` alone leaves out), and, when Python took a folder of the working directory for the
+package (the environment folder ``my_env/`` run from the folder that holds it, in place of the
+package ``my_env/my_env``), which folder and what to do (:func:`shadowing_folder`).
 
 Example:
     >>> try:
@@ -18,10 +20,11 @@ Layer: client.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from pathlib import Path
 
-__all__ = ["describe_import_failure"]
+__all__ = ["describe_import_failure", "shadowing_folder"]
 
 _OWN = (Path(__file__).resolve().parents[1],)  # the openenv_hub package
 
@@ -36,7 +39,36 @@ def describe_import_failure(exc: BaseException) -> str:
     last = frames[-1] if frames else None
     where = _where(last.filename, last.lineno) if last else ""
     line = f"\n    {last.line}" if last and last.line else ""
-    return f"{type(exc).__name__}: {exc}{where}{line}"
+    return f"{type(exc).__name__}: {exc}{where}{line}{_shadowing(exc)}"
+
+
+def shadowing_folder(exc: BaseException) -> Path | None:
+    """The folder Python took for the package an ``ImportError`` is about, when that is a folder
+    without ``__init__.py`` holding the real package of the same name (``my_env/my_env``): Python
+    runs in the folder that holds it and finds the outer folder first."""
+    if not isinstance(exc, ImportError) or not exc.name:
+        return None
+    top = exc.name.split(".")[0]
+    module = sys.modules.get(top)
+    if module is None or getattr(module, "__file__", None) is not None:
+        return None  # not imported, or a real package
+    for entry in getattr(module, "__path__", []):
+        folder = Path(entry)
+        if (folder / top / "__init__.py").is_file():
+            return folder
+    return None
+
+
+def _shadowing(exc: BaseException) -> str:
+    folder = shadowing_folder(exc)
+    if folder is None:
+        return ""
+    return (
+        f"\n'{folder.name}' is the folder {folder} here, not the package {folder.name}/ inside "
+        f"it: Python run in {folder.parent} finds that folder first and takes it for the "
+        f"package. Run it inside the folder (cd {folder.name}) or elsewhere, or rename the "
+        "folder."
+    )
 
 
 def _theirs(filename: str) -> bool:

@@ -81,6 +81,59 @@ def test_serve_with_uv_stops_on_ctrl_c_or_sigterm(
     assert not port_in_use("127.0.0.1", port)
 
 
+@pytest.mark.slow
+def test_serve_with_uv_says_another_process_stopped_its_server(
+    serve_process: Callable[..., subprocess.Popen[str]],
+) -> None:
+    """The server killed from outside (as ``openenv stop`` or ``kill`` do) is no error."""
+    import psutil
+
+    port = free_port()
+    process = serve_process(ECHO_ENV, "--runtime", "uv", "--port", port)
+    output = _wait_for(process, port)
+    (server,) = [
+        child
+        for child in psutil.Process(process.pid).children(recursive=True)
+        if "uvicorn" in child.cmdline()
+    ]
+    server.terminate()
+    output += process.communicate(timeout=60)[0]
+    assert process.returncode == 0, output
+    assert "The server was stopped from outside: it got SIGTERM from another process." in output
+    assert "Error" not in output and "Stopped." in output
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_serve_with_docker_says_openenv_stop_removed_its_container(
+    docker_host: str,
+    cli: Callable[..., CliResult],
+    serve_process: Callable[..., subprocess.Popen[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``openenv stop NAME`` from another terminal ends a foreground serve with exit 0."""
+    from docker_support.engine import BASE_IMAGE, docker
+
+    monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)
+    monkeypatch.setenv("OPENENV_BUILD_ARGS", "ENABLE_WEB_INTERFACE=false")
+    tag = f"openenv-test-rt/stopped-from-outside:{os.getpid()}"
+    port = free_port()
+    process = serve_process(ECHO_ENV, "--runtime", "docker", "--port", port, "--tag", tag)
+    try:
+        _wait_for(process, port)
+        listed = json.loads(cli("ps", "--json").out)
+        (mine,) = [i for i in listed if i["url"] == f"http://127.0.0.1:{port}"]
+        assert cli("stop", mine["name"]).code == 0
+        output = process.communicate(timeout=60)[0]
+    finally:
+        docker("rmi", "-f", tag, check=False)
+    assert process.returncode == 0, output
+    assert "The server was stopped from outside: its container was removed (by openenv stop " in (
+        output
+    )
+    assert "Error" not in output and "Stopped." in output
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 def test_the_documented_serve_ps_and_stop(
@@ -116,8 +169,12 @@ def test_the_documented_serve_ps_and_stop(
 
         stopped = cli(*stop.split()[1:])
         assert stopped.code == 0 and f"Removed container {mine['name']}" in stopped.out
-        output = process.communicate(timeout=60)[0]  # the server went away: serve says so
-        assert process.returncode == 1 and "The server stopped (docker runtime)" in output
+        output = process.communicate(timeout=60)[0]  # the server went away: serve says why
+        assert process.returncode == 0, output
+        assert "The server was stopped from outside: its container was removed (by openenv " in (
+            output
+        )
+        assert "Error" not in output
         assert all(i["name"] != mine["name"] for i in json.loads(cli("ps", "--json").out))
     finally:
         end_child(process)

@@ -55,6 +55,42 @@ def test_refuses_an_app_that_does_not_import(
     assert "does not import" in result.err and "Traceback" not in result.err
 
 
+SHADOWED = "'my_env' is the folder {folder} here, not the package my_env/ inside it"
+
+
+def test_serving_from_the_folder_that_holds_the_env_folder_names_the_shadowing(
+    new_env: Callable[[], Path],
+) -> None:
+    """In the folder that holds ``my_env/``, Python takes that folder for the package."""
+    root = new_env()
+    command = [sys.executable, "-m", "openenv_hub_cli.main", "serve", "my_env.server.app:app"]
+    done = subprocess.run(
+        [*command, "--port", str(free_port())], cwd=root.parent, capture_output=True, text=True,
+        timeout=120, check=False, env={**os.environ, "COLUMNS": "250"},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert SHADOWED.format(folder=root) in done.stderr, done.stderr
+    assert "Run it inside the folder (cd my_env) or elsewhere, or rename the folder." in done.stderr
+
+
+def test_the_client_import_from_that_folder_names_the_shadowing_too(
+    new_env: Callable[[], Path],
+) -> None:
+    """``from my_env import MyEnv`` there fails in Python itself; the description says why."""
+    root = new_env()
+    code = (
+        "from openenv_hub.validation.failure import describe_import_failure\n"
+        "try:\n    from my_env import MyEnv\n"
+        "except ImportError as exc:\n    print(describe_import_failure(exc))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root.parent, capture_output=True, text=True,
+        timeout=60, check=True,
+    )  # fmt: skip
+    assert "cannot import name 'MyEnv' from 'my_env'" in done.stdout
+    assert SHADOWED.format(folder=root) in done.stdout, done.stdout
+
+
 def test_a_syntax_error_is_reported_with_file_and_line_as_validate_does(
     cli: Callable[..., Any], new_env: Callable[[], Path]
 ) -> None:

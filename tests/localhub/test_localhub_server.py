@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +123,39 @@ def test_command_line_prints_endpoint_and_tokens(tmp_path: Path) -> None:
         assert proc.wait(timeout=20) == 0
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_sigterm_with_requests_in_flight_shuts_down_without_a_traceback(tmp_path: Path) -> None:
+    """Two uploads stalled half-way when SIGTERM comes: uvicorn cancels them after its grace
+    period; each gets a 503 that says why, and stderr holds no traceback."""
+    command = [sys.executable, "-m", "openenv_hub.localhub", "--port", "0", "--no-spaces"]
+    proc = subprocess.Popen(
+        [*command, "--data", str(tmp_path)], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    stalled: list[socket.socket] = []
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().strip().rsplit(":", 1)[1])
+        for _ in range(2):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+            connection.sendall(
+                b"POST /api/repos/create HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+            )
+            stalled.append(connection)
+        time.sleep(0.5)  # both requests wait for the rest of their body
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+        answers = [connection.recv(4096).decode() for connection in stalled]
+    finally:
+        for connection in stalled:
+            connection.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr and "CancelledError" not in stderr, stderr
+    for answer in answers:
+        assert answer.startswith("HTTP/1.1 503 "), answer
+        assert "LocalHub is shutting down" in answer

@@ -4,6 +4,7 @@ sync; a failing container reports its log; nothing is left behind, even by a kil
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import subprocess
@@ -57,8 +58,16 @@ async def test_echo_image_async_three_ways(echo_image: str) -> None:
     assert containers(MINE) == []
 
 
-def test_echo_image_sync(echo_image: str) -> None:
+def test_echo_image_sync(echo_image: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
     with EchoEnv.from_docker_image(echo_image, env_vars={"LOG_LEVEL": "debug"}).sync() as env:
+        waits = [(r.task, r.stage) for r in caplog.records]  # type: ignore[attr-defined]
+        task = f"container {env.provider.name}"  # type: ignore[attr-defined]
+        assert waits == [
+            (task, "starting the container"),
+            (task, "waiting for /health"),
+            (task, "done"),
+        ]
         env.reset()
         assert env.call_tool("echo_with_length", message="sync") == {"message": "sync", "length": 4}
         provider = env.provider

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 import sys
 from pathlib import Path
@@ -9,8 +10,10 @@ from pathlib import Path
 import pytest
 from echo_env import CallToolAction, EchoEnv
 from runtime_support import ECHO_ENV
+from sample_envs import slow_echo
 
 from openenv_hub.errors import ConfigurationError, ServerStartError
+from openenv_hub.progress import ProgressEvent, listening
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes.local import LocalProcessProvider
 from openenv_hub.runtimes.uv import UvProvider, cache_root
@@ -51,6 +54,20 @@ def test_a_server_that_fails_to_import_names_the_runtime_and_its_log(tmp_path: P
         EchoEnv.from_folder(broken, startup_timeout_s=60).sync()
     assert info.value.runtime == "local" and "uvicorn echo_env.server.app:app" in info.value.command
     assert "the app cannot start: no model file" in info.value.logs
+
+
+def test_a_slow_start_is_reported_as_a_wait_for_health(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    events: list[ProgressEvent] = []
+    with listening(events.append), EchoEnv.from_folder(slow_echo(tmp_path, 1.5)).sync() as env:
+        assert env.call_tool("echo_message", message="late") == "late"
+    task = "echo_env.server.app:app (local runtime)"
+    logged = [(r.task, r.stage) for r in caplog.records]  # type: ignore[attr-defined]
+    assert logged == [(task, "waiting for /health"), (task, "done")]
+    shown = [(e.task, e.stage, e.finished) for e in events]  # it lasted over a second: shown
+    assert shown[0] == (task, "waiting for /health", False) and shown[-1] == (task, "done", True)
 
 
 @pytest.mark.slow

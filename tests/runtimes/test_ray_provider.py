@@ -5,6 +5,7 @@ fails its sessions only, Ray restarts it, and ``reset_all()`` brings the pool ba
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -154,12 +155,14 @@ def test_no_cluster_at_the_address_is_a_clear_error() -> None:
 
 
 def test_replicas_a_full_cluster_cannot_place_say_how_many_cpus_are_missing(
-    ray_cluster: Any,
+    ray_cluster: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Two nodes of one CPU each: three replicas of one CPU never all start."""
+    """Two nodes of one CPU each: three replicas of one CPU never all start; the wait says how
+    many did while it lasts."""
     from openenv_hub.errors import ServerStartError
     from openenv_hub.runtimes.ray import RayProvider, replica_names
 
+    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
     with pytest.raises(ServerStartError) as info:
         RayProvider.from_folder(
             ECHO_ENV, replicas=3, num_cpus=1, address=ray_cluster.address, startup_timeout_s=20
@@ -169,3 +172,6 @@ def test_replicas_a_full_cluster_cannot_place_say_how_many_cpus_are_missing(
     assert "they ask for 3 CPUs in all, and the cluster has 2, of which 0 are free" in message
     assert "fewer replicas" in info.value.hint and "Get timed out" not in message
     assert replica_names() == []
+    stages = [r.stage for r in caplog.records if r.task.startswith("Ray replicas of ")]  # type: ignore[attr-defined]
+    assert stages[0] == "placing 3 replicas" and "placing 3 replicas (2 started)" in stages
+    assert stages[-1] == "failed", stages

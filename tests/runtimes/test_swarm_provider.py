@@ -8,6 +8,7 @@ engine refuses swarm mode, the test reports the engine's exact words as an expec
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 
@@ -58,10 +59,19 @@ def test_a_manager_is_required(docker_host: str) -> None:
     assert "docker swarm init" in info.value.hint
 
 
-def test_two_replicas_each_stepped_scaled_to_zero_and_removed(swarm: None, echo_image: str) -> None:
+def test_two_replicas_each_stepped_scaled_to_zero_and_removed(
+    swarm: None, echo_image: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
     service = DockerSwarmProvider.start(echo_image, replicas=2, env={"LOG_LEVEL": "debug"})
     name = service.name
     try:
+        stages = [r.stage for r in caplog.records if r.task == f"Swarm service {name}"]  # type: ignore[attr-defined]
+        assert stages[0] == "placing 2 replicas" and stages[-1] == "done", stages
+        assert stages[-3:-1] == [
+            "waiting for /health of replica 1 of 2",
+            "waiting for /health of replica 2 of 2",
+        ]
         assert service.runtime == "swarm" and len(set(service.base_urls)) == 2
         assert len(containers(f"label=com.docker.swarm.service.name={name}", "status=running")) == 2
         for i, url in enumerate(service.base_urls):

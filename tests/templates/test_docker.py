@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 from collections.abc import Callable, Iterator
@@ -38,7 +39,11 @@ def openenv(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str
 @pytest.mark.docker
 @pytest.mark.parametrize("env", ["echo", "generated"])
 def test_build_run_and_validate_the_image(
-    docker_env: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, env: str
+    docker_env: str,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    env: str,
 ) -> None:
     if env == "echo":
         path, tag = REPO / "envs" / "echo_env", "openenv-test/echo-env:latest"
@@ -53,7 +58,10 @@ def test_build_run_and_validate_the_image(
     )
     assert code == 0
     assert sorted(p.name for p in path.iterdir()) == before  # wheels went to a staged copy only
+    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
     with run_container(tag) as base_url:
+        waits = [(r.task, r.stage) for r in caplog.records]  # type: ignore[attr-defined]
+        assert (f"container of {tag}", "waiting for /health") in waits
         code, out = openenv(capsys, "validate", base_url, "--json")
     report = json.loads(out)
     assert code == 0, [c for c in report["checks"] if not c["ok"]]
