@@ -20,16 +20,36 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from openenv_hub.errors import ResetRequiredError
+from openenv_hub.errors import EnvironmentExecutionError, ResetRequiredError
 from openenv_hub.rubrics.ranges import contains
 from openenv_hub.types import ListToolsAction, Observation
 
-__all__ = ["REWARD_OUT_OF_RANGE", "RewardRangeFlag", "needs_reset", "reset_required"]
+__all__ = [
+    "REWARD_OUT_OF_RANGE",
+    "RewardRangeFlag",
+    "checked_observation",
+    "needs_reset",
+    "reset_required",
+]
 
 logger = logging.getLogger("openenv_hub.episodes")
 
 #: The observation metadata key set on a reward outside the declared range.
 REWARD_OUT_OF_RANGE = "reward_out_of_range"
+
+
+def checked_observation(observation: Any, method: str) -> Observation:
+    """``observation``, which ``method`` (``reset`` or ``step``) returned, if it is an
+    :class:`~openenv_hub.types.Observation`.
+
+    Raises:
+        EnvironmentExecutionError: It is something else (the environment's defect, named).
+    """
+    if not isinstance(observation, Observation):
+        raise EnvironmentExecutionError(
+            f"{method}() returned {type(observation).__name__}; it must return an Observation"
+        )
+    return observation
 
 
 def needs_reset(env: object, started: bool, action: object = None) -> bool:

@@ -23,8 +23,12 @@ from collections.abc import Coroutine
 from typing import Any, Generic, TypeVar
 
 from openenv_hub.environment import Environment
-from openenv_hub.episode_rules import RewardRangeFlag, needs_reset, reset_required
-from openenv_hub.errors import EnvironmentExecutionError
+from openenv_hub.episode_rules import (
+    RewardRangeFlag,
+    checked_observation,
+    needs_reset,
+    reset_required,
+)
 from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.rubrics.ranges import declared_reward_range
 from openenv_hub.sync_bridge import run_to_end
@@ -73,20 +77,21 @@ class InProcess(Generic[ActT, ObsT, StateT]):
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> ObsT:
         """Start an episode (``env.reset``), forgetting the rubric's progress in the last."""
-        observation = _checked(self.env.reset(seed=seed, episode_id=episode_id, **kwargs), "reset")
-        return self._started_with(observation)
+        observation: Any = self.env.reset(seed=seed, episode_id=episode_id, **kwargs)
+        return self._started_with(checked_observation(observation, "reset"))
 
     async def reset_async(
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
     ) -> ObsT:
         """:meth:`reset` through ``env.reset_async``."""
-        observation = await self.env.reset_async(seed=seed, episode_id=episode_id, **kwargs)
-        return self._started_with(_checked(observation, "reset"))
+        observation: Any = await self.env.reset_async(seed=seed, episode_id=episode_id, **kwargs)
+        return self._started_with(checked_observation(observation, "reset"))
 
     def step(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> ObsT:
         """Step the environment, then score the step with its rubric."""
         self._require_episode("step", action)
-        observation = _checked(self.env.step(action, timeout_s=timeout_s, **kwargs), "step")
+        observation: Any = self.env.step(action, timeout_s=timeout_s, **kwargs)
+        observation = checked_observation(observation, "step")
         if self._scorer is not None:
             scoring = self._scorer.score(action, observation, self.env.state, run_sync=None)
             observation = _run(scoring)
@@ -95,11 +100,12 @@ class InProcess(Generic[ActT, ObsT, StateT]):
     async def step_async(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> ObsT:
         """:meth:`step` through ``env.step_async``."""
         self._require_episode("step", action)
-        observation = await self.env.step_async(action, timeout_s=timeout_s, **kwargs)
-        observation = _checked(observation, "step")
+        observation: Any = await self.env.step_async(action, timeout_s=timeout_s, **kwargs)
+        observation = checked_observation(observation, "step")
         if self._scorer is not None:
-            scored = await self._scorer.score(action, observation, self.env.state, run_sync=None)
-            observation = scored  # type: ignore[assignment]  # the same type, reward replaced
+            observation = await self._scorer.score(
+                action, observation, self.env.state, run_sync=None
+            )
         return self._in_range(observation)
 
     @property
@@ -131,7 +137,7 @@ class InProcess(Generic[ActT, ObsT, StateT]):
     def __repr__(self) -> str:
         return f"InProcess({self.env!r})"
 
-    def _started_with(self, observation: ObsT) -> ObsT:
+    def _started_with(self, observation: Any) -> ObsT:
         self._started = True
         if self._scorer is not None:
             self._scorer.reset()
@@ -143,14 +149,6 @@ class InProcess(Generic[ActT, ObsT, StateT]):
 
     def _in_range(self, observation: ObsT) -> ObsT:
         return self._flag.check(self.reward_range, observation)  # type: ignore[return-value]
-
-
-def _checked(observation: Any, method: str) -> Any:
-    if not isinstance(observation, Observation):
-        raise EnvironmentExecutionError(
-            f"{method}() returned {type(observation).__name__}; it must return an Observation"
-        )
-    return observation
 
 
 def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from openenv_hub.providers._moved import moved
+from openenv_hub.deprecation import warn_moved
 from openenv_hub.runtimes.base import Provider, StopsOnExit
 
 __all__ = [
@@ -39,7 +39,7 @@ _CLASSES = {
 }
 
 
-moved(__name__)
+warn_moved(__name__, "openenv_hub.runtimes")
 
 
 def __getattr__(name: str) -> Any:

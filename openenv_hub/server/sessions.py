@@ -21,7 +21,12 @@ from collections.abc import Callable
 from typing import Any
 
 from openenv_hub.environment import Environment
-from openenv_hub.episode_rules import RewardRangeFlag, needs_reset, reset_required
+from openenv_hub.episode_rules import (
+    RewardRangeFlag,
+    checked_observation,
+    needs_reset,
+    reset_required,
+)
 from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
 from openenv_hub.protocol import observation_payload
 from openenv_hub.protocol.actions import ActionReader
@@ -137,7 +142,7 @@ class SessionPool(SessionLifecycle):
         session.episode_started = True
         if session.scorer is not None:
             session.scorer.reset()
-        return _checked(obs, "reset")
+        return checked_observation(obs, "reset")
 
     async def step(
         self, session: Session, action: Action, params: dict[str, Any] | None = None
@@ -149,7 +154,7 @@ class SessionPool(SessionLifecycle):
             fn = env.step_async if plan.step_async else env.step
             started, clock = _clock(self.observers)
             obs = await self._call(session, fn, (action,), kwargs, on_loop=plan.step_async)
-            obs = _checked(obs, "step")
+            obs = checked_observation(obs, "step")
             session.step_count += 1
             if session.scorer is not None:
                 obs = await self._score(session, env, action, obs)
@@ -321,14 +326,6 @@ def _as_mcp(env: Environment[Any, Any, Any]) -> MCPEnvironment:
     if not isinstance(env, MCPEnvironment):
         raise EnvironmentExecutionError("Environment does not support MCP")
     return env
-
-
-def _checked(obs: Any, method: str) -> Observation:
-    if not isinstance(obs, Observation):
-        raise EnvironmentExecutionError(
-            f"{method}() returned {type(obs).__name__}; it must return an Observation"
-        )
-    return obs
 
 
 def _read_state(env: Environment[Any, Any, Any]) -> Any:
