@@ -4,6 +4,7 @@ Layer: server.
 """
 
 from openenv_hub.server.app import create_app, run
+from openenv_hub.server.command import serve_main
 from openenv_hub.server.sessions import Session, SessionPool
 
-__all__ = ["Session", "SessionPool", "create_app", "run"]
+__all__ = ["Session", "SessionPool", "create_app", "run", "serve_main"]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
-import os
 from pathlib import Path
 from typing import Any
 
 from chess_env.models import ChessAction, ChessObservation, ChessState
 from chess_env.server.environment import ChessEnvironment
-from openenv_hub import create_app, run
+from openenv_hub import create_app
+from openenv_hub.server import serve_main
 from openenv_hub.ui import UIContext
 
 _README = Path(__file__).resolve().parents[2] / "README.md"
@@ -34,11 +33,8 @@ app = create_app(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve the chess environment.")
-    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
-    args = parser.parse_args(argv)
-    run(app, host=args.host, port=args.port)
+    """``chess-env-server``: serve this app (``--help`` for the options of :func:`serve_main`)."""
+    serve_main("chess_env.server.app:app", argv)
 
 
 if __name__ == "__main__":

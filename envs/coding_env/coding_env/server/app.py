@@ -7,7 +7,6 @@ here, and raises :class:`~coding_env.server.mechanism.SandboxUnavailableError` i
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 
@@ -18,7 +17,8 @@ from coding_env.server.environment import CodingEnvironment
 from coding_env.server.rewards import RewardFn, fraction_passed
 from coding_env.server.settings import SandboxSettings
 from coding_env.server.tasks import TaskSet, load_tasks
-from openenv_hub import create_app, run
+from openenv_hub import create_app
+from openenv_hub.server import serve_main
 
 _README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -53,11 +53,8 @@ app = build_app()
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve the coding environment.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    args = parser.parse_args(argv)
-    run(app, host=args.host, port=args.port)
+    """``coding-env-server``: serve this app (``--help`` for the options of :func:`serve_main`)."""
+    serve_main("coding_env.server.app:app", argv)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
-"""The echo environment's server: ``uvicorn echo_env.server.app:app`` or ``python -m echo_env.server.app``."""
+"""The echo environment's server: ``uvicorn echo_env.server.app:app`` or ``echo-env-server``."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from echo_env.server.environment import EchoEnvironment
-from openenv_hub import CallToolAction, CallToolObservation, create_app, run
+from openenv_hub import CallToolAction, CallToolObservation, create_app
+from openenv_hub.server import serve_main
 
 _README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -20,11 +20,8 @@ app = create_app(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve the echo environment.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    args = parser.parse_args(argv)
-    run(app, host=args.host, port=args.port)
+    """``echo-env-server``: serve this app (``--help`` for the options of :func:`serve_main`)."""
+    serve_main("echo_env.server.app:app", argv)
 
 
 if __name__ == "__main__":

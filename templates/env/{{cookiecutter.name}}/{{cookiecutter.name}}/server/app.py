@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-import os
-
-from openenv_hub import create_app, run
+from openenv_hub import create_app
+from openenv_hub.server import serve_main
 
 from {{ cookiecutter.name }}.models import {{ cookiecutter.class_prefix }}Action, {{ cookiecutter.class_prefix }}Observation
 from {{ cookiecutter.name }}.server.environment import {{ cookiecutter.class_prefix }}Environment
@@ -14,12 +12,8 @@ app = create_app({{ cookiecutter.class_prefix }}Environment, {{ cookiecutter.cla
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve the {{ cookiecutter.title }} environment.")
-    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "{{ cookiecutter.port }}")))
-    parser.add_argument("--reload", action="store_true", help="restart when the code changes")
-    args = parser.parse_args(argv)
-    run("{{ cookiecutter.name }}.server.app:app" if args.reload else app, host=args.host, port=args.port, reload=args.reload)
+    """``{{ cookiecutter.dist_name }}-server``: serve this app (``--help`` for the options of :func:`serve_main`)."""
+    serve_main("{{ cookiecutter.name }}.server.app:app", argv)
 
 
 if __name__ == "__main__":
