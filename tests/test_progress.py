@@ -143,7 +143,12 @@ def test_plain_lines_say_each_stage_then_every_so_often() -> None:
     ]
 
 
-def test_a_terminal_gets_a_live_line_with_the_time_and_the_last_output() -> None:
+def test_a_terminal_gets_a_live_line_with_the_time_and_the_last_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(
+        "TERM", "xterm"
+    )  # a dumb terminal (TERM=dumb, as some CI set) gets no live line
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=100, color_system=None)
     with showing_progress(console), report_progress("docker build demo", "building") as progress:
