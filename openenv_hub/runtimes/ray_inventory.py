@@ -10,13 +10,13 @@ import contextlib
 from collections.abc import Iterable
 
 from openenv_hub.runtimes import labels
-from openenv_hub.runtimes.ray import (
+from openenv_hub.runtimes.ray import replica_names
+from openenv_hub.runtimes.ray_cluster import (
     NAMESPACE,
     actor_record,
     connect,
     ray_module,
     replica_infos,
-    replica_names,
 )
 
 __all__ = ["list_replicas", "remove_replicas"]
