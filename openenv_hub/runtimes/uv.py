@@ -90,7 +90,7 @@ class UvProvider(LocalProcessProvider):
         """Install the environment folder ``path`` (editable) in its own environment; serve it."""
         folder = Path(path).resolve()
         key = "folder-" + hashlib.sha256(str(folder).encode()).hexdigest()[:16]
-        venv_python = prepare(folder, key, python=python, editable=True, reuse=False)
+        venv_python = prepare(folder, key, python=python, editable=True)
         return cls._serve(folder, venv_python, port=port, env=env, timeout_s=startup_timeout_s)
 
     @classmethod
@@ -105,7 +105,7 @@ class UvProvider(LocalProcessProvider):
         startup_timeout_s: float = 60.0,
     ) -> UvProvider:
         """Serve a fixed source tree (a Space at a commit), installed once under ``key``."""
-        venv_python = prepare(source, key, python=python, editable=False, reuse=True)
+        venv_python = prepare(source, key, python=python, editable=False)
         return cls._serve(source, venv_python, port=port, env=env, timeout_s=startup_timeout_s)
 
     @classmethod
@@ -158,12 +158,12 @@ class UvRuntime(RuntimeBase):
 register(UvRuntime())
 
 
-def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse: bool) -> Path:
+def prepare(source: Path, key: str, *, python: str | None, editable: bool) -> Path:
     """The python of the environment ``key`` with ``source`` installed (made when needed).
 
-    With ``reuse`` (a fixed commit) a finished environment is used as it is. Otherwise (a
-    folder, installed editable so code changes show at once) it is installed again when its
-    ``pyproject.toml`` or the wheels it is installed with changed.
+    A finished environment is used as it is while its stamp holds: the same ``pyproject.toml``
+    and the same wheels offered (a Space's bundled ones, this openenv-hub's development build).
+    Otherwise it is installed again, a folder editable so code changes show at once.
     """
     root = cache_root() / key
     root.parent.mkdir(parents=True, exist_ok=True)
@@ -171,8 +171,6 @@ def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse
     marker = root / COMPLETE_MARKER
     with open(lock_path(root), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two starts of one revision make it once
-        if reuse and marker.is_file() and venv_python.exists():
-            return _used(marker, venv_python, source)
         links = _find_links(source)
         stamp = _stamp(source, links)
         if marker.is_file() and venv_python.exists() and marker.read_text() == stamp:
@@ -185,6 +183,8 @@ def prepare(source: Path, key: str, *, python: str | None, editable: bool, reuse
             install = [uv, "pip", "install", "--quiet", "--python", str(venv_python)]
             for folder in links:
                 install += ["--find-links", str(folder)]
+            for name in _offered_packages(links):  # a new build keeps its version number
+                install += ["--reinstall-package", name]
             install += ["--editable", str(source)] if editable else [str(source)]
             progress.stage(f"installing {source.name} and its dependencies")
             _run(install)
@@ -204,14 +204,21 @@ def _used(marker: Path, venv_python: Path, source: Path) -> Path:
 
 
 def _stamp(source: Path, links: list[Path]) -> str:
-    """What an install depends on: the project file and the wheels offered to it."""
+    """What an install depends on: the project file and the wheels offered to it (their
+    content: a development wheel is rebuilt under the same name and version)."""
     digest = hashlib.sha256()
     project = source / "pyproject.toml"
     digest.update(project.read_bytes() if project.is_file() else b"")
     for folder in links:
         for wheel in sorted(folder.glob("*.whl")):
-            digest.update(wheel.name.encode() + str(wheel.stat().st_size).encode())
+            digest.update(wheel.name.encode() + b"\0" + hashlib.sha256(wheel.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def _offered_packages(links: list[Path]) -> list[str]:
+    """The distributions the offered wheels hold: installed again whenever the stamp changes,
+    since uv keeps an installed version that still satisfies the requirement."""
+    return sorted({wheel.name.split("-")[0] for folder in links for wheel in folder.glob("*.whl")})
 
 
 def _find_links(source: Path) -> list[Path]:
