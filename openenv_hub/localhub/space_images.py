@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import docker
 
-__all__ = ["WHEELS_IN_IMAGE", "BuildFailed", "build_space_image", "wheelhouse_base_image"]
+__all__ = [
+    "WHEELS_IN_IMAGE",
+    "BuildFailed",
+    "build_space_image",
+    "wheelhouse_base_image",
+    "wheelhouse_tag",
+]
 
 WHEELS_IN_IMAGE = "/opt/localhub/wheels"
 DEFAULT_BASE_IMAGE = "python:3.11-slim"  # the templates' default, when no BASE_IMAGE is given
@@ -87,6 +93,18 @@ def build_space_image(
             raise BuildFailed(f"{failed}{_where_packages_come_from(lines, wheelhouse)}") from None
 
 
+def wheelhouse_tag(base: str, wheels: list[Path]) -> str:
+    """The tag of ``base`` plus ``wheels``: it changes with any wheel's content (a development
+    wheel is rebuilt under the same name, often with the same size)."""
+    digest = hashlib.sha256(base.encode())
+    for wheel in wheels:
+        digest.update(f"\0{wheel.name}\0".encode())
+        with open(wheel, "rb") as file:
+            while chunk := file.read(1 << 20):
+                digest.update(chunk)
+    return f"localhub-wheelhouse:{digest.hexdigest()[:24]}"
+
+
 def wheelhouse_base_image(client: docker.DockerClient, base: str, wheelhouse: Path) -> str:
     """The image ``base`` plus the wheels of ``wheelhouse`` (made once per base and wheels).
 
@@ -96,10 +114,7 @@ def wheelhouse_base_image(client: docker.DockerClient, base: str, wheelhouse: Pa
     wheels = sorted(wheelhouse.glob("*.whl")) if wheelhouse.is_dir() else []
     if not wheels:
         raise BuildFailed(f"The Space wheelhouse {wheelhouse} holds no wheels (*.whl).")
-    digest = hashlib.sha256(base.encode())
-    for wheel in wheels:
-        digest.update(f"\0{wheel.name}\0{wheel.stat().st_size}".encode())
-    tag = f"localhub-wheelhouse:{digest.hexdigest()[:24]}"
+    tag = wheelhouse_tag(base, wheels)
     if client.images.list(name=tag):
         return tag
     with tempfile.TemporaryDirectory(prefix="localhub-wheelhouse-") as tmp:

@@ -24,6 +24,7 @@ from openenv_hub.localhub.gitops import (
 from openenv_hub.localhub.gitrepo import GitRepo, git_environment
 from openenv_hub.localhub.payloads import FrontMatterError, parse_front_matter
 from openenv_hub.localhub.requestlog import RequestLog, RequestRecord
+from openenv_hub.localhub.space_images import wheelhouse_tag
 from openenv_hub.localhub.storage import RepoKey, RepoMeta
 
 ENTRIES = {"a.txt": ("100644", "1" * 40), "dir/b.txt": ("100755", "2" * 40)}
@@ -182,3 +183,15 @@ def test_revision_resolution(bare_repo: GitRepo) -> None:
     with pytest.raises(HubError) as caught:
         commit_files(bare_repo, "main", [], message="x", author=author, parent_commit=first)
     assert caught.value.status == 412
+
+
+def test_the_wheelhouse_tag_follows_each_wheels_content(tmp_path: Path) -> None:
+    wheel = tmp_path / "openenv_hub-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"first build")
+    first = wheelhouse_tag("python:3.11-slim", [wheel])
+    assert wheelhouse_tag("python:3.11-slim", [wheel]) == first
+    wheel.write_bytes(b"other build")  # rebuilt: same name, same size
+    assert wheelhouse_tag("python:3.11-slim", [wheel]) != first
+    assert wheelhouse_tag("python:3.12-slim", [wheel]) != wheelhouse_tag(
+        "python:3.11-slim", [wheel]
+    )
