@@ -49,7 +49,7 @@ from openenv_hub.environment import Environment
 from openenv_hub.errors import ConfigurationError, DependencyNotInstalledError, ResetRequiredError
 from openenv_hub.images import ImageArray
 from openenv_hub.rubrics.ranges import reward_range as checked_range
-from openenv_hub.spaces import field_type, from_wire, jsonable, to_wire
+from openenv_hub.gym_spaces import field_type, from_wire, jsonable, to_wire
 from openenv_hub.types import Action, EnvironmentMetadata, Observation, State
 
 if TYPE_CHECKING:

@@ -52,6 +52,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tool_specs",
             "tools",
             "images",
+            "gym_spaces",
             "spaces",
             "checks",
         ),

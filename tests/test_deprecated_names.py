@@ -1,0 +1,42 @@
+"""Names that were renamed still work under their old names, with a DeprecationWarning."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def _warnings_of(code: str) -> dict[str, str]:
+    """Run ``code`` in a fresh interpreter; the DeprecationWarnings it recorded, by message."""
+    prelude = "import warnings\ncaught = warnings.catch_warnings(record=True)\n"
+    prelude += "recorded = caught.__enter__()\nwarnings.simplefilter('always')\n"
+    epilogue = (
+        "\nprint(sorted({str(w.message): w.filename for w in recorded "
+        "if w.category is DeprecationWarning}.items()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code) + epilogue],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return dict(eval(done.stdout.strip().splitlines()[-1]))
+
+
+def test_spaces_module_is_gym_spaces_under_its_old_name() -> None:
+    warned = _warnings_of(
+        """
+        from openenv_hub.spaces import field_type, from_wire, is_image_space, jsonable, to_wire
+        from openenv_hub import gym_spaces
+        assert (field_type, from_wire, is_image_space, jsonable, to_wire) == (
+            gym_spaces.field_type, gym_spaces.from_wire, gym_spaces.is_image_space,
+            gym_spaces.jsonable, gym_spaces.to_wire,
+        )
+        """
+    )
+    assert warned == {
+        "openenv_hub.spaces is deprecated: import openenv_hub.gym_spaces instead.": "<string>"
+    }
