@@ -40,3 +40,22 @@ def test_spaces_module_is_gym_spaces_under_its_old_name() -> None:
     assert warned == {
         "openenv_hub.spaces is deprecated: import openenv_hub.gym_spaces instead.": "<string>"
     }
+
+
+def test_images_module_is_frames_under_its_old_name() -> None:
+    warned = _warnings_of(
+        """
+        from openenv_hub.images import (
+            PNG_DATA_URI_PREFIX, ImageArray, decode_image, decode_png, encode_image, encode_png,
+        )
+        from openenv_hub import frames
+        assert (PNG_DATA_URI_PREFIX, ImageArray, decode_image, encode_image) == (
+            frames.PNG_DATA_URI_PREFIX, frames.ImageArray, frames.decode_image,
+            frames.encode_image,
+        )
+        assert (decode_png, encode_png) == (frames.decode_png, frames.encode_png)
+        """
+    )
+    assert warned == {
+        "openenv_hub.images is deprecated: import openenv_hub.frames instead.": "<string>"
+    }

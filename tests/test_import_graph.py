@@ -51,6 +51,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "rubrics",
             "tool_specs",
             "tools",
+            "frames",
             "images",
             "gym_spaces",
             "spaces",
