@@ -32,7 +32,7 @@ _EXPORTS: dict[str, str] = {
     "tool": "openenv_hub.tools",
     # server
     "create_app": "openenv_hub.server.app",
-    "run": "openenv_hub.server.app",
+    "serve_app": "openenv_hub.server.app",
     # clients
     "EnvClient": "openenv_hub.client.env_client",
     "SyncEnvClient": "openenv_hub.client.sync_client",
@@ -43,10 +43,17 @@ _EXPORTS: dict[str, str] = {
     "SyncEnvPool": "openenv_hub.client.sync_pool",
 }
 
+#: Old names, still importable: each warns (on use) and is not in ``__all__``.
+_DEPRECATED: dict[str, str] = {
+    "run": "openenv_hub.server.app",  # serve_app
+}
+
 __all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:  # not cached: the old name stays out of the package's namespace
+        return getattr(importlib.import_module(_DEPRECATED[name]), name)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'openenv_hub' has no attribute {name!r}")
@@ -68,7 +75,7 @@ if TYPE_CHECKING:
     from openenv_hub.client.sync_pool import SyncEnvPool
     from openenv_hub.environment import Environment
     from openenv_hub.in_process import InProcess
-    from openenv_hub.server.app import create_app, run
+    from openenv_hub.server.app import create_app, serve_app
     from openenv_hub.tools import MCPEnvironment, tool
     from openenv_hub.types import (
         Action,

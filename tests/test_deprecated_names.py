@@ -59,3 +59,29 @@ def test_images_module_is_frames_under_its_old_name() -> None:
     assert warned == {
         "openenv_hub.images is deprecated: import openenv_hub.frames instead.": "<string>"
     }
+
+
+def test_run_is_serve_app_under_its_old_name() -> None:
+    """``openenv_hub.run`` warns where it is called, then serves as ``serve_app`` does: an app
+    given as an object with ``reload=True`` is refused with serve_app's message."""
+    warned = _warnings_of(
+        """
+        import openenv_hub
+        from openenv_hub import run
+        from openenv_hub.errors import ConfigurationError
+        from openenv_hub.server import run as server_run
+        assert run is server_run and "run" not in openenv_hub.__all__
+        assert "serve_app" in openenv_hub.__all__
+        try:
+            run(object(), reload=True)
+        except ConfigurationError as exc:
+            assert "reload=True needs the app as an import string" in str(exc), exc
+        else:
+            raise AssertionError("run did not call serve_app")
+        """
+    )
+    assert warned == {
+        "openenv_hub.run is deprecated: use openenv_hub.serve_app (same arguments) instead.": (
+            "<string>"
+        )
+    }
