@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import importlib
 import socket
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cache
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.errors import (
@@ -167,26 +168,40 @@ def hub_call(
     return translate(endpoint=ctx.endpoint, repo_id=repo_id, revision=revision, action=action)
 
 
-@contextmanager
 def translate(
     *, endpoint: str, repo_id: str | None = None, revision: str | None = None, action: str = ""
-) -> Iterator[None]:
+) -> AbstractContextManager[None]:
     """Re-raise Hub client errors inside the block as :class:`~openenv_hub.errors.HubError`.
 
     The client's own error stays reachable as ``__context__`` but is not chained for display:
     a traceback ends with the one clear message, not 50 lines of the client's first.
     """
-    try:
-        yield
-    except OpenEnvError:
-        raise
-    except Exception as exc:
+    return _Translated(endpoint, repo_id, revision, action)
+
+
+@dataclass(frozen=True)
+class _Translated(AbstractContextManager[None]):
+    """The block of :func:`translate` (a class, so a traceback shows one frame of it)."""
+
+    endpoint: str
+    repo_id: str | None
+    revision: str | None
+    action: str
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if not isinstance(exc, Exception) or isinstance(exc, OpenEnvError):
+            return
         mapped = hub_error(
-            exc, endpoint=endpoint, repo_id=repo_id, revision=revision, action=action
+            exc,
+            endpoint=self.endpoint,
+            repo_id=self.repo_id,
+            revision=self.revision,
+            action=self.action,
         )
-        if mapped is None:
-            raise
-        raise mapped from None
+        if mapped is not None:
+            raise mapped from None
 
 
 def hub_error(
