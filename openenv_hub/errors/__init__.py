@@ -40,7 +40,7 @@ OpenEnvError
 │   ├── ActionValidationError            VALIDATION_ERROR  (.errors)
 │   ├── EnvironmentExecutionError        EXECUTION_ERROR   (the environment raised)
 │   │   └── ResetRequiredError           no episode in progress: call reset() first
-│   ├── ToolCallError                    a tool call failed (.tool_name, .error_type)
+│   ├── ToolCallError                    TOOL_ERROR: a reply held a ToolError  (.tool_name, .error_type)
 │   └── SessionError                     SESSION_ERROR     (.session_id)
 │       ├── SessionNotFoundError         no such session on the server
 │       ├── SessionClosedError           the session closed before the call could run
