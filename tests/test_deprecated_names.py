@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+from ray_support import require_extra
+
 
 def _warnings_of(code: str) -> dict[str, str]:
     """Run ``code`` in a fresh interpreter; the DeprecationWarnings it recorded, by message."""
@@ -84,4 +86,49 @@ def test_run_is_serve_app_under_its_old_name() -> None:
         "openenv_hub.run is deprecated: use openenv_hub.serve_app (same arguments) instead.": (
             "<string>"
         )
+    }
+
+
+def test_max_sessions_is_max_concurrent_envs_under_its_old_name() -> None:
+    """One name for the sessions a server serves at once: OpenEnv's ``max_concurrent_envs``
+    (create_app, openenv.yaml, $MAX_CONCURRENT_ENVS). SessionPool's old keyword and attribute
+    still work and warn; capacity replies keep the wire's ``max_sessions``."""
+    warned = _warnings_of(
+        """
+        from openenv_hub.server import SessionPool
+        from openenv_hub.types import Action
+        from echo_env.server.environment import EchoEnvironment
+
+        pool = SessionPool(EchoEnvironment, action_cls=Action, max_sessions=3)
+        assert pool.max_concurrent_envs == 3
+        assert pool.max_sessions == 3
+        """
+    )
+    assert warned == {
+        "SessionPool(max_sessions=...) is deprecated: use max_concurrent_envs=... instead.": (
+            "<string>"
+        ),
+        "SessionPool.max_sessions is deprecated: use SessionPool.max_concurrent_envs instead.": (
+            "<string>"
+        ),
+    }
+
+
+def test_ray_replicas_take_max_concurrent_envs_and_warn_of_max_sessions() -> None:
+    require_extra("ray")
+    warned = _warnings_of(
+        """
+        from openenv_hub.errors import ClusterError
+        from openenv_hub.runtimes.ray import REPLICA_OPTIONS, RayProvider
+
+        assert "max_concurrent_envs" in REPLICA_OPTIONS and "max_sessions" not in REPLICA_OPTIONS
+        try:
+            RayProvider.start("echo_env.server.app:app", address="127.0.0.1:9", max_sessions=3)
+        except ClusterError:
+            pass
+        """
+    )
+    assert warned == {
+        "RayProvider.start(max_sessions=...) is deprecated: use max_concurrent_envs=... "
+        "instead.": "<string>"
     }

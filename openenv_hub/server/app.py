@@ -113,7 +113,7 @@ def create_app(
     pool = SessionPool(
         env_factory,
         action_cls=action_cls,
-        max_sessions=max_concurrent_envs,
+        max_concurrent_envs=max_concurrent_envs,
         max_sessions_per_client=max_sessions_per_client,
         idle_timeout_s=session_idle_timeout_s,
         step_hard_timeout_s=step_hard_timeout_s,
