@@ -51,6 +51,13 @@ _DEPRECATED: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 
+def _web_ui(app: Any, pool: Any, **ui_options: Any) -> None:
+    """The web UI's mount, imported only when an app asks for it (``create_app(web=True)``)."""
+    from openenv_hub.ui.later import mount_ui_when_ready
+
+    mount_ui_when_ready(app, pool, **ui_options)
+
+
 def __getattr__(name: str) -> Any:
     if name in _DEPRECATED:  # not cached: the old name stays out of the package's namespace
         return getattr(importlib.import_module(_DEPRECATED[name]), name)
@@ -58,6 +65,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'openenv_hub' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
+    if name == "create_app":  # the server imports no UI: give it the web UI's mount
+        importlib.import_module("openenv_hub.server.web_ui").register_web_ui(_web_ui)
     globals()[name] = value
     return value
 

@@ -144,6 +144,7 @@ def _gymnasium(env_id: str) -> ServeTarget:
         raise CommandError("gym: needs an id after it.", hint="e.g. openenv serve gym:CartPole-v1")
 
     def make() -> Any:
+        import openenv_hub.ui  # noqa: F401 - registers the web UI that web=True mounts
         from openenv_hub.gymnasium import GymnasiumEnvironment
         from openenv_hub.server.app import create_app
 

@@ -25,6 +25,7 @@ from openenv_hub.server.http import build_router
 from openenv_hub.server.limits import RequestBodyLimit
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
 from openenv_hub.server.tasks import build_task_router
+from openenv_hub.server.web_ui import registered_web_ui
 from openenv_hub.server.websocket import serve_mcp_socket, serve_ws
 from openenv_hub.serving import DEFAULT_GRACEFUL_SHUTDOWN_S, uvicorn_options
 from openenv_hub.types import Action, Observation, State
@@ -155,9 +156,7 @@ def create_app(
     _add_sockets(app, pool)
     _install_error_handlers(app)
     if web if web is not None else web_enabled_by_env():
-        from openenv_hub.ui.later import mount_ui_when_ready
-
-        mount_ui_when_ready(
+        registered_web_ui()(
             app,
             pool,
             observation_cls=observation_cls,
