@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import Field
 
-from openenv_hub import Action, EnvClient, Environment, Observation, State, create_app, run
+from openenv_hub import Action, EnvClient, Environment, Observation, State, create_app, serve_app
 from openenv_hub.rubrics import Discounted, WeightedSum, rubric, trajectory_rubric
 
 WORDS = ["crane", "slate", "pious", "mango", "fjord", "glyph", "brick", "stove", "plumb", "dwarf"]
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8011)
     args = parser.parse_args(argv)
-    run(app, host=args.host, port=args.port)
+    serve_app(app, host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

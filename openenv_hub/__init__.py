@@ -32,7 +32,7 @@ _EXPORTS: dict[str, str] = {
     "tool": "openenv_hub.tools",
     # server
     "create_app": "openenv_hub.server.app",
-    "run": "openenv_hub.server.app",
+    "serve_app": "openenv_hub.server.app",
     # clients
     "EnvClient": "openenv_hub.client.env_client",
     "SyncEnvClient": "openenv_hub.client.sync_client",
@@ -43,14 +43,30 @@ _EXPORTS: dict[str, str] = {
     "SyncEnvPool": "openenv_hub.client.sync_pool",
 }
 
+#: Old names, still importable: each warns (on use) and is not in ``__all__``.
+_DEPRECATED: dict[str, str] = {
+    "run": "openenv_hub.server.app",  # serve_app
+}
+
 __all__ = ["__version__", *_EXPORTS]
 
 
+def _web_ui(app: Any, pool: Any, **ui_options: Any) -> None:
+    """The web UI's mount, imported only when an app asks for it (``create_app(web=True)``)."""
+    from openenv_hub.ui.later import mount_ui_when_ready
+
+    mount_ui_when_ready(app, pool, **ui_options)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:  # not cached: the old name stays out of the package's namespace
+        return getattr(importlib.import_module(_DEPRECATED[name]), name)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'openenv_hub' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
+    if name == "create_app":  # the server imports no UI: give it the web UI's mount
+        importlib.import_module("openenv_hub.server.web_ui").register_web_ui(_web_ui)
     globals()[name] = value
     return value
 
@@ -68,7 +84,7 @@ if TYPE_CHECKING:
     from openenv_hub.client.sync_pool import SyncEnvPool
     from openenv_hub.environment import Environment
     from openenv_hub.in_process import InProcess
-    from openenv_hub.server.app import create_app, run
+    from openenv_hub.server.app import create_app, serve_app
     from openenv_hub.tools import MCPEnvironment, tool
     from openenv_hub.types import (
         Action,

@@ -1,9 +1,10 @@
-"""The warning a module that moved gives when its old name is imported.
+"""The warnings a name that moved gives when its old name is used.
 
 A module kept under its old name re-exports the new module's objects and calls
 :func:`warn_moved` in its body. The :class:`DeprecationWarning` is issued on behalf of the code
 that imports the old name (so a warning filter for that code's module applies), with the line
-of its ``import``.
+of its ``import``. A function, class or argument kept under its old name calls
+:func:`warn_renamed` where the old name is used.
 
 Layer: core.
 """
@@ -14,7 +15,7 @@ import sys
 import warnings
 from types import FrameType
 
-__all__ = ["warn_moved"]
+__all__ = ["warn_moved", "warn_renamed"]
 
 #: Functions of the import machinery (importlib's, and any loader's ``exec_module``) that sit
 #: between an ``import`` statement and the module it runs.
@@ -41,6 +42,17 @@ def warn_moved(old: str, new: str) -> None:
         importer.f_lineno,
         module=importer.f_globals.get("__name__", "<string>"),
         registry=importer.f_globals.setdefault("__warningregistry__", {}),
+    )
+
+
+def warn_renamed(old: str, new: str, *, stacklevel: int = 2) -> None:
+    """Warn that ``old`` is deprecated and ``new`` is the same thing under its new name.
+
+    ``stacklevel`` counts as :func:`warnings.warn` does, from the caller of this function: the
+    default 2 points at the code that called the function that calls this one.
+    """
+    warnings.warn(
+        f"{old} is deprecated: use {new} instead.", DeprecationWarning, stacklevel=stacklevel + 1
     )
 
 

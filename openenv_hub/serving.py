@@ -1,5 +1,5 @@
 """How an environment's app is served with uvicorn, wherever it runs: :func:`uvicorn_options`,
-the settings every environment server runs with. :func:`openenv_hub.server.run`, ``openenv
+the settings every environment server runs with. :func:`openenv_hub.server.serve_app`, ``openenv
 serve`` and the replicas of the Ray runtime (which serve an app inside a Ray actor) use them.
 
 Layer: core.

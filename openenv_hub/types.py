@@ -115,7 +115,11 @@ class ToolErrorType(str, Enum):
 
 
 class ToolError(BaseModel):
-    """Why a tool call failed, carried in :attr:`CallToolObservation.error`."""
+    """Why a tool call failed, carried in :attr:`CallToolObservation.error`.
+
+    A pydantic model on the wire (OpenEnv's name), not an exception: the clients' ``call_tool``
+    raises :class:`~openenv_hub.errors.ToolCallError` when they receive one.
+    """
 
     model_config = ConfigDict(extra="forbid")
 

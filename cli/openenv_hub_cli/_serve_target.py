@@ -59,7 +59,7 @@ class ServeTarget:
     app_path: str | None = None
     env_dir: Path | None = None
     port: int = DEFAULT_PORT
-    max_sessions: int | None = None
+    max_concurrent_envs: int | None = None
     variables: dict[str, Any] = field(default_factory=dict)
 
     def folder(self, option: str) -> Path:
@@ -114,7 +114,7 @@ def _folder(env_dir: Path) -> ServeTarget:
         app_path=manifest.app_path,
         env_dir=env_dir,
         port=manifest.port,
-        max_sessions=manifest.max_concurrent_envs,
+        max_concurrent_envs=manifest.max_concurrent_envs,
         variables=dict(manifest.variables),
     )
 
@@ -144,6 +144,7 @@ def _gymnasium(env_id: str) -> ServeTarget:
         raise CommandError("gym: needs an id after it.", hint="e.g. openenv serve gym:CartPole-v1")
 
     def make() -> Any:
+        import openenv_hub.ui  # noqa: F401 - registers the web UI that web=True mounts
         from openenv_hub.gymnasium import GymnasiumEnvironment
         from openenv_hub.server.app import create_app
 

@@ -48,7 +48,12 @@ def command(
         show_default="$ENABLE_WEB_INTERFACE",
     ),
     max_sessions: int | None = typer.Option(
-        None, "--max-sessions", min=1, help="Sessions served at once.", show_default="64"
+        None,
+        "--max-concurrent-envs",
+        "--max-sessions",
+        min=1,
+        help="Sessions served at once ($MAX_CONCURRENT_ENVS; --max-sessions is its older name).",
+        show_default="64",
     ),
     runtime: str = typer.Option("local", "--runtime", help=_runtime_help()),
     tag: str | None = typer.Option(
@@ -109,7 +114,7 @@ def command(
         if reload:
             raise CommandError("--reload works with the local runtime only.")
         given = {"port": port, "tag": tag, "base_image": base_image, "build_args": [*build_arg]}
-        given |= {"replicas": replicas, "address": address, "max_sessions": max_sessions}
+        given |= {"replicas": replicas, "address": address, "max_concurrent_envs": max_sessions}
         env_dir = target.folder("--ray" if ray is not None else f"--runtime {runtime}")
         _serve_elsewhere(env_dir, runtime, web, given)
         return
@@ -119,7 +124,7 @@ def command(
             hint=f"Stop the other server, or pick another port: openenv serve --port {port + 1}",
         )
     reload_path = target.reload_path() if reload else None
-    _set_env(web, max_sessions or target.max_sessions, target.variables)
+    _set_env(web, max_sessions or target.max_concurrent_envs, target.variables)
     app = target.make_app()
     _print_urls(host, port, web_on=_web_on())
     import uvicorn
@@ -146,8 +151,8 @@ def _serve_elsewhere(env_dir: Path, runtime: str, web: bool | None, given: dict[
 
     takes = get_runtime(runtime).options.get("folder", frozenset())
     env = {"ENABLE_WEB_INTERFACE": "true" if web else "false"} if web is not None else {}
-    if given["max_sessions"] and "max_sessions" not in takes:
-        env["MAX_CONCURRENT_ENVS"] = str(given["max_sessions"])
+    if given["max_concurrent_envs"] and "max_concurrent_envs" not in takes:
+        env["MAX_CONCURRENT_ENVS"] = str(given["max_concurrent_envs"])
     options = {key: value for key, value in given.items() if key in takes and value is not None}
     if "env" in takes:
         options["env"] = env

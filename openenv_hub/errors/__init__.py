@@ -10,8 +10,8 @@ OpenEnvError
 │   ├── InvalidVersionError              a version that cannot be a git tag  (.version)
 │   ├── DestinationNotEmptyError         pull into a folder that has files  (.path)
 │   └── EpisodeRecordError               records that are not one replayable episode
-├── CommandError                       a known failure of a CLI command  (.hint)
-│   └── DockerError                      no Docker engine, or a build or container failed
+├── CommandError                         a known failure of a CLI command  (.hint)
+├── DockerError                          no Docker engine, or a build or container failed  (.hint)
 ├── PackagingError                       a wheel of openenv-hub or a Space bundle could not be made
 ├── EnvironmentNotFoundError             no installed environment by that name  (.name, .suggestions)
 ├── RemoteCodeNotTrustedError            installing from the Hub was not confirmed  (.repo_id)
@@ -40,7 +40,7 @@ OpenEnvError
 │   ├── ActionValidationError            VALIDATION_ERROR  (.errors)
 │   ├── EnvironmentExecutionError        EXECUTION_ERROR   (the environment raised)
 │   │   └── ResetRequiredError           no episode in progress: call reset() first
-│   ├── ToolCallError                    a tool call failed (.tool_name, .error_type)
+│   ├── ToolCallError                    TOOL_ERROR: a reply held a ToolError  (.tool_name, .error_type)
 │   └── SessionError                     SESSION_ERROR     (.session_id)
 │       ├── SessionNotFoundError         no such session on the server
 │       ├── SessionClosedError           the session closed before the call could run

@@ -80,8 +80,12 @@ class CommandError(OpenEnvError):
         self.hint = hint
 
 
-class DockerError(CommandError):
-    """No Docker engine, or a build or a container failed. ``hint`` says what to do."""
+class DockerError(OpenEnvError):
+    """No Docker engine, or a build or a container failed. ``hint`` says what to do.
+
+    The library raises it (:mod:`openenv_hub.docker`, the runtimes, ``validate``); the CLI
+    prints it as it prints every :class:`OpenEnvError`, message and hint.
+    """
 
 
 class PackagingError(OpenEnvError):

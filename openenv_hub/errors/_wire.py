@@ -148,7 +148,12 @@ class ResetRequiredError(EnvironmentExecutionError):
 
 
 class ToolCallError(ServerReplyError):
-    """An MCP tool call failed: unknown tool, bad arguments, or the tool raised."""
+    """An MCP tool call failed: unknown tool, bad arguments, or the tool raised.
+
+    The exception the clients raise (``call_tool``) when a :class:`~openenv_hub.types.ToolError`
+    comes back in :attr:`CallToolObservation.error <openenv_hub.types.CallToolObservation>`;
+    ``error_type`` is that model's :class:`~openenv_hub.types.ToolErrorType` value.
+    """
 
     code = "TOOL_ERROR"
     title = "The tool call failed"

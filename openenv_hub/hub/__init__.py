@@ -8,8 +8,8 @@ Errors of the Hub client come back as :class:`~openenv_hub.errors.HubError` subc
 
 Every module here is private (``_push``, ``_urls``, ...): what callers use is exported below,
 including what other packages build on: :class:`HubContext` (endpoint, token and ``HfApi`` for
-one operation), :func:`translate` and :func:`hub_error` (the Hub client's errors as
-:class:`~openenv_hub.errors.HubError`), :func:`version_key` and :func:`wait_for_space`.
+one operation), :func:`hub_call`, :func:`translate` and :func:`hub_error` (the Hub client's
+errors as :class:`~openenv_hub.errors.HubError`), :func:`version_key` and :func:`wait_for_space`.
 
 Example::
 
@@ -30,7 +30,7 @@ from openenv_hub.hub._client import HubContext, RepoId, parse_repo_id, resolve_e
 from openenv_hub.hub._connect import app_url
 from openenv_hub.hub._diff import FileChanges
 from openenv_hub.hub._download import SpaceSource, download_space
-from openenv_hub.hub._errors import hub_error, translate
+from openenv_hub.hub._errors import hub_call, hub_error, translate
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
 from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
@@ -71,6 +71,7 @@ __all__ = [
     "ensure_installed",
     "find_installed",
     "fork",
+    "hub_call",
     "hub_error",
     "install",
     "job_label",

@@ -15,7 +15,7 @@ from typing import Any
 
 from openenv_hub.errors import HubPermissionError
 from openenv_hub.hub._client import HubContext
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub._errors import hub_call
 
 __all__ = ["Account", "account", "check_write_access", "whoami"]
 
@@ -24,7 +24,7 @@ _READ_ONLY_ORG_ROLES = {"read"}
 
 def whoami(ctx: HubContext) -> dict[str, Any]:
     """The account of the token (``HfApi.whoami()``)."""
-    with translate(endpoint=ctx.endpoint, action="read your account"):
+    with hub_call(ctx, "read your account"):
         user: dict[str, Any] = ctx.api.whoami()
     return user
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from openenv_hub.errors import RevisionNotServedError, SpaceNotRunningError
 from openenv_hub.hub._client import HubContext
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub._reads import find_space
 from openenv_hub.hub._urls import SpaceUrls
 
 __all__ = ["app_url"]
@@ -30,13 +30,9 @@ def app_url(
         HubError: No such Space, or the Hub did not answer.
     """
     ctx = HubContext.create(endpoint=endpoint, token=token)
-    with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="find the Space"):
-        info = ctx.api.space_info(repo_id)
+    info = find_space(ctx, repo_id)
     if revision is not None:
-        with translate(
-            endpoint=ctx.endpoint, repo_id=repo_id, revision=revision, action="find the version"
-        ):
-            wanted = ctx.api.space_info(repo_id, revision=revision).sha
+        wanted = find_space(ctx, repo_id, revision).sha
         if wanted != info.sha:
             raise RevisionNotServedError(repo_id, revision, info.sha or "?")
     runtime = getattr(info, "runtime", None)

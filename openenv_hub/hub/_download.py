@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openenv_hub.hub._client import HubContext
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub._errors import hub_call
 from openenv_hub.hub._install import ensure_trusted
+from openenv_hub.hub._reads import find_space
 from openenv_hub.progress import report_progress
 
 __all__ = ["SpaceSource", "download_space"]
@@ -46,10 +47,7 @@ def download_space(
         HubError: The Space or revision does not exist, or the Hub did not answer.
     """
     ctx = HubContext.create(endpoint=endpoint, token=token)
-    with translate(
-        endpoint=ctx.endpoint, repo_id=repo_id, revision=revision, action="find the Space"
-    ):
-        info = ctx.api.space_info(repo_id, revision=revision)
+    info = find_space(ctx, repo_id, revision)
     commit, files = str(info.sha), len(info.siblings or ())
     ensure_trusted(repo_id, f"Run {repo_id} at {commit[:12]}", yes=trust_remote_code)
     source = SpaceSource(repo_id, commit, into / repo_id / commit)
@@ -61,7 +59,7 @@ def download_space(
             shutil.rmtree(source.path, ignore_errors=True)
             with (
                 report_progress(f"Space {repo_id} at {commit[:12]}", f"downloading {files} files"),
-                translate(endpoint=ctx.endpoint, repo_id=repo_id, action="download the Space"),
+                hub_call(ctx, "download the Space", repo_id=repo_id),
             ):
                 ctx.api.snapshot_download(
                     repo_id, repo_type="space", revision=commit, local_dir=source.path

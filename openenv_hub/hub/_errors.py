@@ -2,15 +2,22 @@
 
 ``huggingface_hub`` raises its own classes (``RepositoryNotFoundError``, ``HfHubHTTPError`` with
 a status, ...) and its HTTP library raises transport errors (httpx, httpx2 or requests, depending
-on its version). :func:`hub_error` maps all of them; :func:`translate` applies it to a block.
+on its version). :func:`hub_error` maps them, by the classes themselves (a class merely named
+like one of them is not one), the most specific first. :func:`hub_call` applies it to the block
+of one operation on a :class:`~openenv_hub.hub.HubContext`; :func:`translate` is the same for
+callers that hold only an endpoint.
 """
 
 from __future__ import annotations
 
+import importlib
 import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from functools import cache
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from openenv_hub.errors import (
     HubAuthenticationError,
@@ -26,32 +33,175 @@ from openenv_hub.errors import (
 from openenv_hub.hub._client import LOGIN_HINT
 from openenv_hub.hub._urls import redact
 
-__all__ = ["hub_error", "is_network_error", "scrubbed", "translate"]
+if TYPE_CHECKING:
+    from openenv_hub.hub._client import HubContext
 
-_TRANSPORT_MODULES = {"httpx", "httpx2", "requests", "urllib3"}
-_TRANSPORT_NAMES = {"TransportError", "RequestException", "ConnectionError", "TimeoutException"}
+__all__ = ["hub_call", "hub_error", "is_network_error", "scrubbed", "translate"]
+
+#: The transport errors of each HTTP library the Hub client may use (module, class names).
+_TRANSPORT_CLASSES = (
+    ("httpx", ("TransportError",)),
+    ("httpx2", ("TransportError",)),
+    ("requests.exceptions", ("ConnectionError", "Timeout")),
+)
 
 
-@contextmanager
+@dataclass(frozen=True)
+class _Failure:
+    """One failed operation, as the messages of :func:`hub_error` speak of it."""
+
+    exc: BaseException
+    endpoint: str
+    repo_id: str | None
+    revision: str | None
+    doing: str  # " (action)", or "" when no action was named
+
+    @property
+    def what(self) -> str:
+        return f"Space {self.repo_id}" if self.repo_id else "the Hub"
+
+
+def _no_token(f: _Failure) -> HubError:
+    return HubAuthenticationError(f"No Hugging Face token found{f.doing}.", hint=LOGIN_HINT)
+
+
+def _offline(f: _Failure) -> HubError:
+    return HubConnectionError(
+        f"Cannot reach {f.endpoint}{f.doing}: HF_HUB_OFFLINE is set.",
+        endpoint=f.endpoint,
+        repo_id=f.repo_id,
+        hint="Unset HF_HUB_OFFLINE to use the Hub.",
+    )
+
+
+def _invalid_id(f: _Failure) -> HubError:
+    return InvalidRepoIdError(
+        f"{f.repo_id!r} is not a valid Space id: {f.exc}",
+        repo_id=f.repo_id,
+        hint="Use 'namespace/name', e.g. 'alice/echo_env'.",
+    )
+
+
+def _no_revision(f: _Failure) -> HubError:
+    return RevisionNotFoundError(
+        f"{f.what} has no version, branch or commit {f.revision!r}.",
+        repo_id=f.repo_id,
+        revision=f.revision or "?",
+        hint=f"List its versions with 'openenv versions {f.repo_id}'.",
+    )
+
+
+def _no_repo(f: _Failure) -> HubError:
+    return SpaceNotFoundError(
+        f"{f.what} was not found on {f.endpoint}{f.doing}.",
+        repo_id=f.repo_id,
+        hint="Check the id. If the Space is private, use a token that can read it: " + LOGIN_HINT,
+    )
+
+
+def _http(f: _Failure) -> HubError:
+    status = _status(f.exc)
+    if status is None:
+        return HubError(f"The Hub refused the request{f.doing}: {_server_message(f.exc)}")
+    return _from_status(status, f.exc, endpoint=f.endpoint, repo_id=f.repo_id, doing=f.doing)
+
+
+def _unreachable(f: _Failure) -> HubError:
+    return HubConnectionError(
+        f"Could not reach the Hub at {f.endpoint}{f.doing}: {type(f.exc).__name__}: {f.exc}",
+        endpoint=f.endpoint,
+        repo_id=f.repo_id,
+        hint="Check your network connection (and HF_ENDPOINT), then run the command again.",
+    )
+
+
+#: huggingface_hub's error classes (in ``huggingface_hub.errors``) and what each becomes. A
+#: class not listed maps as its nearest listed base class does.
+_HUB_CLASSES: dict[str, Callable[[_Failure], HubError]] = {
+    "LocalTokenNotFoundError": _no_token,
+    "OfflineModeIsEnabled": _offline,
+    "HFValidationError": _invalid_id,
+    "RevisionNotFoundError": _no_revision,
+    "RepositoryNotFoundError": _no_repo,  # GatedRepoError too, its subclass
+    "HfHubHTTPError": _http,
+}
+
+
+@cache
+def _mapped_classes() -> dict[type[BaseException], Callable[[_Failure], HubError]]:
+    """The classes of :data:`_HUB_CLASSES` and the HTTP libraries' transport errors, imported
+    (a library that is not installed raises none of its errors)."""
+    mapped: dict[type[BaseException], Callable[[_Failure], HubError]] = {}
+    hub_errors = _module("huggingface_hub.errors")
+    for name, factory in _HUB_CLASSES.items():
+        cls = getattr(hub_errors, name, None)
+        if isinstance(cls, type):
+            mapped[cls] = factory
+    for module_name, names in _TRANSPORT_CLASSES:
+        module = _module(module_name)
+        for name in names:
+            cls = getattr(module, name, None)
+            if isinstance(cls, type):
+                mapped.setdefault(cls, _unreachable)
+    return mapped
+
+
+def _module(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def hub_call(
+    ctx: HubContext, action: str, *, repo_id: str | None = None, revision: str | None = None
+) -> AbstractContextManager[None]:
+    """The block of one operation on the Hub of ``ctx``: its errors become :class:`HubError`.
+
+    ``action`` says what the block does ("list versions"); messages put it in parentheses.
+
+    Example::
+
+        with hub_call(ctx, "list versions", repo_id=repo_id):
+            refs = ctx.api.list_repo_refs(repo_id, repo_type="space")
+    """
+    return translate(endpoint=ctx.endpoint, repo_id=repo_id, revision=revision, action=action)
+
+
 def translate(
     *, endpoint: str, repo_id: str | None = None, revision: str | None = None, action: str = ""
-) -> Iterator[None]:
+) -> AbstractContextManager[None]:
     """Re-raise Hub client errors inside the block as :class:`~openenv_hub.errors.HubError`.
 
     The client's own error stays reachable as ``__context__`` but is not chained for display:
     a traceback ends with the one clear message, not 50 lines of the client's first.
     """
-    try:
-        yield
-    except OpenEnvError:
-        raise
-    except Exception as exc:
+    return _Translated(endpoint, repo_id, revision, action)
+
+
+@dataclass(frozen=True)
+class _Translated(AbstractContextManager[None]):
+    """The block of :func:`translate` (a class, so a traceback shows one frame of it)."""
+
+    endpoint: str
+    repo_id: str | None
+    revision: str | None
+    action: str
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if not isinstance(exc, Exception) or isinstance(exc, OpenEnvError):
+            return
         mapped = hub_error(
-            exc, endpoint=endpoint, repo_id=repo_id, revision=revision, action=action
+            exc,
+            endpoint=self.endpoint,
+            repo_id=self.repo_id,
+            revision=self.revision,
+            action=self.action,
         )
-        if mapped is None:
-            raise
-        raise mapped from None
+        if mapped is not None:
+            raise mapped from None
 
 
 def hub_error(
@@ -62,50 +212,19 @@ def hub_error(
     revision: str | None = None,
     action: str = "",
 ) -> HubError | None:
-    """The :class:`HubError` for an exception of the Hub client, or ``None`` if it is not one."""
-    kind = {cls.__name__ for cls in type(exc).__mro__}
-    what = f"Space {repo_id}" if repo_id else "the Hub"
+    """The :class:`HubError` for an exception of the Hub client, or ``None`` if it is not one.
+
+    The first class of ``type(exc).__mro__`` that is mapped decides: a subclass of a mapped
+    class maps as that class does, and a more specific class before its bases.
+    """
+    mapped = _mapped_classes()
+    factory = next((mapped[cls] for cls in type(exc).__mro__ if cls in mapped), None)
+    if factory is None and isinstance(exc, (ConnectionError, TimeoutError, socket.gaierror)):
+        factory = _unreachable
+    if factory is None:
+        return None
     doing = f" ({action})" if action else ""
-    if "LocalTokenNotFoundError" in kind:
-        return HubAuthenticationError(f"No Hugging Face token found{doing}.", hint=LOGIN_HINT)
-    if "OfflineModeIsEnabled" in kind:
-        return HubConnectionError(
-            f"Cannot reach {endpoint}{doing}: HF_HUB_OFFLINE is set.",
-            endpoint=endpoint,
-            repo_id=repo_id,
-            hint="Unset HF_HUB_OFFLINE to use the Hub.",
-        )
-    if "HFValidationError" in kind:
-        return InvalidRepoIdError(
-            f"{repo_id!r} is not a valid Space id: {exc}",
-            repo_id=repo_id,
-            hint="Use 'namespace/name', e.g. 'alice/echo_env'.",
-        )
-    if "RevisionNotFoundError" in kind:
-        return RevisionNotFoundError(
-            f"{what} has no version, branch or commit {revision!r}.",
-            repo_id=repo_id,
-            revision=revision or "?",
-            hint=f"List its versions with 'openenv versions {repo_id}'.",
-        )
-    if "RepositoryNotFoundError" in kind:
-        return SpaceNotFoundError(
-            f"{what} was not found on {endpoint}{doing}.",
-            repo_id=repo_id,
-            hint="Check the id. If the Space is private, use a token that can read it: "
-            + LOGIN_HINT,
-        )
-    status = _status(exc)
-    if status is not None:
-        return _from_status(status, exc, endpoint=endpoint, repo_id=repo_id, doing=doing)
-    if is_network_error(exc):
-        return HubConnectionError(
-            f"Could not reach the Hub at {endpoint}{doing}: {type(exc).__name__}: {exc}",
-            endpoint=endpoint,
-            repo_id=repo_id,
-            hint="Check your network connection (and HF_ENDPOINT), then run the command again.",
-        )
-    return None
+    return factory(_Failure(exc, endpoint, repo_id, revision, doing))
 
 
 def _from_status(
@@ -162,10 +281,7 @@ def is_network_error(exc: BaseException) -> bool:
     """Whether ``exc`` is a transport failure (no answer, reset, timeout) of any HTTP library."""
     if isinstance(exc, (ConnectionError, TimeoutError, socket.gaierror)):
         return True
-    return any(
-        cls.__module__.split(".")[0] in _TRANSPORT_MODULES and cls.__name__ in _TRANSPORT_NAMES
-        for cls in type(exc).__mro__
-    )
+    return any(_mapped_classes().get(cls) is _unreachable for cls in type(exc).__mro__)
 
 
 def scrubbed(exc: HubError, *secrets: str | None) -> HubError:

@@ -9,7 +9,8 @@ from typing import Any
 from openenv_hub.errors import HubError
 from openenv_hub.hub._access import check_write_access, whoami
 from openenv_hub.hub._client import HubContext, parse_repo_id
-from openenv_hub.hub._errors import scrubbed, translate
+from openenv_hub.hub._errors import hub_call, scrubbed
+from openenv_hub.hub._reads import find_space
 from openenv_hub.hub._urls import SpaceUrls
 
 __all__ = ["ForkResult", "fork"]
@@ -62,12 +63,11 @@ def fork(
         "space_secrets": _pairs(secrets),
     }
     try:
-        with translate(endpoint=ctx.endpoint, repo_id=source, action=f"fork into {target}"):
+        with hub_call(ctx, f"fork into {target}", repo_id=source):
             _duplicate(api, source, target, options)
     except HubError as exc:  # never let a secret travel in a message or a traceback
         raise scrubbed(exc, *(secrets or {}).values()) from None
-    with translate(endpoint=ctx.endpoint, repo_id=target, action="read the new Space"):
-        info = api.space_info(target)
+    info = find_space(ctx, target)
     urls = SpaceUrls(ctx.endpoint, target)
     return ForkResult(source, target, urls.web, urls.app_url(info), bool(info.private))
 

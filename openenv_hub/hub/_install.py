@@ -29,7 +29,7 @@ from typing import Any
 from openenv_hub.errors import InstallError, RemoteCodeNotTrustedError
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._credentials import credentials_env
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub._errors import hub_call
 from openenv_hub.hub._kept import (
     KeptPackage,
     canonical,
@@ -37,6 +37,7 @@ from openenv_hub.hub._kept import (
     kept_packages,
     split_requirements,
 )
+from openenv_hub.hub._reads import find_space
 from openenv_hub.hub._urls import SpaceUrls, redact, strip_credentials
 
 __all__ = ["TRUST_ENV", "InstallResult", "ensure_trusted", "install", "parse_spec"]
@@ -110,8 +111,7 @@ def install(
     """
     rid = str(parse_repo_id(repo_id))
     ctx = HubContext.create(endpoint=endpoint, token=token)
-    with translate(endpoint=ctx.endpoint, repo_id=rid, revision=revision, action="find the Space"):
-        info = ctx.api.space_info(rid, revision=revision)
+    info = find_space(ctx, rid, revision)
     urls = SpaceUrls(ctx.endpoint, rid)
     commit = info.sha
     secret = ctx.token if info.private else None
@@ -199,7 +199,7 @@ def _space_package_name(ctx: HubContext, repo_id: str, commit: str | None) -> st
     from openenv_hub.errors import HubError
 
     try:
-        with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="read pyproject.toml"):
+        with hub_call(ctx, "read pyproject.toml", repo_id=repo_id):
             path = ctx.api.hf_hub_download(
                 repo_id, "pyproject.toml", repo_type="space", revision=commit
             )

@@ -13,8 +13,8 @@ from pathlib import Path
 from openenv_hub.discovery import EnvironmentInfo, list_environments
 from openenv_hub.errors import InstallError
 from openenv_hub.hub._client import HubContext, resolve_endpoint
-from openenv_hub.hub._errors import translate
 from openenv_hub.hub._install import install
+from openenv_hub.hub._reads import find_space
 from openenv_hub.hub._urls import SpaceUrls, strip_credentials
 
 __all__ = ["ensure_installed", "find_installed"]
@@ -54,10 +54,7 @@ def ensure_installed(
     """
     executable = str(python or sys.executable)
     ctx = HubContext.create(endpoint=endpoint, token=token)
-    with translate(
-        endpoint=ctx.endpoint, repo_id=repo_id, revision=revision, action="find the Space"
-    ):
-        commit = ctx.api.space_info(repo_id, revision=revision).sha
+    commit = find_space(ctx, repo_id, revision).sha
     found = find_installed(repo_id, commit, python=executable, endpoint=ctx.endpoint)
     if found is None:
         install(

@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from openenv_hub.hub._client import HubContext
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub._errors import hub_call
+from openenv_hub.hub._reads import find_space
 
 __all__ = ["TERMINAL_STAGES", "JobState", "JobsClient", "job_label"]
 
@@ -103,19 +104,15 @@ class JobsClient:
         return self._namespace
 
     def _errors(self, action: str) -> Any:
-        return translate(endpoint=self._ctx.endpoint, action=action)
+        return hub_call(self._ctx, action)
 
     def space_image(self, repo_id: str, revision: str | None = None) -> str:
         """The image of the Space (``hf.co/spaces/NS/NAME``; at a commit when ``revision``
         names one, as ``hf.co/spaces/NS/NAME@COMMIT``)."""
         if revision is None:
-            with translate(endpoint=self.endpoint, repo_id=repo_id, action="find the Space"):
-                self._ctx.api.space_info(repo_id)
+            find_space(self._ctx, repo_id)
             return f"hf.co/spaces/{repo_id}"
-        with translate(
-            endpoint=self.endpoint, repo_id=repo_id, revision=revision, action="find the version"
-        ):
-            commit = self._ctx.api.space_info(repo_id, revision=revision).sha
+        commit = find_space(self._ctx, repo_id, revision).sha
         return f"hf.co/spaces/{repo_id}@{commit}"
 
     def run(

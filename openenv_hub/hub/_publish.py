@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from openenv_hub.errors import HubError, PushIncompleteError
 from openenv_hub.hub._client import HubContext
-from openenv_hub.hub._errors import scrubbed, translate
+from openenv_hub.hub._errors import hub_call, scrubbed
+from openenv_hub.hub._reads import find_space
 
 if TYPE_CHECKING:
     from openenv_hub.hub._bundle import Bundle
@@ -45,8 +46,7 @@ def apply_push(
         if plan.version is not None:
             stage = "tag"
             _tag(ctx, plan, commit, step)
-        with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action="read the Space"):
-            info = ctx.api.space_info(plan.repo_id)
+        info = find_space(ctx, plan.repo_id)
     except HubError as exc:
         raise PushIncompleteError(
             _state(plan, stage, commit, exc), repo_id=plan.repo_id, stage=stage, cause=exc
@@ -58,7 +58,7 @@ def _prepare_space(
     ctx: HubContext, plan: PushPlan, remote: RemoteSpace, step: Callable[[str], None]
 ) -> None:
     api: Any = ctx.api  # hardware flavours are plain strings here
-    with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action="create the Space"):
+    with hub_call(ctx, "create the Space", repo_id=plan.repo_id):
         if plan.create:
             step(f"Creating Space {plan.repo_id}")
             api.create_repo(
@@ -136,7 +136,7 @@ def _commit(
     ctx: HubContext, plan: PushPlan, operations: dict[str, Any], parent: str | None, details: str
 ) -> str:
     summary = f"openenv push{' ' + plan.version if plan.version else ''}"
-    with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action="upload the files"):
+    with hub_call(ctx, "upload the files", repo_id=plan.repo_id):
         info = ctx.api.create_commit(
             plan.repo_id,
             list(operations.values()),
@@ -151,7 +151,7 @@ def _set_variables(ctx: HubContext, plan: PushPlan, step: Callable[[str], None])
     if not plan.variables:
         return
     step(f"Setting {len(plan.variables)} variables")
-    with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action="set variables"):
+    with hub_call(ctx, "set variables", repo_id=plan.repo_id):
         for key, value in plan.variables.items():
             ctx.api.add_space_variable(plan.repo_id, key, value)
 
@@ -164,7 +164,7 @@ def _set_secrets(
     step(f"Setting {len(secrets)} secrets")
     for key, value in secrets.items():
         try:
-            with translate(endpoint=ctx.endpoint, repo_id=plan.repo_id, action=f"set secret {key}"):
+            with hub_call(ctx, f"set secret {key}", repo_id=plan.repo_id):
                 ctx.api.add_space_secret(plan.repo_id, key, value)
         except HubError as exc:  # never let a value travel in a message or a traceback
             raise scrubbed(exc, value) from None
@@ -173,9 +173,7 @@ def _set_secrets(
 def _tag(ctx: HubContext, plan: PushPlan, commit: str | None, step: Callable[[str], None]) -> None:
     assert plan.version is not None
     step(f"Tagging version {plan.version}")
-    with translate(
-        endpoint=ctx.endpoint, repo_id=plan.repo_id, revision=plan.version, action="tag the version"
-    ):
+    with hub_call(ctx, "tag the version", repo_id=plan.repo_id, revision=plan.version):
         if plan.move_tag:
             ctx.api.delete_tag(plan.repo_id, tag=plan.version, repo_type="space")
         ctx.api.create_tag(plan.repo_id, tag=plan.version, revision=commit, repo_type="space")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from openenv_hub.errors import DestinationNotEmptyError
 from openenv_hub.hub._client import HubContext, hf, parse_repo_id
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub._errors import hub_call
 from openenv_hub.hub._target import remember_pull
 
 __all__ = ["pull"]
@@ -44,9 +44,7 @@ def pull(
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{rid.name}-pull-") as tmp:
         staging = Path(tmp) / "files"
-        with translate(
-            endpoint=ctx.endpoint, repo_id=str(rid), revision=revision, action="download the Space"
-        ):
+        with hub_call(ctx, "download the Space", repo_id=str(rid), revision=revision):
             _download(str(rid), revision, staging, ctx)
         shutil.rmtree(staging / ".cache", ignore_errors=True)  # huggingface_hub's bookkeeping
         remember_pull(staging, endpoint=ctx.endpoint, repo_id=str(rid), revision=revision)

@@ -26,7 +26,7 @@ from openenv_hub.hub._access import check_write_access, whoami
 from openenv_hub.hub._bundle import Bundle, stage_bundle
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._diff import RemoteSpace, diff_files
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub._errors import hub_call
 from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._publish import apply_push
 from openenv_hub.hub._target import PushTarget, choose_target, remember_push
@@ -201,7 +201,7 @@ def read_space(ctx: HubContext, repo_id: str, *, with_tags: bool = False) -> Rem
 
     api = ctx.api
     try:
-        with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="read the Space"):
+        with hub_call(ctx, "read the Space", repo_id=repo_id):
             remote = RemoteSpace.from_info(api.space_info(repo_id, files_metadata=True))
             if with_tags:
                 refs = api.list_repo_refs(repo_id, repo_type="space")

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from openenv_hub.hub._client import HubContext, parse_repo_id
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub._errors import hub_call
 from openenv_hub.hub._urls import SpaceUrls
 
 __all__ = ["Version", "version_key", "versions"]
@@ -35,7 +35,7 @@ def versions(
     """The version tags of the Space ``repo_id``, oldest first."""
     rid = str(parse_repo_id(repo_id))
     ctx = HubContext.create(endpoint=endpoint, token=token)
-    with translate(endpoint=ctx.endpoint, repo_id=rid, action="list versions"):
+    with hub_call(ctx, "list versions", repo_id=rid):
         refs = ctx.api.list_repo_refs(rid, repo_type="space")
     urls = SpaceUrls(ctx.endpoint, rid)
     tags = sorted(refs.tags, key=lambda tag: version_key(tag.name))

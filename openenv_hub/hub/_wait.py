@@ -19,7 +19,7 @@ import httpx
 
 from openenv_hub.errors import SpaceNotRunningError
 from openenv_hub.hub._client import HubContext
-from openenv_hub.hub._errors import translate
+from openenv_hub.hub._errors import hub_call
 from openenv_hub.progress import Progress, report_progress
 
 __all__ = ["SpaceState", "space_logs", "wait_for_space"]
@@ -81,7 +81,7 @@ def _poll(
     deadline = time.monotonic() + timeout_s
     seen, logs_read = "", 0.0
     while True:
-        with translate(endpoint=ctx.endpoint, repo_id=repo_id, action="read the Space's stage"):
+        with hub_call(ctx, "read the Space's stage", repo_id=repo_id):
             runtime = ctx.api.get_space_runtime(repo_id)
         stage = str(getattr(runtime.stage, "value", runtime.stage))
         if stage != seen and on_stage is not None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from openenv_hub.deprecation import warn_renamed
 from openenv_hub.errors import ServerStartError
 from openenv_hub.network import wait_for_health
 from openenv_hub.progress import SHORT_WAIT_S, Progress, report_progress
@@ -94,10 +95,11 @@ class RayProvider(StopsOnExit):
         name: str | None = None,
         num_cpus: float = 1.0,
         max_restarts: int = 10,
-        max_sessions: int | None = None,
+        max_concurrent_envs: int | None = None,
         detached: bool = False,
         runtime_env: dict[str, Any] | None = None,
         startup_timeout_s: float = 120.0,
+        max_sessions: int | None = None,
     ) -> RayProvider:
         """Start ``replicas`` actors serving ``app`` and return once each answers ``/health``.
 
@@ -108,7 +110,8 @@ class RayProvider(StopsOnExit):
             env, secrets: Variables of the servers' environment (secrets are never printed).
             num_cpus: CPUs Ray reserves for each replica (one process drives one core).
             max_restarts: How often Ray restarts a replica whose process died (-1: always).
-            max_sessions: Sessions each replica serves at once (``MAX_CONCURRENT_ENVS``).
+            max_concurrent_envs: Sessions each replica serves at once (``MAX_CONCURRENT_ENVS``;
+                ``max_sessions`` is its deprecated name).
             detached: Keep the replicas when this process exits (stop them with
                 ``openenv stop``).
 
@@ -116,12 +119,15 @@ class RayProvider(StopsOnExit):
             ClusterError: No cluster answers at ``address``.
             ServerStartError: A replica failed to start (with its error).
         """
+        if max_sessions is not None:
+            warn_renamed("RayProvider.start(max_sessions=...)", "max_concurrent_envs=...")
+            max_concurrent_envs = max_concurrent_envs or max_sessions
         cluster = connect(address)
         ray = ray_module()
         name = name or f"openenv-{app.split('.', 1)[0].replace('_', '-')}-{uuid.uuid4().hex[:8]}"
         variables = dict(env or {})
-        if max_sessions:
-            variables["MAX_CONCURRENT_ENVS"] = str(max_sessions)
+        if max_concurrent_envs:
+            variables["MAX_CONCURRENT_ENVS"] = str(max_concurrent_envs)
         remote = ray.remote(ReplicaServer)
         handles = []
         for index in range(replicas):
@@ -161,7 +167,7 @@ class RayProvider(StopsOnExit):
         manifest = load_manifest(path)
         variables = {key: str(value) for key, value in manifest.variables.items()}
         options["env"] = {**variables, **(options.get("env") or {})}
-        options.setdefault("max_sessions", manifest.max_concurrent_envs)
+        options.setdefault("max_concurrent_envs", manifest.max_concurrent_envs)
         options.setdefault(
             "name", f"openenv-{manifest.name.replace('_', '-')}-{uuid.uuid4().hex[:8]}"
         )
@@ -373,7 +379,7 @@ def _cause(exc: BaseException) -> str:
 #: What starting replicas takes (:meth:`RayProvider.from_folder`).
 REPLICA_OPTIONS = frozenset(
     {"replicas", "address", "env", "secrets", "name", "num_cpus", "max_restarts",
-     "max_sessions", "detached", "runtime_env", "startup_timeout_s"}
+     "max_concurrent_envs", "detached", "runtime_env", "startup_timeout_s"}
 )  # fmt: skip
 
 

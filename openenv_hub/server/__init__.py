@@ -3,8 +3,9 @@
 Layer: server.
 """
 
-from openenv_hub.server.app import create_app, run
+from openenv_hub.server.app import create_app, serve_app
+from openenv_hub.server.app import run as run  # the deprecated name of serve_app
 from openenv_hub.server.command import serve_main
 from openenv_hub.server.sessions import Session, SessionPool
 
-__all__ = ["Session", "SessionPool", "create_app", "run", "serve_main"]
+__all__ = ["Session", "SessionPool", "create_app", "serve_app", "serve_main"]

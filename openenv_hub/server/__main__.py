@@ -1,7 +1,7 @@
 """``python -m openenv_hub.server APP``: serve an app with the server's own settings.
 
 The Space images run this, so a Space serves with the same WebSocket implementation, frame
-limit, keepalive and graceful shutdown as ``openenv serve`` and :func:`openenv_hub.run`::
+limit, keepalive and graceful shutdown as ``openenv serve`` and :func:`openenv_hub.serve_app`::
 
     python -m openenv_hub.server my_env.server.app:app --host 0.0.0.0 --port 8000
 

@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from openenv_hub.deprecation import warn_renamed
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
 from openenv_hub.server import settings
 from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
@@ -24,11 +25,12 @@ from openenv_hub.server.http import build_router
 from openenv_hub.server.limits import RequestBodyLimit
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
 from openenv_hub.server.tasks import build_task_router
+from openenv_hub.server.web_ui import registered_web_ui
 from openenv_hub.server.websocket import serve_mcp_socket, serve_ws
 from openenv_hub.serving import DEFAULT_GRACEFUL_SHUTDOWN_S, uvicorn_options
 from openenv_hub.types import Action, Observation, State
 
-__all__ = ["ServerMode", "create_app", "run", "uvicorn_options", "web_enabled_by_env"]
+__all__ = ["ServerMode", "create_app", "serve_app", "uvicorn_options", "web_enabled_by_env"]
 
 ServerMode = Literal["simulation", "production"]
 
@@ -112,7 +114,7 @@ def create_app(
     pool = SessionPool(
         env_factory,
         action_cls=action_cls,
-        max_sessions=max_concurrent_envs,
+        max_concurrent_envs=max_concurrent_envs,
         max_sessions_per_client=max_sessions_per_client,
         idle_timeout_s=session_idle_timeout_s,
         step_hard_timeout_s=step_hard_timeout_s,
@@ -154,9 +156,7 @@ def create_app(
     _add_sockets(app, pool)
     _install_error_handlers(app)
     if web if web is not None else web_enabled_by_env():
-        from openenv_hub.ui.later import mount_ui_when_ready
-
-        mount_ui_when_ready(
+        registered_web_ui()(
             app,
             pool,
             observation_cls=observation_cls,
@@ -224,7 +224,7 @@ def _json(content: Any, status: int) -> JSONResponse:
     return JSONResponse(pydantic_core.from_json(body), status_code=status)
 
 
-def run(
+def serve_app(
     app: FastAPI | str,
     *,
     host: str = "127.0.0.1",
@@ -269,3 +269,9 @@ def run(
     server.run()
     if not server.started:
         raise SystemExit(3)  # what uvicorn.run exits with when the app does not start
+
+
+def run(app: FastAPI | str, **options: Any) -> None:
+    """Deprecated: the old name of :func:`serve_app` (same arguments)."""
+    warn_renamed("openenv_hub.run", "openenv_hub.serve_app (same arguments)")
+    serve_app(app, **options)

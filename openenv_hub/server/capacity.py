@@ -1,9 +1,9 @@
-"""Whether one more session fits: the server's ``max_sessions``, and the process's open files.
+"""Whether one more session fits: the server's ``max_concurrent_envs``, and the process's open files.
 
 Every WebSocket session holds at least one file descriptor (its socket), so the process's limit
-on open files (``ulimit -n``, ``RLIMIT_NOFILE``) caps sessions too, whatever ``max_sessions``
+on open files (``ulimit -n``, ``RLIMIT_NOFILE``) caps sessions too, whatever ``max_concurrent_envs``
 says. When that limit is what stops a new session, the capacity error says so (and how far it
-can be raised), and a server whose ``max_sessions`` the limit cannot hold warns when it starts.
+can be raised), and a server whose ``max_concurrent_envs`` the limit cannot hold warns when it starts.
 
 Layer: server.
 """
@@ -38,22 +38,22 @@ def open_file_limits() -> tuple[int | None, int | None]:
 
 
 class SessionRoom:
-    """Refuses a session beyond ``max_sessions``, or beyond what the open-file limit allows.
+    """Refuses a session beyond ``max_concurrent_envs``, or beyond what the open-file limit allows.
 
     The limit is read once, when the pool is made (raise it before the server starts).
     """
 
-    def __init__(self, max_sessions: int, env_name: str) -> None:
+    def __init__(self, max_concurrent_envs: int, env_name: str) -> None:
         self.soft_files, self.hard_files = open_file_limits()
         self.by_files = (
             None if self.soft_files is None else max(self.soft_files - FILES_KEPT_FOR_SERVER, 1)
         )
-        if self.by_files is not None and self.by_files < max_sessions:
+        if self.by_files is not None and self.by_files < max_concurrent_envs:
             logger.warning(
-                "Environment %r: max_sessions is %d, but this process may open only %d files "
-                "(ulimit -n), so at most about %d sessions can be open at once. %s",
+                "Environment %r: max_concurrent_envs is %d, but this process may open only %d "
+                "files (ulimit -n), so at most about %d sessions can be open at once. %s",
                 env_name,
-                max_sessions,
+                max_concurrent_envs,
                 self.soft_files,
                 self.by_files,
                 self._raise_hint(),
@@ -70,7 +70,7 @@ class SessionRoom:
                 message=(
                     f"Server at capacity: {active_sessions} sessions are open and this process "
                     f"may open only {self.soft_files} files (ulimit -n); each session holds at "
-                    f"least one. The process's open-file limit, not max_sessions "
+                    f"least one. The process's open-file limit, not max_concurrent_envs "
                     f"({max_sessions}), stops new sessions. {self._raise_hint()}"
                 ),
             )

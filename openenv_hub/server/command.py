@@ -2,7 +2,7 @@
 
 ``python -m openenv_hub.server APP`` (what the Space images run), each environment's
 ``NAME-server`` script and ``python -m NAME.server.app`` all parse their options here, with the
-same defaults, and serve with :func:`openenv_hub.server.app.run`::
+same defaults, and serve with :func:`openenv_hub.server.app.serve_app`::
 
     python -m openenv_hub.server my_env.server.app:app --port 8000
     my-env-server --port 8000 --reload
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from openenv_hub.errors import OpenEnvError
-from openenv_hub.server.app import run
+from openenv_hub.server.app import serve_app
 
 __all__ = ["DEFAULT_PORT", "serve_main"]
 
@@ -50,7 +50,9 @@ def serve_main(app: str | None = None, argv: Sequence[str] | None = None) -> Non
     target: str = app or args.app
     _reuse_the_running_module(target)
     try:
-        run(target, host=args.host, port=args.port, reload=args.reload, log_level=args.log_level)
+        serve_app(
+            target, host=args.host, port=args.port, reload=args.reload, log_level=args.log_level
+        )
     except OpenEnvError as exc:
         print(f"Error: {exc}" + (f"\nHint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
         raise SystemExit(1) from None

@@ -4,7 +4,7 @@
 the environments. Each session owns one environment instance; its synchronous methods run on the
 session's own thread (so libraries that need thread affinity work).
 
-Every session holds a slot of ``max_sessions``, stateless HTTP calls included, until its
+Every session holds a slot of ``max_concurrent_envs``, stateless HTTP calls included, until its
 environment is closed. A session closed while its thread still runs a call keeps its slot until
 the call returns, or until ``step_hard_timeout_s`` passes: then the thread is abandoned (counted
 in ``abandoned_threads``, logged once) and the slot freed. A watchdog closes sessions idle for
@@ -25,6 +25,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from openenv_hub.deprecation import warn_renamed
 from openenv_hub.environment import Environment
 from openenv_hub.errors import (
     ConcurrencyConfigurationError,
@@ -71,9 +72,9 @@ class SessionLifecycle:
     Args:
         env_factory: A class or function returning a new environment instance.
         action_cls: The action model of the environment; step payloads are validated against it.
-        max_sessions: Sessions allowed at once, stateless calls included. Default:
+        max_concurrent_envs: Sessions allowed at once, stateless calls included. Default:
             ``$MAX_CONCURRENT_ENVS`` or 64; 1 for environments with
-            ``SUPPORTS_CONCURRENT_SESSIONS = False``.
+            ``SUPPORTS_CONCURRENT_SESSIONS = False``. (``max_sessions`` is its deprecated name.)
         max_sessions_per_client: Sessions one client (address) may hold at once; default
             ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own.
         idle_timeout_s: Close sessions with no activity for this long; ``None`` disables reaping.
@@ -89,13 +90,19 @@ class SessionLifecycle:
         env_factory: EnvFactory,
         *,
         action_cls: type[Any],
-        max_sessions: int | None = None,
+        max_concurrent_envs: int | None = None,
         max_sessions_per_client: int | None = None,
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         step_hard_timeout_s: float | None = None,
         run_on_event_loop: bool | None = None,
         env_name: str | None = None,
+        max_sessions: int | None = None,
     ) -> None:
+        if max_sessions is not None:
+            warn_renamed("SessionPool(max_sessions=...)", "max_concurrent_envs=...")
+            max_concurrent_envs = (
+                max_sessions if max_concurrent_envs is None else max_concurrent_envs
+            )
         if not callable(env_factory) or isinstance(env_factory, Environment):
             raise ConfigurationError(
                 f"env_factory must be a class or a function returning an environment, got "
@@ -112,7 +119,7 @@ class SessionLifecycle:
         )
         if self._env_cls is not None:
             declared_reward_range(self._env_cls)  # a range that is none fails here, not per session
-        self.max_sessions = self._resolve_capacity(max_sessions)
+        self.max_concurrent_envs = self._resolve_capacity(max_concurrent_envs)
         self.max_sessions_per_client = settings.max_sessions_per_client(max_sessions_per_client)
         self.idle_timeout_s = idle_timeout_s
         self.step_hard_timeout_s = settings.step_hard_timeout_s(step_hard_timeout_s)
@@ -123,7 +130,7 @@ class SessionLifecycle:
         self._draining: set[Session] = set()  # closed, their thread still running a call
         self._finishing: set[asyncio.Task[None]] = set()
         self.threads = self._threads(run_on_event_loop)
-        self.room = SessionRoom(self.max_sessions, env_name or self._factory_name)
+        self.room = SessionRoom(self.max_concurrent_envs, env_name or self._factory_name)
         self.watchdog = Watchdog(self)
         self.observers: list[SessionObserver] = []  # told of every reset, step and close
 
@@ -143,6 +150,12 @@ class SessionLifecycle:
         return SessionThreads(env_name=name, inline=bool(inline), shared=shared)
 
     @property
+    def max_sessions(self) -> int:
+        """Deprecated: the old name of ``max_concurrent_envs``."""
+        warn_renamed("SessionPool.max_sessions", "SessionPool.max_concurrent_envs")
+        return self.max_concurrent_envs
+
+    @property
     def abandoned_threads(self) -> int:
         """Threads given up on after ``step_hard_timeout_s`` (reported by ``/health``)."""
         return self.threads.abandoned
@@ -153,7 +166,7 @@ class SessionLifecycle:
             raise ConcurrencyConfigurationError(self._factory_name, requested)
         if requested is None and not concurrent:
             return 1
-        return settings.max_sessions(requested)
+        return settings.max_concurrent_envs(requested)
 
     @property
     def factory(self) -> EnvFactory:
@@ -212,7 +225,7 @@ class SessionLifecycle:
             await self.close(session, reason="request finished")
 
     def _reserve(self, client: str | None = None) -> None:
-        self.room.check(self.active_sessions, self.max_sessions)
+        self.room.check(self.active_sessions, self.max_concurrent_envs)
         cap = self.max_sessions_per_client
         if client is None or cap is None:
             return

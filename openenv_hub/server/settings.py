@@ -43,8 +43,8 @@ __all__ = [
     "allowed_hosts",
     "allowed_origins",
     "default_session_threads",
+    "max_concurrent_envs",
     "max_message_size_mb",
-    "max_sessions",
     "max_sessions_per_client",
     "session_threads",
     "space_host",
@@ -55,7 +55,7 @@ DEFAULT_MAX_SESSIONS = 64
 DEFAULT_STEP_HARD_TIMEOUT_S = 600.0
 
 
-def max_sessions(requested: int | None) -> int:
+def max_concurrent_envs(requested: int | None) -> int:
     return int(
         number_setting(
             "max_concurrent_envs", requested, "MAX_CONCURRENT_ENVS", int, DEFAULT_MAX_SESSIONS
@@ -92,7 +92,7 @@ def session_threads(requested: int | None) -> int:
 
 
 def max_sessions_per_client(requested: int | None) -> int | None:
-    """The sessions one client address may hold at once; None: only ``max_sessions`` bounds it."""
+    """The sessions one client address may hold at once; None: only ``max_concurrent_envs`` bounds it."""
     if requested is None and not os.environ.get("OPENENV_MAX_SESSIONS_PER_CLIENT", "").strip():
         return None
     return int(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError, InvalidRepoIdError
-from openenv_hub.hub import HubContext, parse_repo_id, resolve_endpoint, translate
+from openenv_hub.hub import HubContext, hub_call, parse_repo_id, resolve_endpoint
 from openenv_hub.trajectories.files import FORMATS, _format_of, read_records
 
 __all__ = ["dataset_card", "push_trajectories", "read_hub_records"]
@@ -78,7 +78,7 @@ def push_trajectories(
     from huggingface_hub import CommitOperationAdd
 
     api = hub.api
-    with translate(endpoint=hub.endpoint, repo_id=dataset, action="push trajectories"):
+    with hub_call(hub, "push trajectories", repo_id=dataset):
         api.create_repo(dataset, repo_type="dataset", private=private, exist_ok=True)
         operations = [CommitOperationAdd(f"data/{file.name}", str(file))]
         if not api.file_exists(dataset, "README.md", repo_type="dataset"):
@@ -111,7 +111,7 @@ def read_hub_records(
     else:
         hub = HubContext.create(endpoint=endpoint, token=token, action="read a dataset")
     api = hub.api
-    with translate(endpoint=hub.endpoint, repo_id=dataset, action="read trajectories"):
+    with hub_call(hub, "read trajectories", repo_id=dataset):
         names = api.list_repo_files(dataset, repo_type="dataset", revision=revision)
         files = sorted(n for n in names if n.startswith("data/") and n.endswith(FORMATS))
         if not files:

@@ -11,7 +11,11 @@ gradio is an optional dependency (``pip install "openenv-hub[ui]"``); it is impo
 Layer: ui.
 """
 
+from openenv_hub.server.web_ui import register_web_ui
 from openenv_hub.ui.context import UIContext
+from openenv_hub.ui.later import mount_ui_when_ready
 from openenv_hub.ui.mount import MAX_UPLOAD_BYTES, UI_PATH, PreparedUI, mount_ui, prepare_ui
 
 __all__ = ["MAX_UPLOAD_BYTES", "UI_PATH", "PreparedUI", "UIContext", "mount_ui", "prepare_ui"]
+
+register_web_ui(mount_ui_when_ready)  # create_app(web=True) mounts this UI

@@ -76,7 +76,7 @@ class Actions:
 
     def session_line(self, tab: Tab | None) -> str:
         """``Session 1a2b3c4d · 3 steps · 2/64 sessions open`` for the session info line."""
-        load = f"{self.pool.active_sessions}/{self.pool.max_sessions} sessions open"
+        load = f"{self.pool.active_sessions}/{self.pool.max_concurrent_envs} sessions open"
         session = tab.session if tab is not None else None
         if session is None or not session.ready:
             return f"No session · {load}"

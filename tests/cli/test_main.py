@@ -97,3 +97,20 @@ def test_tracebacks_only_with_the_debug_variable(
     monkeypatch.setenv("OPENENV_DEBUG", "1")
     loud = cli("serve", tmp_path)
     assert loud.code == 1 and "Traceback" in loud.err
+
+
+def test_a_docker_failure_is_a_library_error_the_cli_prints_plainly(
+    cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DockerError is raised by the library (openenv_hub.docker), so it is no CLI CommandError;
+    the command still prints its message and hint, without a traceback."""
+    from openenv_hub.errors import CommandError, DockerError, OpenEnvError
+
+    assert issubclass(DockerError, OpenEnvError) and not issubclass(DockerError, CommandError)
+    socket = tmp_path / "no-engine.sock"
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{socket}")
+    result = cli("build", REPO / "envs" / "echo_env", "--tag", "openenv-house-no-engine:test")
+    assert result.code == 1
+    assert f"Error: No Docker engine answers at unix://{socket}" in result.err
+    assert "Hint: Start one, or point DOCKER_HOST at a running engine" in result.err
+    assert "Traceback" not in result.err

@@ -249,3 +249,14 @@ def test_what_cannot_be_served_so_says_what_can(
     for word in words:
         assert word in result.err
     assert "Traceback" not in result.err
+
+
+def test_max_concurrent_envs_is_the_option_and_max_sessions_its_older_name(
+    cli: Callable[..., Any],
+) -> None:
+    """The same name as create_app's, openenv.yaml's and $MAX_CONCURRENT_ENVS; the old spelling
+    still parses (a bad value is refused under either name)."""
+    assert "--max-concurrent-envs" in cli("serve", "--help").out
+    for option in ("--max-concurrent-envs", "--max-sessions"):
+        refused = cli("serve", option, "0")
+        assert refused.code == 2 and "greater than or equal to 1" in refused.err, refused.err

@@ -27,7 +27,7 @@ def pool_for(factory: Any = Typed, **options: Any) -> SessionPool:
 
 async def test_sixty_four_concurrent_sessions_by_default(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed))
-    assert server.pool.max_sessions == DEFAULT_MAX_SESSIONS == 64
+    assert server.pool.max_concurrent_envs == DEFAULT_MAX_SESSIONS == 64
     clients = [GenericEnvClient(server.url) for _ in range(64)]
 
     async def episode(i: int, env: GenericEnvClient) -> str:
@@ -88,16 +88,16 @@ async def test_only_accepted_kwargs_are_passed() -> None:
 
 def test_capacity_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MAX_CONCURRENT_ENVS", "5")
-    assert pool_for().max_sessions == 5
-    assert pool_for(max_sessions=9).max_sessions == 9
-    assert pool_for(Exclusive).max_sessions == 1
+    assert pool_for().max_concurrent_envs == 5
+    assert pool_for(max_concurrent_envs=9).max_concurrent_envs == 9
+    assert pool_for(Exclusive).max_concurrent_envs == 1
     with pytest.raises(ConcurrencyConfigurationError, match="SUPPORTS_CONCURRENT_SESSIONS"):
-        pool_for(Exclusive, max_sessions=2)
+        pool_for(Exclusive, max_concurrent_envs=2)
     monkeypatch.setenv("MAX_CONCURRENT_ENVS", "lots")
     with pytest.raises(ConfigurationError, match="MAX_CONCURRENT_ENVS must be a whole number"):
         pool_for()
     with pytest.raises(ConfigurationError, match="idle_timeout_s"):
-        pool_for(max_sessions=1, idle_timeout_s=0)
+        pool_for(max_concurrent_envs=1, idle_timeout_s=0)
 
 
 async def test_idle_sessions_are_reaped_by_default() -> None:

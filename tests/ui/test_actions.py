@@ -118,7 +118,7 @@ async def test_a_reaped_session_is_replaced_with_a_notice(make_actions):
 
 
 async def test_a_full_pool_is_an_error_and_the_tab_retries_later(make_actions):
-    actions = make_actions(max_sessions=1)
+    actions = make_actions(max_concurrent_envs=1)
     await actions.open("a")
     full = await actions.open("b")
     assert (full.status, full.message) == ("error", "The server is at capacity")

@@ -66,3 +66,31 @@ def test_without_gradio_the_error_names_the_extra(how):
     assert result.returncode == 0, result.stderr
     assert "The web UI needs the 'gradio' package" in result.stdout
     assert 'pip install "openenv-hub[ui]"' in result.stdout
+
+
+def test_the_server_gets_the_web_ui_from_above_and_imports_no_ui_module():
+    """create_app of the server layer mounts what was registered (the package root's create_app
+    and ``import openenv_hub.ui`` register the UI); with nothing registered, web=True says what
+    to import, and the server never imported a module of the UI."""
+    result = run_python(
+        """
+        import sys
+        from openenv_hub.errors import ConfigurationError
+        from openenv_hub.server.app import create_app
+        from echo_env.server.environment import EchoEnvironment
+        try:
+            create_app(EchoEnvironment, web=True)
+        except ConfigurationError as exc:
+            assert "openenv_hub.create_app, or import openenv_hub.ui" in str(exc), exc
+        else:
+            raise AssertionError("web=True mounted a UI nobody registered")
+        assert not [name for name in sys.modules if name.startswith("openenv_hub.ui")]
+        import openenv_hub
+        openenv_hub.create_app(EchoEnvironment, web=False)
+        assert not [name for name in sys.modules if name.startswith("openenv_hub.ui")]
+        app = openenv_hub.create_app(EchoEnvironment, web=True)
+        assert any(getattr(route, "path", "") == "/web" for route in app.routes)
+        assert create_app(EchoEnvironment, web=True).state.web_ui_ready is not None
+        """
+    )
+    assert result.returncode == 0, result.stderr
