@@ -249,3 +249,13 @@ def test_what_cannot_be_served_so_says_what_can(
     for word in words:
         assert word in result.err
     assert "Traceback" not in result.err
+
+
+def test_serves_with_the_young_generation_raised_for_many_sessions(tmp_path: Path) -> None:
+    from openenv_hub.server.collector import YOUNG_GENERATION_THRESHOLD
+
+    probe = Path(__file__).resolve().parents[1] / "gc_probe.py"
+    (tmp_path / "gc_probe.py").write_text(probe.read_text(encoding="utf-8"), encoding="utf-8")
+    with _openenv_serve("gc_probe.py", cwd=tmp_path) as url:
+        reply = httpx.post(f"{url}/reset", json={}, timeout=10)
+    assert reply.json()["observation"]["young"] == YOUNG_GENERATION_THRESHOLD
