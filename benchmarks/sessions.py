@@ -14,7 +14,8 @@ steps/s. A mode whose sessions fail at one size is not given the larger ones.
 
 Modes: ``threaded`` (the default settings: a bounded set of threads, each session pinned to
 one), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's server),
-and with ``--before DIR`` (a checkout of openenv-hub to compare with) ``before``.
+and with ``--before DIR`` (a checkout of openenv-hub to compare with) ``before`` and
+``before-inline``, the first two on that checkout.
 """
 
 from __future__ import annotations
@@ -294,9 +295,12 @@ def servers(modes: list[str], before: Path | None) -> list[Server]:
             "openenv", [str(ensure_peer_python()), str(PEER_DIR / "typed_server.py")]
         ),
         "before": lambda: Server("before", typed, {"PYTHONPATH": str(before)}),
+        "before-inline": lambda: Server(
+            "before-inline", [*typed, "--inline"], {"PYTHONPATH": str(before)}
+        ),
     }
-    if "before" in modes and before is None:
-        raise SystemExit("--modes before needs --before DIR (a checkout of openenv-hub)")
+    if any(mode.startswith("before") for mode in modes) and before is None:
+        raise SystemExit("--modes before(-inline) needs --before DIR (a checkout of openenv-hub)")
     return [made[mode]() for mode in modes]
 
 

@@ -21,6 +21,7 @@ from openenv_hub.deprecation import warn_renamed
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
 from openenv_hub.server import settings
 from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
+from openenv_hub.server.collector import tune_collector
 from openenv_hub.server.http import build_router
 from openenv_hub.server.limits import RequestBodyLimit
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
@@ -266,6 +267,7 @@ def serve_app(
     )
     server = uvicorn.Server(config)
     gc.freeze()  # what import made lives as long as the server: no collection need scan it
+    tune_collector()  # requests of thousands of sessions end in the young generation
     server.run()
     if not server.started:
         raise SystemExit(3)  # what uvicorn.run exits with when the app does not start

@@ -260,3 +260,13 @@ def test_max_concurrent_envs_is_the_option_and_max_sessions_its_older_name(
     for option in ("--max-concurrent-envs", "--max-sessions"):
         refused = cli("serve", option, "0")
         assert refused.code == 2 and "greater than or equal to 1" in refused.err, refused.err
+
+
+def test_serves_with_the_young_generation_raised_for_many_sessions(tmp_path: Path) -> None:
+    from openenv_hub.server.collector import YOUNG_GENERATION_THRESHOLD
+
+    probe = Path(__file__).resolve().parents[1] / "gc_probe.py"
+    (tmp_path / "gc_probe.py").write_text(probe.read_text(encoding="utf-8"), encoding="utf-8")
+    with _openenv_serve("gc_probe.py", cwd=tmp_path) as url:
+        reply = httpx.post(f"{url}/reset", json={}, timeout=10)
+    assert reply.json()["observation"]["young"] == YOUNG_GENERATION_THRESHOLD

@@ -1,0 +1,100 @@
+"""The collector's thresholds in a server process: the requests of thousands of sessions in flight
+end in the young generation, so full collections do not walk every session's objects at each
+turn (benchmarks/README.md, many sessions, run 5)."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from child_processes import end_child, start_child
+from polling import wait_until
+from serving import free_port
+
+from openenv_hub.server.collector import YOUNG_GENERATION_THRESHOLD, tune_collector
+
+SESSIONS = 4_096
+OBJECTS_PER_REQUEST = 10  # tracked objects a request holds while in flight, at the least
+
+
+@pytest.fixture
+def thresholds() -> Iterator[tuple[int, ...]]:
+    """Python's default thresholds for the test, the process's own put back after it."""
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        yield saved
+    finally:
+        gc.set_threshold(*saved)
+
+
+def test_the_young_generation_is_raised_and_the_older_ones_kept(
+    thresholds: tuple[int, ...],
+) -> None:
+    assert tune_collector() == (YOUNG_GENERATION_THRESHOLD, 10, 10)
+    gc.set_threshold(YOUNG_GENERATION_THRESHOLD * 2, 5, 7)
+    assert tune_collector() == (YOUNG_GENERATION_THRESHOLD * 2, 5, 7)  # higher: the process's
+    gc.set_threshold(0, 10, 10)
+    assert tune_collector() == (0, 10, 10)  # automatic collection off: left off
+
+
+def collections_while_requests_are_in_flight() -> list[int]:
+    """The generations collected while every session has a request in flight, each holding a
+    few tracked objects (a burst: all arrive before the first is answered)."""
+    collected: list[int] = []
+
+    def note(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            collected.append(info["generation"])
+
+    gc.collect()  # counts start from zero
+    gc.callbacks.append(note)
+    try:
+        in_flight = [
+            [{"request": i, "part": j} for j in range(OBJECTS_PER_REQUEST)] for i in range(SESSIONS)
+        ]
+        del in_flight
+    finally:
+        gc.callbacks.remove(note)
+    return collected
+
+
+def test_requests_of_thousands_of_sessions_end_in_the_young_generation(
+    thresholds: tuple[int, ...],
+) -> None:
+    assert max(collections_while_requests_are_in_flight()) >= 1  # Python's: promoted, twice
+    tune_collector()
+    assert collections_while_requests_are_in_flight() == []
+
+
+PROBE = Path(__file__).resolve().parents[1] / "gc_probe.py"
+
+
+def test_run_serves_with_the_raised_young_generation() -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    process = start_child(
+        [sys.executable, str(PROBE), str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+
+    def healthy() -> bool:
+        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        try:
+            return httpx.get(f"{url}/health", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_until(healthy, timeout_s=30)
+        reply = httpx.post(f"{url}/reset", json={}, timeout=10)
+        assert reply.json()["observation"]["young"] == YOUNG_GENERATION_THRESHOLD
+    finally:
+        end_child(process)
