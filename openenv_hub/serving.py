@@ -1,17 +1,37 @@
 """How an environment's app is served with uvicorn, wherever it runs: :func:`uvicorn_options`,
-the settings every environment server runs with. :func:`openenv_hub.server.serve_app`, ``openenv
-serve`` and the replicas of the Ray runtime (which serve an app inside a Ray actor) use them.
+the settings every environment server runs with, and :func:`tune_collector`, the collector's
+thresholds for a process that serves thousands of sessions. :func:`openenv_hub.server.serve_app`,
+``openenv serve`` and the replicas of the Ray runtime (which serve an app inside a Ray actor)
+use both.
+
+Why the collector: every request in flight holds a handful of tracked objects (its task and
+coroutine frames, a future, the action and the observation). With Python's thresholds (a young
+collection every 700 net allocations, an older one every tenth of those), a server stepping a
+hundred sessions frees each request's objects before a collection sees them. With thousands of
+sessions stepping at once, a request lives through many young collections, so its objects are
+promoted to the oldest generation; a full collection then runs each time a quarter of that
+generation is new, and each one walks every live object, the sessions' own included. At 4,096
+sessions that cost the server more CPU than the steps did (``benchmarks/README.md``, run 5).
+A larger young generation lets those requests end in it; a young collection costs in
+proportion to what survives it, so this saves work at every size, and cyclic garbage waits
+longer for its collection (a few MB at most).
 
 Layer: core.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import gc
+from typing import Any, Final
 
 from openenv_hub.settings import max_message_size_mb as max_message_size_mb_setting
 
-__all__ = ["DEFAULT_GRACEFUL_SHUTDOWN_S", "uvicorn_options"]
+__all__ = [
+    "DEFAULT_GRACEFUL_SHUTDOWN_S",
+    "YOUNG_GENERATION_THRESHOLD",
+    "tune_collector",
+    "uvicorn_options",
+]
 
 DEFAULT_GRACEFUL_SHUTDOWN_S = 5.0
 
@@ -42,3 +62,21 @@ def uvicorn_options(
         "ws_max_size": int(message_mb * 1024 * 1024),
         "timeout_graceful_shutdown": graceful_shutdown_s,
     }
+
+
+#: Net allocations of tracked objects between young collections (Python's default is 700).
+YOUNG_GENERATION_THRESHOLD: Final = 50_000
+
+
+def tune_collector() -> tuple[int, ...]:
+    """Raise the young generation's threshold to :data:`YOUNG_GENERATION_THRESHOLD`. A higher
+    one, or 0 (automatic collection off), set by the process already, is kept; so are the older
+    generations' thresholds.
+
+    Returns:
+        The thresholds now in force (``gc.get_threshold()``).
+    """
+    young, *older = gc.get_threshold()
+    if 0 < young < YOUNG_GENERATION_THRESHOLD:
+        gc.set_threshold(YOUNG_GENERATION_THRESHOLD, *older)
+    return gc.get_threshold()

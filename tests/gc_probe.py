@@ -1,7 +1,7 @@
 """An environment whose observation says the collector's young-generation threshold in the
 server process (tests/server/test_collector.py, tests/cli/test_serve.py).
 
-python gc_probe.py PORT    # served with openenv_hub.run
+python gc_probe.py PORT    # served with openenv_hub.serve_app
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import gc
 import sys
 from typing import Any
 
-from openenv_hub import Action, Environment, Observation, State, create_app, run
+from openenv_hub import Action, Environment, Observation, State, create_app, serve_app
 
 
 class Thresholds(Observation):
@@ -34,4 +34,4 @@ class Probe(Environment[Action, Thresholds, State]):
 app = create_app(Probe, Action, Thresholds, env_name="gc_probe")
 
 if __name__ == "__main__":
-    run(app, port=int(sys.argv[1]), log_level="warning")
+    serve_app(app, port=int(sys.argv[1]), log_level="warning")

@@ -130,9 +130,9 @@ def command(
     import uvicorn
 
     from openenv_hub.server.app import uvicorn_options
-    from openenv_hub.server.collector import tune_collector
+    from openenv_hub.serving import tune_collector
 
-    tune_collector()  # as openenv_hub.serve_app does (see openenv_hub.server.collector)
+    tune_collector()  # as openenv_hub.serve_app does (see openenv_hub.serving)
     uvicorn.run(
         reload_path or app,
         host=host,

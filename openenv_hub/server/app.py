@@ -21,14 +21,13 @@ from openenv_hub.deprecation import warn_renamed
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
 from openenv_hub.server import settings
 from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
-from openenv_hub.server.collector import tune_collector
 from openenv_hub.server.http import build_router
 from openenv_hub.server.limits import RequestBodyLimit
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
 from openenv_hub.server.tasks import build_task_router
 from openenv_hub.server.web_ui import registered_web_ui
 from openenv_hub.server.websocket import serve_mcp_socket, serve_ws
-from openenv_hub.serving import DEFAULT_GRACEFUL_SHUTDOWN_S, uvicorn_options
+from openenv_hub.serving import DEFAULT_GRACEFUL_SHUTDOWN_S, tune_collector, uvicorn_options
 from openenv_hub.types import Action, Observation, State
 
 __all__ = ["ServerMode", "create_app", "serve_app", "uvicorn_options", "web_enabled_by_env"]

@@ -263,7 +263,7 @@ def test_max_concurrent_envs_is_the_option_and_max_sessions_its_older_name(
 
 
 def test_serves_with_the_young_generation_raised_for_many_sessions(tmp_path: Path) -> None:
-    from openenv_hub.server.collector import YOUNG_GENERATION_THRESHOLD
+    from openenv_hub.serving import YOUNG_GENERATION_THRESHOLD
 
     probe = Path(__file__).resolve().parents[1] / "gc_probe.py"
     (tmp_path / "gc_probe.py").write_text(probe.read_text(encoding="utf-8"), encoding="utf-8")

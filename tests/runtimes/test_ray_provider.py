@@ -175,3 +175,22 @@ def test_replicas_a_full_cluster_cannot_place_say_how_many_cpus_are_missing(
     stages = [r.stage for r in caplog.records if r.task.startswith("Ray replicas of ")]  # type: ignore[attr-defined]
     assert stages[0] == "placing 3 replicas" and "placing 3 replicas (2 started)" in stages
     assert stages[-1] == "failed", stages
+
+
+def test_a_replica_serves_with_the_young_generation_raised(ray_cluster: Any) -> None:
+    """A replica is a server process like any other: its collector is tuned for many sessions."""
+    import httpx
+
+    from openenv_hub.runtimes.ray import RayProvider
+    from openenv_hub.serving import YOUNG_GENERATION_THRESHOLD
+
+    tests = Path(__file__).resolve().parents[1]
+    provider = RayProvider.start(
+        "gc_probe:app", replicas=1, env_dir=tests, address=ray_cluster.address
+    )
+    try:
+        (url,) = provider.wait_ready(timeout_s=120)
+        reply = httpx.post(f"{url}/reset", json={}, timeout=10)
+        assert reply.json()["observation"]["young"] == YOUNG_GENERATION_THRESHOLD
+    finally:
+        provider.stop()

@@ -17,7 +17,7 @@ from child_processes import end_child, start_child
 from polling import wait_until
 from serving import free_port
 
-from openenv_hub.server.collector import YOUNG_GENERATION_THRESHOLD, tune_collector
+from openenv_hub.serving import YOUNG_GENERATION_THRESHOLD, tune_collector
 
 SESSIONS = 4_096
 OBJECTS_PER_REQUEST = 10  # tracked objects a request holds while in flight, at the least
