@@ -108,6 +108,7 @@ def prepare_ui(
 
     from openenv_hub.ui.actions import Actions
     from openenv_hub.ui.blocks import build_blocks
+    from openenv_hub.ui.frames import FramesFirst
     from openenv_hub.ui.readme import find_readme, strip_front_matter
     from openenv_hub.ui.tabs import TabSessions
     from openenv_hub.ui.watch_stream import WATCH_ROUTE, watch_route
@@ -134,8 +135,9 @@ def prepare_ui(
 
     def mount() -> None:
         gr.mount_gradio_app(app, blocks, path=path, **options)
+        (ui,) = [r for r in app.router.routes if isinstance(r, Mount) and r.path == path]
+        ui.app.add_middleware(FramesFirst)  # type: ignore[attr-defined]  # gradio's FastAPI app
         if stream is not None:
-            (ui,) = [r for r in app.router.routes if isinstance(r, Mount) and r.path == path]
             ui.routes.append(Route(WATCH_ROUTE, stream, methods=["GET"], include_in_schema=False))
 
     return PreparedUI(context=ctx, tabs=tabs, mount=mount)
