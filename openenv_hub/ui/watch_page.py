@@ -25,7 +25,7 @@ STEP_COLUMNS = ["#", "Episode", "Step", "Action", "Reward", "Done", "Breakdown"]
 WATCH_CSS = """
 .oe-watch-label { display: block; font-size: var(--text-sm); margin: 0.6rem 0 0.3rem 0;
   color: var(--body-text-color-subdued); }
-.oe-watch-table { max-height: 28rem; overflow: auto; border: 1px solid var(--border-color-primary);
+.oe-watch-table { max-height: 28rem; overflow: auto; contain: content; border: 1px solid var(--border-color-primary);
   border-radius: 6px; }
 .oe-watch-table table { width: 100%; table-layout: fixed; border-collapse: collapse; font-size: var(--text-sm); }
 .oe-watch-table th, .oe-watch-table td { padding: 0.25rem 0.5rem; text-align: left;
@@ -57,7 +57,8 @@ def watch_template() -> str:
         f'<div class="{ROOT_CLASS}-watched">'
         '<div id="watch-status"><em>Pick a session to watch.</em></div>'
         f"{_table('watched-steps', 'Watched steps', STEP_COLUMNS)}"
-        '<span class="oe-watch-label">Latest images</span><div id="watch-images"></div>'
+        '<div id="watch-images-box" hidden><span class="oe-watch-label">Latest images</span>'
+        '<div id="watch-images"></div></div>'
         '<span class="oe-watch-label">Latest observation</span><pre id="watch-observation">'
         "</pre></div>"
     )
@@ -117,7 +118,10 @@ const onWatch = (event) => {
   if (data.observation !== undefined && observation.textContent !== data.observation) {
     observation.textContent = data.observation;
   }
-  if (data.images !== undefined) part('watch-images').replaceChildren(...data.images.map(picture));
+  if (data.images !== undefined) {
+    part('watch-images').replaceChildren(...data.images.map(picture));
+    part('watch-images-box').hidden = data.images.length === 0;
+  }
 };
 const stop = () => { if (source) { source.close(); source = null; } };
 const start = () => {

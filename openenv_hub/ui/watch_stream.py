@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 WATCH_ROUTE = "/watch"  # inside the UI's app: /web/watch
-PUSH_INTERVAL_S = 0.2  # a viewer gets at most five step messages a second
+PUSH_INTERVAL_S = 0.25  # a viewer gets at most four step messages a second
 SHOWN_STEPS = 20  # the latest watched steps a viewer is sent and shown
 TABLE_REFRESH_S = 2.0  # the sessions table is sent again this often when no session came or went
 IDS_CHECK_S = 0.5  # how often a stream looks whether sessions came or went
