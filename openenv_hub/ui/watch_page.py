@@ -30,6 +30,9 @@ WATCH_CSS = """
 .oe-watch-table table { width: 100%; table-layout: fixed; border-collapse: collapse; font-size: var(--text-sm); }
 .oe-watch-table th, .oe-watch-table td { padding: 0.25rem 0.5rem; text-align: left;
   border-bottom: 1px solid var(--border-color-primary); word-break: break-word; }
+#live-sessions th:first-child { width: 36%; }
+#watched-steps th:nth-child(-n+3) { width: 6%; }
+#watched-steps th:nth-child(4) { width: 42%; }
 .oe-watch-table th { position: sticky; top: 0; background: var(--background-fill-secondary); }
 #watch-status { margin: 0.6rem 0; }
 #watch-images { display: flex; flex-wrap: wrap; gap: 0.6rem; }
