@@ -3,10 +3,11 @@ steps, return so far and its latest steps, for read-only viewers (the web UI's S
 
 The observer only appends to bounded buffers on the event loop, after each call, and sets the
 :class:`asyncio.Event` of each viewer following the session (:meth:`WatchedSession.follow`):
-watching never changes a session and adds no wait to its steps; a viewer reads the buffers in its
-own time, so a slow one holds nothing back and makes nothing grow. Whether watching is allowed is a setting,
-``OPENENV_WATCH_SESSIONS`` (``1`` or ``0``); by default it is on locally and off on a Hugging
-Face Space (where ``SPACE_ID`` is set), since a Space's sessions are other people's.
+watching never changes a session and adds no wait to its steps; a viewer reads the buffers in
+its own time, so a slow one holds nothing back and makes nothing grow. Whether watching is
+allowed is a setting, ``OPENENV_WATCH_SESSIONS`` (``1`` or ``0``); by default it is on locally
+and off on a Hugging Face Space (where ``SPACE_ID`` is set), since a Space's sessions are other
+people's.
 
 Layer: server.
 """

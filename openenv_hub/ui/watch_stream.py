@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 WATCH_ROUTE = "/watch"  # inside the UI's app: /web/watch
-PUSH_INTERVAL_S = 0.25  # a viewer gets at most four step messages a second
+PUSH_INTERVAL_S = 0.5  # a viewer gets at most two step messages a second
 SHOWN_STEPS = 20  # the latest watched steps a viewer is sent and shown
 TABLE_REFRESH_S = 2.0  # the sessions table is sent again this often when no session came or went
 IDS_CHECK_S = 0.5  # how often a stream looks whether sessions came or went
@@ -199,7 +199,7 @@ class _Feed:
     async def wait(self) -> None:
         """Until the session has news (or :data:`IDS_CHECK_S` passed), and at least
         :data:`PUSH_INTERVAL_S` since the last step message."""
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.news.wait(), IDS_CHECK_S)
         if self.news.is_set():
             await asyncio.sleep(max(0.0, self.pushed_at + PUSH_INTERVAL_S - time.monotonic()))

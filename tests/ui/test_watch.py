@@ -223,7 +223,7 @@ class PaceTurns:
             open_sessions(self.page, self.echo.web_url)
             pages.choose(self.page, "watch-session", self.session_id)
             expect(self.page.locator("#watch-status")).to_contain_text(" · live · ")
-            time.sleep(0.5)  # the page has settled: watching goes on
+            time.sleep(1.0)  # the page has loaded and settled: watching goes on
         else:
             self.page.goto("about:blank")
         steps, start = self.watched_session.steps, time.monotonic()

@@ -85,7 +85,7 @@ async def test_a_viewer_gets_the_table_then_every_step_in_order_and_the_end() ->
         assert not watch.sessions[session.id].viewers  # a viewer that goes is forgotten
 
 
-async def test_a_fast_session_is_sent_its_latest_steps_at_most_five_times_a_second() -> None:
+async def test_a_fast_session_is_sent_its_latest_steps_once_a_push_interval_at_most() -> None:
     async with watched_pool() as (pool, watch, session):
         await pool.reset(session, {})
         events = watch_events(pool, watch, session.id)
