@@ -1,27 +1,35 @@
 """Watching live sessions: a session observer that keeps, for each open session, its episode,
 steps, return so far and its latest steps, for read-only viewers (the web UI's Sessions tab).
 
-The observer only appends to bounded buffers on the event loop, after each call: watching never
-changes a session and adds no wait to its steps. Whether watching is allowed is a setting,
-``OPENENV_WATCH_SESSIONS`` (``1`` or ``0``); by default it is on locally and off on a Hugging
-Face Space (where ``SPACE_ID`` is set), since a Space's sessions are other people's.
+The observer only appends to bounded buffers on the event loop, after each call, and sets the
+:class:`asyncio.Event` of each viewer following the session (:meth:`WatchedSession.follow`):
+watching never changes a session and adds no wait to its steps; a viewer reads the buffers in
+its own time, so a slow one holds nothing back and makes nothing grow. Whether watching is
+allowed is a setting, ``OPENENV_WATCH_SESSIONS`` (``1`` or ``0``); by default it is on locally
+and off on a Hugging Face Space (where ``SPACE_ID`` is set), since a Space's sessions are other
+people's.
 
 Layer: server.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openenv_hub.server.sessions import SessionPool
 
 __all__ = [
     "WATCH_SETTING",
     "SessionWatch",
     "WatchedSession",
     "WatchedStep",
+    "session_watch",
     "watching_allowed",
     "watching_refused_message",
 ]
@@ -64,6 +72,8 @@ class WatchedStep:
     action: dict[str, Any]
     payload: dict[str, Any]
     at: float
+    row: str | None = field(default=None, compare=False)
+    """The step as viewers are sent it (JSON), made once by the first viewer that sends it."""
 
 
 @dataclass
@@ -78,12 +88,26 @@ class WatchedSession:
     calls: int = 0
     ended: bool = False
     recent: deque[WatchedStep] = field(default_factory=lambda: deque(maxlen=MAX_WATCHED_STEPS))
+    viewers: set[asyncio.Event] = field(default_factory=set, repr=False)
 
     def add(self, action: dict[str, Any], payload: dict[str, Any]) -> None:
         self.calls += 1
         self.last_activity = time.time()
         entry = WatchedStep(self.calls, self.episodes, self.steps, action, payload, time.time())
         self.recent.append(entry)
+        self.tell_viewers()
+
+    def follow(self, news: asyncio.Event) -> None:
+        """Set ``news`` after each call of the session and at its end, for a viewer (which
+        clears it when it has read what changed, and calls :meth:`unfollow` when it goes)."""
+        self.viewers.add(news)
+
+    def unfollow(self, news: asyncio.Event) -> None:
+        self.viewers.discard(news)
+
+    def tell_viewers(self) -> None:
+        for news in self.viewers:
+            news.set()
 
     def since(self, index: int) -> list[WatchedStep]:
         """The kept steps after call ``index``, oldest first."""
@@ -136,6 +160,18 @@ class SessionWatch:
         watched = self.sessions.get(session_id)
         if watched is not None:
             watched.ended = True
+            watched.tell_viewers()
         ended = [key for key, entry in self.sessions.items() if entry.ended]
         for key in ended[:-MAX_ENDED_SESSIONS]:
             del self.sessions[key]
+
+
+def session_watch(pool: SessionPool) -> SessionWatch | None:
+    """``pool``'s session watch, attached on first use; None where watching is off."""
+    if not watching_allowed():
+        return None
+    found = next((o for o in pool.observers if isinstance(o, SessionWatch)), None)
+    if found is None:
+        found = SessionWatch()
+        pool.observers.append(found)
+    return found

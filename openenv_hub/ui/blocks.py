@@ -16,8 +16,7 @@ from typing import Any, cast
 
 import gradio as gr
 
-from openenv_hub.server.sessions import SessionPool
-from openenv_hub.server.watch import SessionWatch, watching_allowed
+from openenv_hub.server.watch import session_watch
 from openenv_hub.ui.actions import Actions
 from openenv_hub.ui.context import UIContext
 from openenv_hub.ui.replay_tab import replay_tab
@@ -61,7 +60,7 @@ def build_blocks(
                 with gr.Tab("Replay", id="replay", elem_id="tab-replay"):
                     replay_tab(actions, view, tabs)
                 with gr.Tab("Sessions", id="sessions", elem_id="tab-sessions"):
-                    sessions_tab(actions, view, tabs, _watch(ctx.pool))
+                    sessions_tab(actions, view, tabs, session_watch(ctx.pool))
             if custom is not None:
                 with gr.Tab(_tab_name(custom), id="custom", elem_id="tab-custom"):
                     cast(Any, custom).render()  # gradio leaves render() unannotated
@@ -75,17 +74,6 @@ def build_blocks(
 
         demo.unload(on_unload)
     return demo
-
-
-def _watch(pool: SessionPool) -> SessionWatch | None:
-    """The pool's session watch, attached on first use; None where watching is off."""
-    if not watching_allowed():
-        return None
-    found = next((o for o in pool.observers if isinstance(o, SessionWatch)), None)
-    if found is None:
-        found = SessionWatch()
-        pool.observers.append(found)
-    return found
 
 
 def _custom_blocks(builder: Callable[[UIContext], Any] | None, ctx: UIContext) -> gr.Blocks | None:

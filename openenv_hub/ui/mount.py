@@ -14,7 +14,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from starlette.routing import Mount, Route
+
 from openenv_hub.errors import DependencyNotInstalledError
+from openenv_hub.server.watch import session_watch
 from openenv_hub.sync_bridge import run_to_end
 from openenv_hub.types import EnvironmentMetadata, Observation
 from openenv_hub.ui.context import UIContext
@@ -105,8 +108,10 @@ def prepare_ui(
 
     from openenv_hub.ui.actions import Actions
     from openenv_hub.ui.blocks import build_blocks
+    from openenv_hub.ui.frames import FramesFirst
     from openenv_hub.ui.readme import find_readme, strip_front_matter
     from openenv_hub.ui.tabs import TabSessions
+    from openenv_hub.ui.watch_stream import WATCH_ROUTE, watch_route
 
     metadata = _read_metadata(pool)
     # The pool keeps its factory private; it locates the environment's folder for the README.
@@ -126,8 +131,14 @@ def prepare_ui(
     blocks.queue(default_concurrency_limit=None)
     options = _mount_options(gr.mount_gradio_app)
 
+    stream = watch_route(pool, session_watch(pool)) if show_default else None  # Sessions tab's
+
     def mount() -> None:
         gr.mount_gradio_app(app, blocks, path=path, **options)
+        (ui,) = [r for r in app.router.routes if isinstance(r, Mount) and r.path == path]
+        ui.app.add_middleware(FramesFirst)  # type: ignore[attr-defined]  # gradio's FastAPI app
+        if stream is not None:
+            ui.routes.append(Route(WATCH_ROUTE, stream, methods=["GET"], include_in_schema=False))
 
     return PreparedUI(context=ctx, tabs=tabs, mount=mount)
 
