@@ -108,7 +108,7 @@ def prepare_ui(
 
     from openenv_hub.ui.actions import Actions
     from openenv_hub.ui.blocks import build_blocks
-    from openenv_hub.ui.frames import FramesFirst
+    from openenv_hub.ui.counter_frames import FramesFirst
     from openenv_hub.ui.readme import find_readme, strip_front_matter
     from openenv_hub.ui.tabs import TabSessions
     from openenv_hub.ui.watch_stream import WATCH_ROUTE, watch_route

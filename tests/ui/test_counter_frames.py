@@ -1,5 +1,5 @@
 """An idle UI page in a real browser draws gradio's elapsed-time counters ten times a second,
-not sixty (see openenv_hub.ui.frames), and the page's other animation frames keep their pace."""
+not sixty (see openenv_hub.ui.counter_frames), and the page's other animation frames keep their pace."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import ui_pages as pages
 from ui_envs import TypedEchoAction, TypedEchoEnvironment, TypedEchoObservation
 
 from openenv_hub import create_app
-from openenv_hub.ui.frames import COUNTER_FRAME_MS
+from openenv_hub.ui.counter_frames import COUNTER_FRAME_MS
 
 pytestmark = pytest.mark.browser
 
