@@ -242,8 +242,8 @@ async def concurrent(url: str, bench: Bench, policy: Policy, steps: int, peer: b
 def serve_ours(bench: Bench) -> Server:
     module, attribute = bench.app.split(":")
     code = (
-        f"import sys; from openenv_hub import run; from {module} import {attribute} as app; "
-        "run(app, port=int(sys.argv[-1]), log_level='warning')"
+        f"import sys; from openenv_hub import serve_app; from {module} import {attribute} as app; "
+        "serve_app(app, port=int(sys.argv[-1]), log_level='warning')"
     )
     return Server("openenv-hub", [sys.executable, "-c", code])
 

@@ -13,7 +13,12 @@ import signal
 import uuid
 from typing import Any
 
-from openenv_hub import Action, Environment, Observation, State, create_app, run
+from openenv_hub import Action, Environment, Observation, State, create_app
+
+try:
+    from openenv_hub import serve_app
+except ImportError:  # a checkout from before the name (core.py --before)
+    from openenv_hub import run as serve_app
 
 
 class MessageAction(Action):
@@ -72,7 +77,7 @@ def main() -> None:
         )
     if args.profile:
         profile_on_signals(args.profile)
-    run(served, port=args.port, log_level="warning")
+    serve_app(served, port=args.port, log_level="warning")
 
 
 def profile_on_signals(path: str) -> None:

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any
 
-from openenv_hub import Action, Environment, Observation, State, create_app, run
+from openenv_hub import Action, Environment, Observation, State, create_app, serve_app
 
 CAPACITY = 4
 
@@ -90,4 +90,6 @@ def make_app(factory: Any = SlowOrStuck, **options: Any) -> Any:
 
 if __name__ == "__main__":
     hard_timeout = float(sys.argv[2]) if len(sys.argv) > 2 else None
-    run(make_app(step_hard_timeout_s=hard_timeout), port=int(sys.argv[1]), log_level="warning")
+    serve_app(
+        make_app(step_hard_timeout_s=hard_timeout), port=int(sys.argv[1]), log_level="warning"
+    )
