@@ -140,7 +140,8 @@ def test_capacity_four_survives_a_flood_stuck_steps_and_sigterm(limits_server: A
 
     wait_until(served, timeout_s=15)
     assert time.monotonic() - started < 12
-    assert httpx.get(f"{url}/health").json()["abandoned_threads"] == CAPACITY
+    # One slot free serves; the four stuck calls may pass the hard limit in different ticks.
+    wait_until(lambda: httpx.get(f"{url}/health").json().get("abandoned_threads") == CAPACITY)
     sample()
     # Threads: the abandoned ones, plus at most one per slot in use and one kept spare per slot.
     assert peaks["session_threads"] <= CAPACITY + 2 * CAPACITY, peaks
