@@ -15,6 +15,7 @@ Layer: server.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import time
 from collections import deque
@@ -109,9 +110,11 @@ class WatchedSession:
         for news in self.viewers:
             news.set()
 
-    def since(self, index: int) -> list[WatchedStep]:
-        """The kept steps after call ``index``, oldest first."""
-        return [entry for entry in self.recent if entry.index > index]
+    def since(self, index: int, *, most: int | None = None) -> list[WatchedStep]:
+        """The kept steps after call ``index``, the latest ``most`` of them at most, oldest
+        first (read from the newest end: a fast session's older steps are not read)."""
+        newest = itertools.takewhile(lambda entry: entry.index > index, reversed(self.recent))
+        return list(itertools.islice(newest, most))[::-1]
 
 
 class SessionWatch:

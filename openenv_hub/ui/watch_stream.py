@@ -25,7 +25,6 @@ import asyncio
 import base64
 import contextlib
 import io
-import itertools
 import json
 import math
 import time
@@ -93,7 +92,7 @@ def step_row(entry: WatchedStep) -> str:
 
 def step_rows(watched: WatchedSession) -> list[list[Any]]:
     """A row per step of ``watched`` among the latest :data:`SHOWN_STEPS`, oldest first."""
-    return [json.loads(step_row(entry)) for entry in _latest(watched, 0)]
+    return [json.loads(step_row(entry)) for entry in watched.since(0, most=SHOWN_STEPS)]
 
 
 def watch_route(pool: SessionPool, watch: SessionWatch | None) -> Any:
@@ -184,7 +183,7 @@ class _Feed:
         seen = (watched.calls, watched.ended)
         if seen == self.sent_seen:
             return None
-        entries = _latest(watched, self.sent_index)
+        entries = watched.since(self.sent_index, most=SHOWN_STEPS)
         replace = self.sent_index == 0 or bool(entries and entries[0].index > self.sent_index + 1)
         self.sent_seen, self.pushed_at = seen, time.monotonic()
         self.sent_index = entries[-1].index if entries else self.sent_index
@@ -214,13 +213,6 @@ class _Feed:
     def close(self) -> None:
         if self.watched is not None:
             self.watched.unfollow(self.news)
-
-
-def _latest(watched: WatchedSession, after: int) -> list[WatchedStep]:
-    """The kept calls of ``watched`` after call ``after``, the latest :data:`SHOWN_STEPS` at
-    most, oldest first (read from the newest end: a fast session's older calls are not read)."""
-    newest = itertools.takewhile(lambda e: e.index > after, reversed(watched.recent))
-    return list(itertools.islice(newest, SHOWN_STEPS))[::-1]
 
 
 def _observation(watched: WatchedSession) -> dict[str, Any]:
