@@ -45,6 +45,7 @@ from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_
 from openenv_hub.server.threads import SessionThreads
 from openenv_hub.server.watchdog import Watchdog
 from openenv_hub.server.worker import within
+from openenv_hub.serving import collector_follows
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S",
@@ -203,6 +204,7 @@ class SessionLifecycle:
         session = self._new_session(kind)
         session.client = client
         self._sessions[session.id] = session
+        collector_follows(self.active_sessions)
         self.watchdog.start()
         try:
             await self._create_env(session)
@@ -385,6 +387,7 @@ class SessionLifecycle:
 
     def _release(self, session: Session) -> None:
         self._draining.discard(session)
+        collector_follows(self.active_sessions)
         if session.owns_worker and session.worker is not None:
             self.threads.give_back(session.worker, reuse=session.reuse_worker)
 
