@@ -22,6 +22,7 @@ OpenEnvError
 │   ├── HubAuthenticationError           no token, or the Hub rejected it
 │   ├── HubPermissionError               the token may not write there
 │   ├── SpaceNotFoundError               no such Space, or a private one the token cannot see
+│   ├── DatasetNotFoundError             no such dataset, or a private one the token cannot see
 │   ├── SpaceNotRunningError             the Space's app is not serving  (.stage)
 │   ├── RevisionNotServedError           the Space's app runs another commit  (.revision)
 │   ├── RevisionNotFoundError            no such version, branch or commit  (.revision)
@@ -81,6 +82,7 @@ from openenv_hub.errors._base import (
     RemoteCodeNotTrustedError,
 )
 from openenv_hub.errors._hub import (
+    DatasetNotFoundError,
     HubAuthenticationError,
     HubConflictError,
     HubConnectionError,
@@ -132,6 +134,7 @@ __all__ = [
     "ConcurrencyConfigurationError",
     "ConfigurationError",
     "ConnectError",
+    "DatasetNotFoundError",
     "DependencyNotInstalledError",
     "DestinationNotEmptyError",
     "DockerError",

@@ -31,6 +31,10 @@ class SpaceNotFoundError(HubError, LookupError):
     """The Space does not exist, or it is private and the token cannot see it."""
 
 
+class DatasetNotFoundError(HubError, LookupError):
+    """The dataset does not exist, or it is private and the token cannot see it."""
+
+
 class SpaceNotRunningError(HubError):
     """The Space exists, but its app is not serving (it failed, or was paused or stopped)."""
 

@@ -102,7 +102,9 @@ def push_results(
         by_split[row["split"]].append(json.dumps(row, ensure_ascii=False))
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    api = HfApi()
+    from openenv_hub.hub import resolve_endpoint, translate
+
+    api = HfApi(endpoint=resolve_endpoint())
     operations = [
         CommitOperationAdd(f"data/{split}.jsonl", ("\n".join(lines) + "\n").encode())
         for split, lines in sorted(by_split.items())
@@ -112,6 +114,12 @@ def push_results(
     for name in (ResultsFolder.RUN, ResultsFolder.SUMMARY, ResultsFolder.PLOT):
         if (results.path / name).is_file():
             operations.append(CommitOperationAdd(name, str(results.path / name)))
-    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    api.create_commit(repo_id, operations, commit_message="Evaluation results", repo_type="dataset")
+    publishing = translate(
+        endpoint=api.endpoint, repo_id=repo_id, action="push results", repo_type="dataset"
+    )
+    with publishing:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        api.create_commit(
+            repo_id, operations, commit_message="Evaluation results", repo_type="dataset"
+        )
     return f"{api.endpoint}/datasets/{repo_id}"

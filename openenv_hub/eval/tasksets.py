@@ -161,12 +161,17 @@ def _read_jsonl(file: Path, key_column: str | None) -> list[Task]:
 def _hub_files(repo_id: str) -> list[Path]:
     from huggingface_hub import HfApi, hf_hub_download
 
-    names = [
-        n for n in HfApi().list_repo_files(repo_id, repo_type="dataset") if n.endswith(".jsonl")
-    ]
-    if not names:
-        raise ConfigurationError(f"The dataset {repo_id} holds no .jsonl files of tasks.")
-    return [Path(hf_hub_download(repo_id, n, repo_type="dataset")) for n in sorted(names)]
+    from openenv_hub.hub import resolve_endpoint, translate
+
+    endpoint = resolve_endpoint()
+    with translate(endpoint=endpoint, repo_id=repo_id, action="read tasks", repo_type="dataset"):
+        listed = HfApi(endpoint=endpoint).list_repo_files(repo_id, repo_type="dataset")
+        names = sorted(n for n in listed if n.endswith(".jsonl"))
+        if not names:
+            raise ConfigurationError(f"The dataset {repo_id} holds no .jsonl files of tasks.")
+        return [
+            Path(hf_hub_download(repo_id, n, repo_type="dataset", endpoint=endpoint)) for n in names
+        ]
 
 
 def _one_of(columns: tuple[str, ...]) -> str:

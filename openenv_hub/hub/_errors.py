@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.errors import (
+    DatasetNotFoundError,
     HubAuthenticationError,
     HubConflictError,
     HubConnectionError,
@@ -55,10 +56,16 @@ class _Failure:
     repo_id: str | None
     revision: str | None
     doing: str  # " (action)", or "" when no action was named
+    repo_type: str = "space"
+
+    @property
+    def kind(self) -> str:
+        """``Space`` or ``dataset`` (or ``model``), as a message names the repository."""
+        return "Space" if self.repo_type == "space" else self.repo_type
 
     @property
     def what(self) -> str:
-        return f"Space {self.repo_id}" if self.repo_id else "the Hub"
+        return f"{self.kind.capitalize()} {self.repo_id}" if self.repo_id else "the Hub"
 
 
 def _no_token(f: _Failure) -> HubError:
@@ -76,7 +83,7 @@ def _offline(f: _Failure) -> HubError:
 
 def _invalid_id(f: _Failure) -> HubError:
     return InvalidRepoIdError(
-        f"{f.repo_id!r} is not a valid Space id: {f.exc}",
+        f"{f.repo_id!r} is not a valid {f.kind} id: {f.exc}",
         repo_id=f.repo_id,
         hint="Use 'namespace/name', e.g. 'alice/echo_env'.",
     )
@@ -87,15 +94,19 @@ def _no_revision(f: _Failure) -> HubError:
         f"{f.what} has no version, branch or commit {f.revision!r}.",
         repo_id=f.repo_id,
         revision=f.revision or "?",
-        hint=f"List its versions with 'openenv versions {f.repo_id}'.",
+        hint=f"List its versions with 'openenv versions {f.repo_id}'."
+        if f.repo_type == "space"
+        else "Check the revision: a branch, a tag or a commit of the repository.",
     )
 
 
 def _no_repo(f: _Failure) -> HubError:
-    return SpaceNotFoundError(
+    error = SpaceNotFoundError if f.repo_type == "space" else DatasetNotFoundError
+    return error(
         f"{f.what} was not found on {f.endpoint}{f.doing}.",
         repo_id=f.repo_id,
-        hint="Check the id. If the Space is private, use a token that can read it: " + LOGIN_HINT,
+        hint=f"Check the id. If the {f.kind} is private, use a token that can read it: "
+        + LOGIN_HINT,
     )
 
 
@@ -103,7 +114,7 @@ def _http(f: _Failure) -> HubError:
     status = _status(f.exc)
     if status is None:
         return HubError(f"The Hub refused the request{f.doing}: {_server_message(f.exc)}")
-    return _from_status(status, f.exc, endpoint=f.endpoint, repo_id=f.repo_id, doing=f.doing)
+    return _from_status(status, f)
 
 
 def _unreachable(f: _Failure) -> HubError:
@@ -154,29 +165,43 @@ def _module(name: str) -> Any:
 
 
 def hub_call(
-    ctx: HubContext, action: str, *, repo_id: str | None = None, revision: str | None = None
+    ctx: HubContext,
+    action: str,
+    *,
+    repo_id: str | None = None,
+    revision: str | None = None,
+    repo_type: str = "space",
 ) -> AbstractContextManager[None]:
     """The block of one operation on the Hub of ``ctx``: its errors become :class:`HubError`.
 
-    ``action`` says what the block does ("list versions"); messages put it in parentheses.
+    ``action`` says what the block does ("list versions"); messages put it in parentheses and
+    name the repository by its ``repo_type`` ("Space alice/echo", "Dataset alice/runs").
 
     Example::
 
         with hub_call(ctx, "list versions", repo_id=repo_id):
             refs = ctx.api.list_repo_refs(repo_id, repo_type="space")
     """
-    return translate(endpoint=ctx.endpoint, repo_id=repo_id, revision=revision, action=action)
+    return translate(
+        endpoint=ctx.endpoint, repo_id=repo_id, revision=revision, action=action,
+        repo_type=repo_type,
+    )  # fmt: skip
 
 
 def translate(
-    *, endpoint: str, repo_id: str | None = None, revision: str | None = None, action: str = ""
+    *,
+    endpoint: str,
+    repo_id: str | None = None,
+    revision: str | None = None,
+    action: str = "",
+    repo_type: str = "space",
 ) -> AbstractContextManager[None]:
     """Re-raise Hub client errors inside the block as :class:`~openenv_hub.errors.HubError`.
 
     The client's own error stays reachable as ``__context__`` but is not chained for display:
     a traceback ends with the one clear message, not 50 lines of the client's first.
     """
-    return _Translated(endpoint, repo_id, revision, action)
+    return _Translated(endpoint, repo_id, revision, action, repo_type)
 
 
 @dataclass(frozen=True)
@@ -187,6 +212,7 @@ class _Translated(AbstractContextManager[None]):
     repo_id: str | None
     revision: str | None
     action: str
+    repo_type: str = "space"
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -199,6 +225,7 @@ class _Translated(AbstractContextManager[None]):
             repo_id=self.repo_id,
             revision=self.revision,
             action=self.action,
+            repo_type=self.repo_type,
         )
         if mapped is not None:
             raise mapped from None
@@ -211,6 +238,7 @@ def hub_error(
     repo_id: str | None = None,
     revision: str | None = None,
     action: str = "",
+    repo_type: str = "space",
 ) -> HubError | None:
     """The :class:`HubError` for an exception of the Hub client, or ``None`` if it is not one.
 
@@ -224,13 +252,12 @@ def hub_error(
     if factory is None:
         return None
     doing = f" ({action})" if action else ""
-    return factory(_Failure(exc, endpoint, repo_id, revision, doing))
+    return factory(_Failure(exc, endpoint, repo_id, revision, doing, repo_type))
 
 
-def _from_status(
-    status: int, exc: BaseException, *, endpoint: str, repo_id: str | None, doing: str
-) -> HubError:
-    detail = _server_message(exc)
+def _from_status(status: int, f: _Failure) -> HubError:
+    endpoint, repo_id, doing = f.endpoint, f.repo_id, f.doing
+    detail = _server_message(f.exc)
     if status == 401:
         return HubAuthenticationError(
             f"The Hub at {endpoint} did not accept the token{doing}: {detail}",
@@ -249,7 +276,7 @@ def _from_status(
         return HubConflictError(
             f"Conflict on the Hub{doing}: {detail}",
             repo_id=repo_id,
-            hint="If the Space changed meanwhile, run the command again; if the target exists "
+            hint=f"If the {f.kind} changed meanwhile, run the command again; if the target exists "
             "already, choose another --repo-id.",
         )
     if status >= 500 or status in (408, 429):

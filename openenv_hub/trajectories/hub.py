@@ -78,7 +78,7 @@ def push_trajectories(
     from huggingface_hub import CommitOperationAdd
 
     api = hub.api
-    with hub_call(hub, "push trajectories", repo_id=dataset):
+    with hub_call(hub, "push trajectories", repo_id=dataset, repo_type="dataset"):
         api.create_repo(dataset, repo_type="dataset", private=private, exist_ok=True)
         operations = [CommitOperationAdd(f"data/{file.name}", str(file))]
         if not api.file_exists(dataset, "README.md", repo_type="dataset"):
@@ -111,7 +111,7 @@ def read_hub_records(
     else:
         hub = HubContext.create(endpoint=endpoint, token=token, action="read a dataset")
     api = hub.api
-    with hub_call(hub, "read trajectories", repo_id=dataset):
+    with hub_call(hub, "read trajectories", repo_id=dataset, repo_type="dataset"):
         names = api.list_repo_files(dataset, repo_type="dataset", revision=revision)
         files = sorted(n for n in names if n.startswith("data/") and n.endswith(FORMATS))
         if not files:

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from eval_support import WORD_TASKS, read_rows
 
-from openenv_hub.errors import ConfigurationError
+from openenv_hub.errors import ConfigurationError, DatasetNotFoundError, SpaceNotFoundError
 from openenv_hub.eval import Task, load_tasks
+from openenv_hub.trajectories import read_hub_records
 
 
 def test_a_jsonl_folder_is_a_taskset_split_by_file_name(tmp_path: Path) -> None:
@@ -64,6 +65,23 @@ def test_a_taskset_read_from_a_localhub_dataset(
     rows = read_rows(workdir / "results")
     assert sorted({r["task_key"] for r in rows}) == ["brick", "crane", "pious"]
     assert len(rows) == 12 and {r["split"] for r in rows} == {"test"}
+
+
+def test_a_missing_dataset_is_named_as_a_dataset_not_a_space(
+    cli: Any, word_game: Any, hub_env: Any
+) -> None:
+    missing = hub_env.repo_id("no-such-tasks")
+    with pytest.raises(DatasetNotFoundError, match=f"Dataset {missing} was not found") as raised:
+        load_tasks(f"hf://datasets/{missing}")
+    assert not isinstance(raised.value, SpaceNotFoundError)
+    assert "If the dataset is private" in raised.value.hint
+    with pytest.raises(DatasetNotFoundError, match=f"Dataset {missing} .*read trajectories"):
+        read_hub_records(missing)
+
+    listed = cli("tasks", word_game.url, "--tasks", f"hf://datasets/{missing}")
+    assert listed.code == 1
+    assert f"Dataset {missing} was not found" in listed.err, listed.err
+    assert "Unexpected error" not in listed.err and "Traceback" not in listed.err
 
 
 def test_tasks_listed_by_the_environment_start_with_reset_task_id(
