@@ -74,9 +74,9 @@ def uvicorn_options(
 
 #: Net allocations of tracked objects between young collections (Python's default is 700).
 YOUNG_GENERATION_THRESHOLD: Final = 50_000
-#: Room in the young generation for each open session: a request in flight holds 15 to 25
-#: tracked objects (measured at 4,096 sessions: 50,000 made every young collection walk them,
-#: 200,000 let them end young).
+#: Room in the young generation for each open session's request in flight (at 4,096 sessions
+#: stepping at once, 50,000 was too little: every young collection walked the requests; 200,000
+#: let them end young).
 YOUNG_GENERATION_PER_SESSION: Final = 64
 #: The young generation follows the sessions open in steps of this many.
 SESSIONS_PER_STEP = 1_024
@@ -110,8 +110,9 @@ def collector_follows(sessions: int) -> int:
 
 
 def tune_collector() -> tuple[int, ...]:
-    """Raise the young generation's threshold to :data:`YOUNG_GENERATION_THRESHOLD`. A higher
-    one, or 0 (automatic collection off), set by the process already, is kept; so are the older
+    """Raise the young generation's threshold to :data:`YOUNG_GENERATION_THRESHOLD`, and let
+    :func:`collector_follows` grow it with the sessions open. A higher one, or 0 (automatic
+    collection off), set by the process already, is kept (and not grown); so are the older
     generations' thresholds.
 
     Returns:
