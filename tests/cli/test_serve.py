@@ -270,3 +270,29 @@ def test_serves_with_the_young_generation_raised_for_many_sessions(tmp_path: Pat
     with _openenv_serve("gc_probe.py", cwd=tmp_path) as url:
         reply = httpx.post(f"{url}/reset", json={}, timeout=10)
     assert reply.json()["observation"]["young"] == YOUNG_GENERATION_THRESHOLD
+
+
+def test_frames_are_bounded_as_the_app_bounds_bodies(tmp_path: Path) -> None:
+    """An app made with max_message_size_mb=0.05 refuses a 100 KB WebSocket frame (1009), as it
+    does under serve_app, not only a 100 KB HTTP body."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    probe = Path(__file__).resolve().parents[1] / "gc_probe.py"
+    (tmp_path / "gc_probe.py").write_text(probe.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "small_frames.py").write_text(
+        "from gc_probe import Probe, Thresholds\n"
+        "from openenv_hub import Action, create_app\n"
+        "app = create_app(Probe, Action, Thresholds, max_message_size_mb=0.05)\n",
+        encoding="utf-8",
+    )
+    big = '{"type": "step", "data": {"pad": "' + "x" * 100_000 + '"}}'
+    with _openenv_serve("small_frames.py", cwd=tmp_path) as url:
+        ws_url = url.replace("http://", "ws://") + "/ws"
+        with connect(ws_url, open_timeout=10) as socket:
+            socket.send('{"type": "reset", "data": {}}')
+            assert '"observation"' in socket.recv(timeout=10)
+            socket.send(big)
+            with pytest.raises(ConnectionClosed) as closed:
+                socket.recv(timeout=10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
