@@ -7,8 +7,9 @@ observer its id. ``openenv/session/restore`` later brings a session of the same 
 class back to it (a fork at that step). A snapshot never leaves the server: a client only ever
 holds its id, an unguessable random string, so what it can restore is a state the server
 itself reached, never one it made up; nothing a client sends is unpickled or handed to
-``restore``. The store keeps the latest :data:`MAX_SNAPSHOTS` and forgets older ones (a fork
-of those falls back to replay).
+``restore``. The store keeps the latest :data:`MAX_SNAPSHOTS`, within about
+:data:`MAX_SNAPSHOT_BYTES` of memory (the replies' observations, images included, counted with
+the states), and forgets older ones (a fork of those falls back to replay).
 
 Layer: server.
 """
@@ -16,6 +17,7 @@ Layer: server.
 from __future__ import annotations
 
 import secrets
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -25,14 +27,20 @@ from openenv_hub.rubrics.episode import EpisodeScorer
 
 __all__ = [
     "MAX_SNAPSHOTS",
+    "MAX_SNAPSHOT_BYTES",
     "KeptSnapshot",
     "SnapshotStore",
+    "approximate_size",
     "can_snapshot",
     "restore_scorer",
     "scorer_progress",
 ]
 
 MAX_SNAPSHOTS = 20_000
+#: About how much memory the kept snapshots may take, as :func:`approximate_size` counts it.
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+#: Objects :func:`approximate_size` looks into, at most, for one value.
+_MAX_VISITED = 10_000
 
 
 def can_snapshot(env: Environment[Any, Any, Any]) -> bool:
@@ -61,28 +69,74 @@ class KeptSnapshot:
 
 
 class SnapshotStore:
-    """The latest snapshots, by id (see the module's docstring)."""
+    """The latest snapshots, by id (see the module's docstring).
 
-    def __init__(self, limit: int = MAX_SNAPSHOTS) -> None:
+    Args:
+        limit: Snapshots kept at most.
+        limit_bytes: About how much memory they may take; the latest one is kept whatever
+            its size.
+    """
+
+    def __init__(self, limit: int = MAX_SNAPSHOTS, limit_bytes: int = MAX_SNAPSHOT_BYTES) -> None:
         self.limit = limit
-        self._kept: OrderedDict[str, KeptSnapshot] = OrderedDict()
+        self.limit_bytes = limit_bytes
+        self.size = 0  # bytes held, as approximate_size counts them
+        self._kept: OrderedDict[str, tuple[KeptSnapshot, int]] = OrderedDict()  # with its size
 
     def __len__(self) -> int:
         return len(self._kept)
 
     def add(self, kept: KeptSnapshot) -> str:
-        """Keep ``kept`` and return its new id (the oldest one goes past the limit)."""
+        """Keep ``kept`` and return its new id (the oldest ones go past either limit)."""
+        size = approximate_size(kept.state) + approximate_size(kept.payload)
         snapshot_id = secrets.token_urlsafe(18)
-        self._kept[snapshot_id] = kept
-        while len(self._kept) > self.limit:
-            self._kept.popitem(last=False)
+        self._kept[snapshot_id] = (kept, size)
+        self.size += size
+        while len(self._kept) > 1 and (
+            len(self._kept) > self.limit or self.size > self.limit_bytes
+        ):
+            _, (_, forgotten) = self._kept.popitem(last=False)
+            self.size -= forgotten
         return snapshot_id
 
     def get(self, snapshot_id: Any) -> KeptSnapshot | None:
         """The snapshot ``snapshot_id`` names, or None (unknown, forgotten, or not an id)."""
         if not isinstance(snapshot_id, str):
             return None
-        return self._kept.get(snapshot_id)
+        found = self._kept.get(snapshot_id)
+        return None if found is None else found[0]
+
+
+def approximate_size(value: Any) -> int:
+    """Roughly the bytes ``value`` holds: strings and bytes by their length, arrays by their
+    ``nbytes``, containers and objects' attributes by what they hold, anything else by
+    ``sys.getsizeof``. Looks into at most 10,000 objects (the rest counted by the average)."""
+    total, visited, stack, seen = 0, 0, [value], set()
+    while stack and visited < _MAX_VISITED:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        visited += 1
+        if isinstance(item, (str, bytes, bytearray, memoryview)):
+            total += len(item) + 48
+        elif isinstance(getattr(item, "nbytes", None), int):
+            total += item.nbytes + 96
+        elif isinstance(item, dict):
+            total += sys.getsizeof(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            total += sys.getsizeof(item)
+            stack.extend(item)
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            total += sys.getsizeof(item)
+            stack.append(vars(item))
+        else:
+            total += sys.getsizeof(item)
+    if stack:  # not all looked into: count the rest as the average of what was
+        total += len(stack) * (total // max(visited, 1))
+    return total
 
 
 def scorer_progress(scorer: EpisodeScorer | None) -> Any:
