@@ -1,4 +1,5 @@
-"""Whether one more session fits: the server's ``max_concurrent_envs``, and the process's open files.
+"""Whether one more session fits: the server's ``max_concurrent_envs``, one client's share, and
+the process's open files.
 
 Every WebSocket session holds at least one file descriptor (its socket), so the process's limit
 on open files (``ulimit -n``, ``RLIMIT_NOFILE``) caps sessions too, whatever ``max_concurrent_envs``
@@ -11,21 +12,54 @@ Layer: server.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-from openenv_hub.errors import SessionCapacityError
+from openenv_hub.errors import ConcurrencyConfigurationError, SessionCapacityError
+from openenv_hub.server import settings
 
 try:
     import resource
 except ImportError:  # pragma: no cover - not on Windows
     resource = None  # type: ignore[assignment]
 
-__all__ = ["FILES_KEPT_FOR_SERVER", "SessionRoom", "open_file_limits"]
+__all__ = [
+    "FILES_KEPT_FOR_SERVER",
+    "SessionRoom",
+    "check_client_share",
+    "open_file_limits",
+    "resolve_capacity",
+]
 
 logger = logging.getLogger("openenv_hub.server")
 
 #: Descriptors left for the server itself (its listening socket, logs, imported modules, files
 #: environments open) when the open-file limit bounds sessions.
 FILES_KEPT_FOR_SERVER = 64
+
+
+def resolve_capacity(env_cls: type[Any] | None, factory_name: str, requested: int | None) -> int:
+    """``max_concurrent_envs`` for an environment: as requested (or the setting), and 1 for one
+    with ``SUPPORTS_CONCURRENT_SESSIONS = False`` (more than 1 asked of it is refused)."""
+    concurrent = getattr(env_cls, "SUPPORTS_CONCURRENT_SESSIONS", True)
+    if requested is not None and requested > 1 and not concurrent:
+        raise ConcurrencyConfigurationError(factory_name, requested)
+    if requested is None and not concurrent:
+        return 1
+    return settings.max_concurrent_envs(requested)
+
+
+def check_client_share(client: str | None, held: int, cap: int | None) -> None:
+    """Raise :class:`SessionCapacityError` if ``client``, holding ``held`` sessions, may not open
+    one more (``cap``: ``max_sessions_per_client``, None for no share of its own)."""
+    if client is None or cap is None or held < cap:
+        return
+    raise SessionCapacityError(
+        held,
+        cap,
+        message=f"Client {client} holds {held} sessions, the most one client may hold "
+        f"(max_sessions_per_client={cap} in create_app, or "
+        "OPENENV_MAX_SESSIONS_PER_CLIENT). Close one of them first.",
+    )
 
 
 def open_file_limits() -> tuple[int | None, int | None]:

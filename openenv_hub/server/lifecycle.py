@@ -28,17 +28,15 @@ from typing import Any
 from openenv_hub.deprecation import warn_renamed
 from openenv_hub.environment import Environment
 from openenv_hub.errors import (
-    ConcurrencyConfigurationError,
     ConfigurationError,
     EnvironmentFactoryError,
-    SessionCapacityError,
     SessionError,
     SessionNotFoundError,
 )
 from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.rubrics.ranges import declared_reward_range
 from openenv_hub.server import settings
-from openenv_hub.server.capacity import SessionRoom
+from openenv_hub.server.capacity import SessionRoom, check_client_share, resolve_capacity
 from openenv_hub.server.observers import SessionObserver, notify
 from openenv_hub.server.session import Session, SessionUse
 from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_TIMEOUT_S
@@ -120,7 +118,9 @@ class SessionLifecycle:
         )
         if self._env_cls is not None:
             declared_reward_range(self._env_cls)  # a range that is none fails here, not per session
-        self.max_concurrent_envs = self._resolve_capacity(max_concurrent_envs)
+        self.max_concurrent_envs = resolve_capacity(
+            self._env_cls, self._factory_name, max_concurrent_envs
+        )
         self.max_sessions_per_client = settings.max_sessions_per_client(max_sessions_per_client)
         self.idle_timeout_s = idle_timeout_s
         self.step_hard_timeout_s = settings.step_hard_timeout_s(step_hard_timeout_s)
@@ -130,25 +130,14 @@ class SessionLifecycle:
         self._ephemeral: set[Session] = set()  # stateless HTTP calls
         self._draining: set[Session] = set()  # closed, their thread still running a call
         self._finishing: set[asyncio.Task[None]] = set()
-        self.threads = self._threads(run_on_event_loop)
+        self.threads = SessionThreads.for_environment(
+            self._env_cls, self.env_name or self._factory_name, run_on_event_loop
+        )
         self.room = SessionRoom(self.max_concurrent_envs, env_name or self._factory_name)
         self.watchdog = Watchdog(self)
         self.observers: list[SessionObserver] = []  # told of every reset, step and close
 
     # -- configuration ---------------------------------------------------------------------
-
-    def _threads(self, run_on_event_loop: bool | None) -> SessionThreads:
-        inline = getattr(self._env_cls, "RUNS_ON_EVENT_LOOP", False)
-        inline = inline if run_on_event_loop is None else run_on_event_loop
-        shared = getattr(self._env_cls, "REQUIRES_SINGLE_THREAD_EXECUTOR", False)
-        if inline and shared:
-            raise ConfigurationError(
-                f"Environment '{self._factory_name}' sets REQUIRES_SINGLE_THREAD_EXECUTOR, so its "
-                "calls cannot run on the event loop: leave run_on_event_loop (and "
-                "RUNS_ON_EVENT_LOOP) off."
-            )
-        name = self.env_name or self._factory_name
-        return SessionThreads(env_name=name, inline=bool(inline), shared=shared)
 
     @property
     def max_sessions(self) -> int:
@@ -160,14 +149,6 @@ class SessionLifecycle:
     def abandoned_threads(self) -> int:
         """Threads given up on after ``step_hard_timeout_s`` (reported by ``/health``)."""
         return self.threads.abandoned
-
-    def _resolve_capacity(self, requested: int | None) -> int:
-        concurrent = getattr(self._env_cls, "SUPPORTS_CONCURRENT_SESSIONS", True)
-        if requested is not None and requested > 1 and not concurrent:
-            raise ConcurrencyConfigurationError(self._factory_name, requested)
-        if requested is None and not concurrent:
-            return 1
-        return settings.max_concurrent_envs(requested)
 
     @property
     def factory(self) -> EnvFactory:
@@ -228,18 +209,9 @@ class SessionLifecycle:
 
     def _reserve(self, client: str | None = None) -> None:
         self.room.check(self.active_sessions, self.max_concurrent_envs)
-        cap = self.max_sessions_per_client
-        if client is None or cap is None:
-            return
-        held = sum(session.client == client for session in self._sessions.values())
-        if held >= cap:
-            raise SessionCapacityError(
-                held,
-                cap,
-                message=f"Client {client} holds {held} sessions, the most one client may hold "
-                f"(max_sessions_per_client={cap} in create_app, or "
-                "OPENENV_MAX_SESSIONS_PER_CLIENT). Close one of them first.",
-            )
+        if client is not None and self.max_sessions_per_client is not None:
+            held = sum(session.client == client for session in self._sessions.values())
+            check_client_share(client, held, self.max_sessions_per_client)
 
     def _new_session(self, kind: str, *, reuse_worker: bool = False) -> Session:
         """A session with where its calls run: a thread of its own, the shared one, a spare

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from openenv_hub.errors import ConfigurationError
 from openenv_hub.server import settings
 from openenv_hub.server.worker import Worker
 
@@ -59,6 +60,23 @@ class SessionThreads:
         self._warned = False
         self._slow_warned = False
         self._load: dict[Worker, int] = {}  # each thread, and the live sessions pinned to it
+
+    @classmethod
+    def for_environment(
+        cls, env_cls: type[Any] | None, name: str, run_on_event_loop: bool | None
+    ) -> SessionThreads:
+        """Where the sessions of ``env_cls`` (``name`` in messages) run: on the event loop when
+        ``run_on_event_loop`` says so (by default its ``RUNS_ON_EVENT_LOOP``), on one shared
+        thread for ``REQUIRES_SINGLE_THREAD_EXECUTOR``, else pinned to the bounded set."""
+        inline = getattr(env_cls, "RUNS_ON_EVENT_LOOP", False)
+        inline = inline if run_on_event_loop is None else run_on_event_loop
+        shared = getattr(env_cls, "REQUIRES_SINGLE_THREAD_EXECUTOR", False)
+        if inline and shared:
+            raise ConfigurationError(
+                f"Environment '{name}' sets REQUIRES_SINGLE_THREAD_EXECUTOR, so its calls cannot "
+                "run on the event loop: leave run_on_event_loop (and RUNS_ON_EVENT_LOOP) off."
+            )
+        return cls(env_name=name, inline=bool(inline), shared=shared)
 
     @property
     def started(self) -> int:
