@@ -18,7 +18,8 @@ from finance_env.server.environment import TradingEnvironment
 
 from openenv_hub import Environment
 from openenv_hub.gymnasium import GymnasiumEnvironment
-from openenv_hub.server.snapshots import can_snapshot
+from openenv_hub.protocol import observation_payload
+from openenv_hub.server.snapshots import approximate_size, can_snapshot
 
 BLACKJACK = GymnasiumEnvironment.factory("Blackjack-v1")
 
@@ -106,3 +107,17 @@ def test_an_environment_without_snapshots_says_so() -> None:
     assert not can_snapshot(Plain())
     with pytest.raises(NotImplementedError, match="Plain does not implement snapshot"):
         Plain().snapshot()
+
+
+def test_an_atari_reply_is_counted_at_about_its_size() -> None:
+    env = AtariEnvironment()
+    try:
+        env.reset(seed=1)
+        payload = observation_payload(env.step(AtariAction(action=0)))
+        state = env.snapshot()
+    finally:
+        env.close()
+    sent = len(json.dumps(payload))
+    assert sent > 2_000  # a PNG frame
+    assert sent * 0.8 <= approximate_size(payload) <= sent * 3
+    assert approximate_size(state) > 0
