@@ -55,6 +55,29 @@ class Session:
     def ready(self) -> bool:
         return self.env is not None and not self.closed
 
+    def hold(self) -> None:
+        """Hold the session, free at this moment, for a call no task waits on
+        (:meth:`SessionPool.start_step <openenv_hub.server.sessions.SessionPool.start_step>`);
+        :meth:`let_go` when it returns."""
+        self.busy += 1
+        acquiring = self.lock.acquire()
+        try:
+            acquiring.send(None)  # a free lock is taken without waiting
+        except StopIteration:
+            self.caller = None
+            self.last_active = time.monotonic()
+            return
+        acquiring.close()
+        self.busy -= 1
+        raise RuntimeError(f"session {self.id} was held by another call")
+
+    def let_go(self) -> None:
+        """The call :meth:`hold` was for has returned."""
+        self.caller = None
+        self.lock.release()
+        self.busy -= 1
+        self.last_active = time.monotonic()
+
 
 class SessionUse:
     """The context of :meth:`SessionLifecycle.use <openenv_hub.server.lifecycle.SessionLifecycle.use>`

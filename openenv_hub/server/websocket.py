@@ -7,13 +7,16 @@ and :class:`~openenv_hub.server.sessions.SessionPool` does the environment's wor
 
 The task that reads a connection's frames answers the one next in line itself: a request whose
 answer is ready at once (an environment that runs on the event loop, for one) takes no other
-task and no queue. When an answer has to wait (for the session's thread, an ``async`` step, a
-busy socket), a new task takes over reading as soon as the event loop runs, and the first one
-finishes that answer, then the requests that arrived meanwhile, and ends. So a client that
-vanishes mid-step is noticed at once: the step is cancelled (an ``async`` one stops; one on the
-session's thread runs on, holding the session's slot until it returns or the server's hard time
-limit passes) and the session is closed. One request too many waiting, and the connection is
-closed with 1008.
+task and no queue. A step of a session whose calls run on its thread is started there and
+answered from a callback when it returns (:meth:`SessionPool.start_step
+<openenv_hub.server.sessions.SessionPool.start_step>`): while it runs, no coroutine waits for
+it, and the reader goes on reading. Other answers that have to wait (an ``async`` step, a
+rubric, a busy socket) are finished by the task that began them while a new task takes over
+reading, as soon as the event loop runs. Either way a client that vanishes mid-step is noticed
+at once: the session is closed (an ``async`` step is cancelled; one on the session's thread
+runs on, holding the session's slot until it returns or the server's hard time limit passes).
+Replies go out in the order the requests came. One request too many waiting, and the
+connection is closed with 1008.
 
 Layer: server.
 """
@@ -23,8 +26,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Final
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Final
 
 import pydantic_core
 from pydantic import ValidationError
@@ -96,7 +99,7 @@ async def _serve(
                 await websocket.close(code=code, reason=reason[:120])
 
     session.on_close.append(close_socket)
-    connection = _Connection(websocket, pool, session, handle)
+    connection = _Connection(websocket, pool, session, handle, steps_at_once=attachable)
     try:
         await connection.run()
     finally:
@@ -108,9 +111,17 @@ class _Connection:
     """One connection's reading and answering (see the module's docstring)."""
 
     def __init__(
-        self, websocket: WebSocket, pool: SessionPool, session: Session, handle: Handler
+        self,
+        websocket: WebSocket,
+        pool: SessionPool,
+        session: Session,
+        handle: Handler,
+        *,
+        steps_at_once: bool = False,
     ) -> None:
         self.websocket, self.pool, self.session, self.handle = websocket, pool, session, handle
+        self.steps_at_once = steps_at_once  # /ws: steps on a thread are answered from a callback
+        self.sending: asyncio.Task[None] | None = None  # a reply waiting for the socket
         self.rules = ServerConnection()
         self.loop = asyncio.get_running_loop()
         self.tasks: set[asyncio.Task[None]] = set()  # reading, answering, or both
@@ -144,31 +155,73 @@ class _Connection:
             except PipeliningRefused as refused:
                 self.refusal = str(refused)
                 return self.end()
-            if request is None:  # it waits behind the request being answered
+            if request is None or self._step_started(request):  # it waits, or is on its way
                 continue
             await self._answer_in_order(request)
             if self.reader is not asyncio.current_task():
                 return
 
-    async def _answer_in_order(self, request: str | bytes | None) -> None:
+    def _step_started(self, request: str | bytes) -> bool:
+        """Whether ``request`` is a step now running on the session's thread, to be answered
+        by :meth:`_step_answered` (see :meth:`SessionPool.start_step`)."""
+        if not self.steps_at_once or not isinstance(request, str):
+            return False
+        action = self.pool.actions.read_step_frame(request)
+        return action is not None and self.pool.start_step(
+            self.session, action, self._step_answered
+        )
+
+    def _step_answered(
+        self, payload: dict[str, Any] | None, error: ServerReplyError | None
+    ) -> None:
+        """Send the reply to a step started by :meth:`_step_started`, then answer what waits."""
+        if self.ended.done():
+            return
+        if error is not None:
+            frame = error_frame_for(error)
+        else:
+            assert payload is not None
+            frame = observation_frame(payload)
+        self.sending = self._start(self._send(frame, after=self.sending))
+        request = self.rules.answered()
+        if request is not None and not self._step_started(request):
+            self._start(self._answer_in_order(request, reading=False))
+
+    def _start(self, answering: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = self.loop.create_task(answering)
+        self.tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    async def _send(self, frame: bytes, *, after: asyncio.Task[None] | None) -> None:
+        """Send a reply once the one before it, ``after``, has gone: a reply to a step answered
+        from a callback is sent by a task of its own (:attr:`sending`), which a slow socket
+        may hold up."""
+        if after is not None and not after.done():
+            await asyncio.wait([after])
+        await self.websocket.send_text(frame.decode())
+
+    async def _answer_in_order(self, request: str | bytes | None, *, reading: bool = True) -> None:
         """Answer ``request``, then those that arrived meanwhile. Should an answer wait, the
-        event loop runs and starts a new reader; one answered at once costs no task."""
-        hand_over = self.loop.call_soon(self._read_in_new_task)
+        event loop runs and starts a new reader (unless this task is not the reader); one
+        answered at once costs no task."""
+        hand_over = self.loop.call_soon(self._read_in_new_task) if reading else None
         try:
             while request is not None:
                 if isinstance(request, bytes):
-                    await self.websocket.send_text(BINARY_FRAME_REFUSAL.decode())
+                    await self._send(BINARY_FRAME_REFUSAL, after=self.sending)
                     goes_on = False
                 else:
                     reply = await self.handle(self.pool, self.session, request)
                     goes_on = reply is not CLOSE
                     if goes_on and reply is not None:
-                        await self.websocket.send_text(reply.decode())
+                        await self._send(reply, after=self.sending)
                 request = self.rules.answered(goes_on=goes_on)
                 if not goes_on:
                     self.end()
         finally:
-            hand_over.cancel()
+            if hand_over is not None:
+                hand_over.cancel()
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         """A reader or answerer ended: if it failed or was cancelled (the hard time limit), so

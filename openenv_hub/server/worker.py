@@ -78,13 +78,13 @@ class Worker:
             busy[0] = time.monotonic()
             try:
                 result = fn()
-            except BaseException as exc:  # handed to the awaiting coroutine
-                if future is None:
+            except BaseException as exc:  # handed to the awaiting coroutine or on_return
+                if loop is None:
                     logger.exception("%s: a background call failed", self.name)
                 else:
                     _call_soon(loop, _settle, future, None, exc, on_return)
             else:
-                if future is not None:
+                if loop is not None:
                     _call_soon(loop, _settle, future, result, None, on_return)
             busy[0] = None
             if self.slow_after_s is not None and self.on_slow is not None:
@@ -103,6 +103,11 @@ class Worker:
         self._queue.put((loop, future, fn, on_return))
         return future
 
+    def call(self, fn: Callable[[], Any], on_return: OnReturn) -> None:
+        """Run ``fn`` on the thread after the calls queued before it, and tell ``on_return``
+        on the loop: :meth:`run` without a future, for a caller that waits in no coroutine."""
+        self._queue.put((asyncio.get_running_loop(), None, fn, on_return))
+
     def post(self, fn: Callable[[], Any]) -> None:
         """Run ``fn`` on the thread after the calls queued before it, without waiting for it
         (exceptions are logged)."""
@@ -111,7 +116,7 @@ class Worker:
     def replace_thread(self) -> int:
         """Serve from a new thread, leaving the current one (stuck in a call) behind.
 
-        Calls queued and awaited move to the new thread, in order; calls only posted (the
+        Calls queued and awaited (or told) move to the new thread, in order; calls only posted (the
         environment ``close()`` of a session abandoned with the stuck call) stay behind and run
         if the stuck call ever returns, after which the old thread exits. Returns how many calls
         moved.
@@ -126,7 +131,7 @@ class Worker:
                 item = stuck.get_nowait()
                 if item is None:  # shut down: the new thread ends too, after the calls before
                     self._queue.put(None)
-                elif item[1] is None:
+                elif item[0] is None:
                     left.append(item)
                 else:
                     self._queue.put(item)
@@ -155,14 +160,14 @@ def _call_soon(loop: asyncio.AbstractEventLoop, *args: Any) -> None:
 
 
 def _settle(
-    future: asyncio.Future[Any],
+    future: asyncio.Future[Any] | None,
     result: Any,
     exc: BaseException | None,
     on_return: OnReturn | None,
 ) -> None:
     if on_return is not None:
         on_return(result, exc)
-    if future.cancelled():
+    if future is None or future.cancelled():
         return
     if exc is not None:
         future.set_exception(exc)
