@@ -1,7 +1,7 @@
 """Many concurrent sessions on one server process: steps/s, latency, memory, threads, files.
 
 python benchmarks/sessions.py [--sizes 128,1024,4096,10000] [--steps 20] [--clients 2]
-                              [--modes threaded,inline,openenv] [--before DIR]
+                              [--modes threaded,inline,openenv] [--before DIR] [--pin 0:1]
 
 Each mode is one server process of the typed environment (``servers/typed.py``; the ``openenv``
 package's twin for ``openenv``, in its own virtual environment), started once and given every
@@ -10,7 +10,9 @@ size in turn. For each size, ``--clients`` client processes open their share of 
 the other. The server's RSS, threads and open files are sampled every 0.2 s (the tables give
 the peak), and the CPU time of the server and of the clients while stepping says which side
 limited. The server's CPU time per step depends less on what else the machine runs than
-steps/s. A mode whose sessions fail at one size is not given the larger ones.
+steps/s; the event loop thread's share of it is given too ("loop us/step"). A mode whose
+sessions fail at one size is not given the larger ones. ``--pin 0:1`` runs the server on CPU 0
+and the clients on CPU 1, so that neither takes the other's core or caches.
 
 Modes: ``threaded`` (the default settings: a bounded set of threads, each session pinned to
 one), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's server),
@@ -62,6 +64,7 @@ class Server:
     command: list[str]
     extra_env: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
+    cpus: set[int] | None = None  # the CPUs it may run on (--pin); None: any
     process: subprocess.Popen[bytes] | None = None
     log: Any = None
 
@@ -72,8 +75,13 @@ class Server:
     def start(self, max_sessions: int) -> None:
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
         env = {**os.environ, "MAX_CONCURRENT_ENVS": str(max_sessions), **self.extra_env}
+        cpus = self.cpus
         self.process = subprocess.Popen(
-            [*self.command, "--port", str(self.port)], stdout=self.log, stderr=self.log, env=env
+            [*self.command, "--port", str(self.port)],
+            stdout=self.log,
+            stderr=self.log,
+            env=env,
+            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -96,11 +104,13 @@ class Server:
             if line.startswith(("VmRSS:", "Threads:"))
         }
         stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        loop = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return {
             "rss": int(status["VmRSS"]) / 1024,
             "threads": int(status["Threads"]),
             "fds": len(os.listdir(f"/proc/{pid}/fd")),
             "cpu": (int(stat[11]) + int(stat[12])) / TICKS,
+            "loop cpu": (int(loop[11]) + int(loop[12])) / TICKS,  # the main thread's
         }
 
     def output(self) -> str:
@@ -152,8 +162,12 @@ class Peaks:
 # -- the client processes ---------------------------------------------------------------------
 
 
-def client_process(url: str, sessions: int, steps: int, pipe: Connection) -> None:
+def client_process(
+    url: str, sessions: int, steps: int, pipe: Connection, cpus: set[int] | None = None
+) -> None:
     """Open ``sessions`` sessions, say so, wait for the go, step them all, send the results."""
+    if cpus:
+        os.sched_setaffinity(0, cpus)
     asyncio.run(_client(url.replace("http://", "ws://") + "/ws", sessions, steps, pipe))
 
 
@@ -209,14 +223,18 @@ async def _client(url: str, sessions: int, steps: int, pipe: Connection) -> None
 # -- one measurement --------------------------------------------------------------------------
 
 
-def measure(server: Server, sessions: int, steps: int, clients: int) -> dict[str, Any]:
+def measure(
+    server: Server, sessions: int, steps: int, clients: int, client_cpus: set[int] | None = None
+) -> dict[str, Any]:
     """Open ``sessions`` sessions over ``clients`` processes, step them, and gather figures."""
     context = multiprocessing.get_context("spawn")
     shares = [sessions // clients + (1 if i < sessions % clients else 0) for i in range(clients)]
     pipes, processes = [], []
     for share in shares:
         ours, theirs = context.Pipe()
-        process = context.Process(target=client_process, args=(server.url, share, steps, theirs))
+        process = context.Process(
+            target=client_process, args=(server.url, share, steps, theirs, client_cpus)
+        )
         process.start()
         pipes.append(ours)
         processes.append(process)
@@ -256,6 +274,7 @@ def measure(server: Server, sessions: int, steps: int, clients: int) -> dict[str
         "fds": int(peaks.peak["fds"]),
         "server cores": server_cores,
         "server us/step": (after["cpu"] - before["cpu"]) / max(len(latencies), 1) * 1e6,
+        "loop us/step": (after["loop cpu"] - before["loop cpu"]) / max(len(latencies), 1) * 1e6,
         "client cores": sum(client_cpu) / elapsed,
         "limited by": _limited_by(server_cores, [c / elapsed for c in client_cpu]),
     }
@@ -304,13 +323,19 @@ def servers(modes: list[str], before: Path | None) -> list[Server]:
     return [made[mode]() for mode in modes]
 
 
-def run_mode(server: Server, sizes: list[int], steps: int, clients: int) -> list[dict[str, Any]]:
+def run_mode(
+    server: Server,
+    sizes: list[int],
+    steps: int,
+    clients: int,
+    client_cpus: set[int] | None = None,
+) -> list[dict[str, Any]]:
     results = []
     server.start(max_sessions=max(sizes) + 64)
     try:
         for sessions in sizes:
             try:
-                result = measure(server, sessions, steps, clients)
+                result = measure(server, sessions, steps, clients, client_cpus)
             except (TimeoutError, RuntimeError, EOFError, OSError) as exc:
                 result = {"sessions": sessions, "failed": f"{type(exc).__name__}: {exc}"}
             results.append(result)
@@ -352,7 +377,8 @@ def report(results: dict[str, list[dict[str, Any]]], sizes: list[int]) -> None:
                 ratio = r["steps/s"] / first["steps/s"] if first and "steps/s" in first else 0
                 cells.append(f"{r['steps/s']:,.0f} ({ratio:.2f}x)")
         print(f"| {size:,} | " + " | ".join(cells) + " |")
-    figures = ["p50 ms", "p99 ms", "server us/step", "rss MiB", "threads", "fds", "errors"]
+    figures = ["p50 ms", "p99 ms", "server us/step", "loop us/step", "rss MiB", "threads", "fds"]
+    figures.append("errors")
     figures.append("limited by")
     print("\n| sessions | mode | " + " | ".join(figures) + " |")
     print("|---:|---|" + "---:|" * len(figures))
@@ -379,22 +405,47 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument("--modes", default="threaded,inline,openenv")
     parser.add_argument("--before", type=Path, help="an openenv-hub checkout for --modes before")
+    parser.add_argument(
+        "--pin",
+        metavar="SERVER:CLIENTS",
+        help="CPUs for the server and for the clients, e.g. 0:1 (default: both share every CPU)",
+    )
     args = parser.parse_args()
+    server_cpus, client_cpus = _pinning(args.pin)
     sizes = [int(s) for s in args.sizes.split(",")]
     soft, hard = raise_file_limit()
     load = os.getloadavg()
     print(
         f"{os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
         f"open-file limit raised from {soft} to the hard limit {hard}; {args.steps} steps per "
-        f"session, {args.clients} client processes",
+        f"session, {args.clients} client processes"
+        + (
+            f"; server on CPUs {sorted(server_cpus)}, clients on {sorted(client_cpus or ())}"
+            if server_cpus
+            else ""
+        ),
         flush=True,
     )
     results = {}
     for server in servers(args.modes.split(","), args.before):
-        results[server.name] = run_mode(server, sizes, args.steps, args.clients)
+        server.cpus = server_cpus
+        results[server.name] = run_mode(server, sizes, args.steps, args.clients, client_cpus)
     report(results, sizes)
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+
+
+def _pinning(pin: str | None) -> tuple[set[int] | None, set[int] | None]:
+    """``"0:1,2"`` as the server's CPUs and the clients' (``None``: not pinned)."""
+    if not pin:
+        return None, None
+    try:
+        server, clients = ({int(c) for c in side.split(",")} for side in pin.split(":"))
+    except ValueError:
+        raise SystemExit(
+            f"--pin {pin!r}: give the server's CPUs and the clients', e.g. 0:1"
+        ) from None
+    return server, clients
 
 
 if __name__ == "__main__":
