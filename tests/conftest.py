@@ -21,7 +21,14 @@ from serving import ServerThread
 # cli_runner: the `cli` fixture, which runs the `openenv` command in-process.
 # ray_support: the `ray_cluster` fixture, a two-node Ray cluster on loopback.
 # source_tree_guard: fails a test that leaves a remembered Space in envs/NAME.
-pytest_plugins = ["openenv_hub.testing", "cli_runner", "ray_support", "source_tree_guard"]
+# docker_support.image_sweep: removes the images a run built on the private Docker engine.
+pytest_plugins = [
+    "openenv_hub.testing",
+    "cli_runner",
+    "ray_support",
+    "source_tree_guard",
+    "docker_support.image_sweep",
+]
 
 REPO = Path(__file__).resolve().parents[1]
 

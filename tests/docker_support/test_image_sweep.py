@@ -1,0 +1,35 @@
+"""The end of a test run removes the images it built on the private engine, and only those."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from docker_support.engine import BASE_IMAGE, build_image, docker, require_docker
+from docker_support.image_sweep import images, private_engine, sweep
+
+
+def test_the_images_a_run_built_are_removed_and_the_base_and_wheelhouses_stay(
+    tmp_path: Path,
+) -> None:
+    require_docker()
+    if not private_engine():
+        pytest.skip("only the private engine of .ci/docker/setup.sh is swept")
+    mark = uuid.uuid4().hex[:10]
+    before = images()
+    (tmp_path / "Dockerfile").write_text(f"FROM {BASE_IMAGE}\nLABEL sweep-probe={mark}\n")
+    built = build_image(tmp_path, f"openenv-test/sweep-{mark}")
+    (tmp_path / "Dockerfile").write_text(f"FROM {BASE_IMAGE}\nLABEL sweep-wheels={mark}\n")
+    wheels = build_image(tmp_path, f"localhub-wheelhouse:sweep-{mark}")
+    try:
+        built_id = docker("images", "--quiet", "--no-trunc", built).stdout.strip()
+        assert built_id and built_id not in before
+        removed = sweep(before)
+        assert built_id in removed
+        assert docker("images", "--quiet", built).stdout.strip() == ""
+        assert docker("images", "--quiet", wheels).stdout.strip()  # kept between runs
+        assert docker("images", "--quiet", BASE_IMAGE).stdout.strip()
+    finally:
+        docker("rmi", "--force", built, wheels, check=False)
