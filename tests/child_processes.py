@@ -20,26 +20,38 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["end_child", "start_child"]
+__all__ = ["die_with_parent", "end_child", "start_child"]
 
 
-def _default_sigint() -> None:
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent() -> None:
+    """For ``preexec_fn``: the child is killed when the process that started it ends, however it
+    ends (a pytest killed, or one that stopped on an internal error before its teardowns ran)."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _child_setup() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    die_with_parent()
 
 
 def start_child(command: Sequence[str], **options: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen(command, **options)`` with SIGINT at its default action, in a process
-    group of its own (so :func:`end_child` can kill everything it started)."""
+    group of its own (so :func:`end_child` can kill everything it started), killed if the test
+    process ends first (:func:`die_with_parent`)."""
     return subprocess.Popen(
         command,
         start_new_session=True,
-        preexec_fn=_default_sigint,  # sets a signal's disposition only
+        preexec_fn=_child_setup,  # a signal's disposition and the parent-death signal only
         **options,
     )
 

@@ -91,6 +91,7 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     import time
 
     import httpx
+    from child_processes import die_with_parent
     from serving import free_port
 
     folder = str(tmp_path_factory.mktemp("tiny-model") / "model")
@@ -108,7 +109,12 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     log = open(Path(folder).parent / "serve.log", "wb")  # noqa: SIM115
     command = shlex.split(SERVE_COMMAND.format(folder=folder, port=port))
     server = subprocess.Popen(
-        command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        command,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=die_with_parent,  # gone with this process, even if no teardown runs
     )
     try:
         deadline = time.monotonic() + 180
