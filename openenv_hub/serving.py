@@ -50,18 +50,22 @@ def uvicorn_options(
     ws_ping_timeout_s: float | None = 20.0,
     max_message_size_mb: float | None = None,
     graceful_shutdown_s: float = DEFAULT_GRACEFUL_SHUTDOWN_S,
+    app: Any = None,
 ) -> dict[str, Any]:
     """The uvicorn settings environment servers run with.
 
     The server pings every WebSocket client each ``ws_ping_interval_s``; one that does not answer
     within ``ws_ping_timeout_s`` is disconnected and its session freed. Frames over
-    ``max_message_size_mb`` (default ``$OPENENV_MAX_MESSAGE_SIZE_MB`` or 16) close the socket
-    with 1009. On shutdown, requests still running after ``graceful_shutdown_s`` are cancelled,
+    ``max_message_size_mb`` (default: the body limit of ``app``, when it is an app made by
+    ``create_app``, so that one setting bounds both; else ``$OPENENV_MAX_MESSAGE_SIZE_MB`` or
+    16) close the socket with 1009. On shutdown, requests still running after ``graceful_shutdown_s`` are cancelled,
     so a stuck step cannot hold the process. The sans-I/O websockets protocol is preferred where
     uvicorn has it: it is the faster of uvicorn's implementations.
     """
     from uvicorn.config import WS_PROTOCOLS
 
+    if max_message_size_mb is None:
+        max_message_size_mb = getattr(getattr(app, "state", None), "max_message_size_mb", None)
     message_mb = max_message_size_mb_setting(max_message_size_mb)
     return {
         "ws": "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto",

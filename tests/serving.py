@@ -22,8 +22,7 @@ class ServerThread:
         self.port = port or free_port()
         from openenv_hub.server.app import uvicorn_options as defaults
 
-        limit = getattr(getattr(app, "state", None), "max_message_size_mb", None)
-        options = {"log_level": "warning", **defaults(max_message_size_mb=limit)}
+        options = {"log_level": "warning", **defaults(app=app)}
         options.update(uvicorn_options)
         self.config = uvicorn.Config(app, host="127.0.0.1", port=self.port, **options)
         self.server = uvicorn.Server(self.config)

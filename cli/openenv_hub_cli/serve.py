@@ -133,8 +133,6 @@ def command(
     from openenv_hub.serving import tune_collector
 
     tune_collector()  # as openenv_hub.serve_app does (see openenv_hub.serving)
-    # WebSocket frames are bounded as the app bounds HTTP bodies, as serve_app does.
-    message_mb = getattr(getattr(app, "state", None), "max_message_size_mb", None)
     uvicorn.run(
         reload_path or app,
         host=host,
@@ -143,7 +141,7 @@ def command(
         reload_dirs=[str(target.app_dir)] if reload else None,
         app_dir=str(target.app_dir),
         log_level="info",
-        **uvicorn_options(max_message_size_mb=message_mb),
+        **uvicorn_options(app=app),  # frames bounded as the app bounds HTTP bodies
     )
 
 

@@ -83,10 +83,7 @@ class ReplicaServer:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind((self.host, 0))
         self.port = int(listener.getsockname()[1])
-        limit = getattr(getattr(app, "state", None), "max_message_size_mb", None)
-        config = uvicorn.Config(
-            app, log_level="info", access_log=False, **uvicorn_options(max_message_size_mb=limit)
-        )
+        config = uvicorn.Config(app, log_level="info", access_log=False, **uvicorn_options(app=app))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [listener]}, daemon=True

@@ -245,13 +245,12 @@ def serve_app(
         raise ConfigurationError(
             "reload=True needs the app as an import string, e.g. 'pkg.app:app'"
         )
-    if max_message_size_mb is None and not isinstance(app, str):
-        max_message_size_mb = getattr(app.state, "max_message_size_mb", None)
     options = uvicorn_options(
         ws_ping_interval_s=ws_ping_interval_s,
         ws_ping_timeout_s=ws_ping_timeout_s,
         max_message_size_mb=max_message_size_mb,
         graceful_shutdown_s=graceful_shutdown_s,
+        app=app,
     )
     if reload:  # uvicorn's reloader supervises the server process
         uvicorn.run(app, host=host, port=port, reload=True, log_level=log_level, **options)
