@@ -199,9 +199,14 @@ class SessionPool(SessionLifecycle):
     def _step_returned(
         self, session: Session, answer: StepAnswer, obs: Any, exc: BaseException | None
     ) -> None:
-        """A step started by :meth:`start_step` returned: free the session, then answer."""
+        """A step started by :meth:`start_step` returned: free the session, then answer (unless
+        the step was abandoned past the hard time limit: its session is closed, and its client
+        was told so)."""
+        abandoned = session.thread_call_since is None
         self._thread_call_returned(session, obs, exc)
         session.let_go()
+        if abandoned:
+            return
         try:
             if exc is not None:
                 if isinstance(exc, ServerReplyError):

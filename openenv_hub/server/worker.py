@@ -116,10 +116,10 @@ class Worker:
     def replace_thread(self) -> int:
         """Serve from a new thread, leaving the current one (stuck in a call) behind.
 
-        Calls queued and awaited (or told) move to the new thread, in order; calls only posted (the
-        environment ``close()`` of a session abandoned with the stuck call) stay behind and run
-        if the stuck call ever returns, after which the old thread exits. Returns how many calls
-        moved.
+        Calls queued and awaited (or told of, :meth:`call`) move to the new thread, in order;
+        calls only posted (the environment ``close()`` of a session abandoned with the stuck
+        call) stay behind and run if the stuck call ever returns, after which the old thread
+        exits. Returns how many calls moved.
         """
         stuck, self._queue = self._queue, queue.SimpleQueue()
         self._busy = [None]

@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 from typing import Any
 
+import pytest
 from sample_envs import Echoed, Message, Typed
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from openenv_hub import create_app
@@ -128,3 +131,68 @@ async def test_a_step_is_started_at_once_only_when_nothing_else_holds_the_sessio
         assert answers[1][1].code == "EXECUTION_ERROR"
     finally:
         await pool.aclose()
+
+
+class Stuck(Typed):
+    release = threading.Event()
+
+    def step(self, action: Message, **kwargs: Any) -> Echoed:
+        if action.message == "stuck":
+            self.release.wait(30)
+        return super().step(action, **kwargs)
+
+
+async def test_a_step_queued_behind_a_stuck_call_moves_to_the_new_thread_and_is_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENENV_SESSION_THREADS", "1")
+    pool = SessionPool(Stuck, action_cls=Message, step_hard_timeout_s=0.4)
+    answered: asyncio.Queue[tuple[Any, Any]] = asyncio.Queue()
+
+    def answer(payload: Any, error: Any) -> None:
+        answered.put_nowait((payload, error))
+
+    try:
+        stuck, beside = await pool.open("ws"), await pool.open("ws")
+        for session in (stuck, beside):
+            await pool.reset(session, {})
+        stuck_thread = stuck.worker.thread
+        assert pool.start_step(stuck, Message(message="stuck"), answer)
+        assert pool.start_step(beside, Message(message="beside"), answer)  # queued behind it
+        payload, error = await asyncio.wait_for(answered.get(), 10)  # abandoned at 0.4 s
+        assert error is None and payload["observation"]["echoed_message"] == "beside"
+        assert payload["observation"]["thread"] == beside.worker.thread.name
+        assert beside.worker.thread is not stuck_thread and stuck.closed
+        assert pool.abandoned_threads == 1 and not beside.busy and not beside.lock.locked()
+    finally:
+        Stuck.release.set()
+        await asyncio.wait_for(pool.aclose(), 15)
+    stuck_thread.join(5)
+    assert not stuck_thread.is_alive()
+    assert answered.empty()  # the abandoned step, returning late, is answered to nobody
+
+
+class Hangs(Typed):
+    release = threading.Event()
+
+    def step(self, action: Message, **kwargs: Any) -> Echoed:
+        self.release.wait(30)
+        return super().step(action, **kwargs)
+
+
+def test_a_client_waiting_on_a_step_past_the_hard_limit_is_told_and_its_slot_freed(
+    serve: Any,
+) -> None:
+    server = serve(create_app(Hangs, Message, Echoed, step_hard_timeout_s=0.5))
+    try:
+        with ws(server) as s:
+            ask(s, {"type": "reset"})
+            s.send(step("never"))
+            with pytest.raises(ConnectionClosed) as closed:
+                s.recv(timeout=10)
+        assert closed.value.rcvd is not None
+        assert "hard time limit" in closed.value.rcvd.reason
+        server.wait_for(lambda: server.pool.active_sessions == 0)
+        assert server.pool.abandoned_threads == 1
+    finally:
+        Hangs.release.set()
