@@ -14,7 +14,7 @@ import importlib
 import socket
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -126,9 +126,23 @@ def _unreachable(f: _Failure) -> HubError:
     )
 
 
+def _not_cached(f: _Failure) -> HubError:
+    """A download that could neither ask the Hub nor find a copy on disk: what stopped it asking
+    (the error it was raised from) decides, e.g. a Hub that does not answer."""
+    cause = f.exc.__cause__
+    if cause is not None and (mapped := _mapped(replace(f, exc=cause))) is not None:
+        return mapped
+    return HubError(
+        f"{f.what} could not be read from {f.endpoint}{f.doing}, and no copy of it is on disk.",
+        repo_id=f.repo_id,
+        hint="Check your network connection (and HF_ENDPOINT), then run the command again.",
+    )
+
+
 #: huggingface_hub's error classes (in ``huggingface_hub.errors``) and what each becomes. A
 #: class not listed maps as its nearest listed base class does.
 _HUB_CLASSES: dict[str, Callable[[_Failure], HubError]] = {
+    "LocalEntryNotFoundError": _not_cached,
     "LocalTokenNotFoundError": _no_token,
     "OfflineModeIsEnabled": _offline,
     "HFValidationError": _invalid_id,
@@ -245,14 +259,16 @@ def hub_error(
     The first class of ``type(exc).__mro__`` that is mapped decides: a subclass of a mapped
     class maps as that class does, and a more specific class before its bases.
     """
-    mapped = _mapped_classes()
-    factory = next((mapped[cls] for cls in type(exc).__mro__ if cls in mapped), None)
-    if factory is None and isinstance(exc, (ConnectionError, TimeoutError, socket.gaierror)):
-        factory = _unreachable
-    if factory is None:
-        return None
     doing = f" ({action})" if action else ""
-    return factory(_Failure(exc, endpoint, repo_id, revision, doing, repo_type))
+    return _mapped(_Failure(exc, endpoint, repo_id, revision, doing, repo_type))
+
+
+def _mapped(f: _Failure) -> HubError | None:
+    mapped = _mapped_classes()
+    factory = next((mapped[cls] for cls in type(f.exc).__mro__ if cls in mapped), None)
+    if factory is None and isinstance(f.exc, (ConnectionError, TimeoutError, socket.gaierror)):
+        factory = _unreachable
+    return None if factory is None else factory(f)
 
 
 def _from_status(status: int, f: _Failure) -> HubError:

@@ -211,11 +211,19 @@ def test_hub_failing_later_steps_says_the_files_are_there(
 
 
 def test_hub_unreachable(
-    hub_env: HubEnv, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+    hub_env: HubEnv,
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{free_port()}")
     _failed(cli("versions", "alice/x"), "Could not reach the Hub at http://127.0.0.1:", "network")
-    for args in (("push", ECHO_ENV, "--repo-id", "alice/x"), ("fork", "alice/x")):
+    pulled_to = str(tmp_path / "pulled")
+    for args in (
+        ("push", ECHO_ENV, "--repo-id", "alice/x"),
+        ("fork", "alice/x"),
+        ("pull", "alice/x", pulled_to),  # the client raises "no copy on disk" here
+    ):
         result = cli(*args)
         _failed(result, "Could not reach the Hub", "network connection")
         assert "token" not in result.err.split("Error:", 1)[1].split("Hint:")[0]  # not its fault

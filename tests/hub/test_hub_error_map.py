@@ -104,3 +104,21 @@ def test_an_error_that_only_looks_like_the_hub_clients_is_not_mapped(exc: Except
     assert _mapped(exc) is None
     with pytest.raises(type(exc)), translate(endpoint=ENDPOINT, repo_id="alice/x"):
         raise exc
+
+
+def _raised_from(exc: Exception, cause: BaseException) -> Exception:
+    try:
+        raise exc from cause
+    except Exception as raised:
+        return raised
+
+
+def test_a_download_with_no_copy_on_disk_says_what_stopped_it_asking_the_hub() -> None:
+    missing = hf_errors.LocalEntryNotFoundError
+    offline = _mapped(_raised_from(missing("no snapshot"), hf_errors.OfflineModeIsEnabled("x")))
+    assert isinstance(offline, HubConnectionError) and "HF_HUB_OFFLINE" in str(offline)
+    down = _mapped(_raised_from(missing("no snapshot"), httpx.ConnectError("refused")))
+    assert isinstance(down, HubConnectionError) and "Could not reach the Hub" in str(down)
+    other = _mapped(_raised_from(missing("no snapshot"), ValueError("odd")))
+    assert type(other) is HubError and "no copy of it is on disk" in str(other)
+    assert "Space alice/x" in str(other)
