@@ -1,5 +1,6 @@
-"""How the session core calls an environment class: asynchronously or on its thread, and with
-which of the keyword arguments a request carries (subclasses may declare narrower signatures).
+"""How the session core calls an environment class: asynchronously or on its thread, with which
+of the keyword arguments a request carries (subclasses may declare narrower signatures), and
+what a client is told when a call raises.
 
 Layer: server.
 """
@@ -8,14 +9,17 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from openenv_hub.environment import Environment
-from openenv_hub.errors import ActionValidationError
+from openenv_hub.errors import ActionValidationError, EnvironmentExecutionError
 
-__all__ = ["CallPlan", "Signature"]
+__all__ = ["CallPlan", "Signature", "environment_failed"]
+
+logger = logging.getLogger("openenv_hub.server")
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,13 @@ class CallPlan:
         return CallPlan(
             reset_async, step_async, _signature("reset", reset), _signature("step", step, 1)
         )
+
+
+def environment_failed(session_id: str, fn: Any, exc: BaseException) -> EnvironmentExecutionError:
+    """What a client is told of an exception its environment's ``fn`` raised (logged in full)."""
+    name = getattr(fn, "__name__", fn)
+    logger.error("Session %s: environment raised in %s", session_id, name, exc_info=exc)
+    return EnvironmentExecutionError(f"{type(exc).__name__}: {exc}")
 
 
 def _signature(method: str, fn: Callable[..., Any], positional: int = 0) -> Signature:

@@ -31,7 +31,7 @@ from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
 from openenv_hub.protocol import observation_payload
 from openenv_hub.protocol.actions import ActionReader
 from openenv_hub.rubrics.ranges import wire_range
-from openenv_hub.server.calls import CallPlan
+from openenv_hub.server.calls import CallPlan, environment_failed
 from openenv_hub.server.lifecycle import (
     DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_SESSIONS,
@@ -102,7 +102,7 @@ class SessionPool(SessionLifecycle):
         except ServerReplyError:
             raise
         except Exception as exc:
-            raise _environment_failed(session, fn, exc) from exc
+            raise environment_failed(session.id, fn, exc) from exc
 
     @functools.cached_property
     def takes_tool_calls(self) -> bool:
@@ -211,7 +211,7 @@ class SessionPool(SessionLifecycle):
             if exc is not None:
                 if isinstance(exc, ServerReplyError):
                     raise exc
-                raise _environment_failed(session, "step", exc) from exc
+                raise environment_failed(session.id, "step", exc) from exc
             obs = checked_observation(obs, "step")
             session.step_count += 1
             payload = observation_payload(self._in_range(session, obs))
@@ -373,17 +373,6 @@ class SessionPool(SessionLifecycle):
                 session, call, (name, arguments), on_loop=is_async
             )
             return outcome
-
-
-def _environment_failed(session: Session, fn: Any, exc: BaseException) -> EnvironmentExecutionError:
-    """What the client is told of an exception the environment raised (logged in full)."""
-    logger.error(
-        "Session %s: environment raised in %s",
-        session.id,
-        getattr(fn, "__name__", fn),
-        exc_info=exc,
-    )
-    return EnvironmentExecutionError(f"{type(exc).__name__}: {exc}")
 
 
 def _clock(observers: list[Any]) -> tuple[float, float]:
