@@ -1,5 +1,5 @@
-"""Steps on a session's thread answered from a callback: no task waits for them, and the replies
-still go out in order, behind a slow socket too."""
+"""Steps on a session's thread answered from a callback: no task waits for them, the replies
+still go out in order, and the hard time limit still ends a stuck one."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -47,13 +48,14 @@ def test_a_step_running_on_its_thread_holds_no_task(serve: Any) -> None:
         sockets = [stack.enter_context(ws(server)) for _ in range(4)]
         for s in sockets:
             assert ask(s, {"type": "reset"})["type"] == "observation"
+        time.sleep(0.2)  # the tasks that answered the resets have ended
         idle = tasks_on(server)
         for i, s in enumerate(sockets):
             s.send(step(f"slow {i}", delay_s=1.0))
         server.wait_for(
             lambda: all(x.thread_call_since is not None for x in server.pool.sessions())
         )
-        assert tasks_on(server) == idle  # each socket's reader, and nothing per step
+        assert tasks_on(server) <= idle  # each socket's reader, and nothing per step
         replies = [json.loads(s.recv(timeout=10))["data"]["observation"] for s in sockets]
         assert [r["echoed_message"] for r in replies] == [f"slow {i}" for i in range(4)]
         assert all(r["thread"].startswith("openenv-session-") for r in replies)
