@@ -58,9 +58,10 @@ def uvicorn_options(
     within ``ws_ping_timeout_s`` is disconnected and its session freed. Frames over
     ``max_message_size_mb`` (default: the body limit of ``app``, when it is an app made by
     ``create_app``, so that one setting bounds both; else ``$OPENENV_MAX_MESSAGE_SIZE_MB`` or
-    16) close the socket with 1009. On shutdown, requests still running after ``graceful_shutdown_s`` are cancelled,
-    so a stuck step cannot hold the process. The sans-I/O websockets protocol is preferred where
-    uvicorn has it: it is the faster of uvicorn's implementations.
+    16) close the socket with 1009. On shutdown, requests still running after
+    ``graceful_shutdown_s`` are cancelled, so a stuck step cannot hold the process. The sans-I/O
+    websockets protocol is preferred where uvicorn has it: it is the faster of uvicorn's
+    implementations.
     """
     from uvicorn.config import WS_PROTOCOLS
 
