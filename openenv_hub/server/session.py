@@ -108,11 +108,7 @@ class SessionUse:
         return env
 
     async def __aexit__(self, *exc_info: object) -> None:
-        session = self.session
-        session.caller = None
-        session.lock.release()
-        session.busy -= 1
-        session.last_active = time.monotonic()
+        self.session.let_go()
 
 
 def _closed(session: Session) -> SessionClosedError:

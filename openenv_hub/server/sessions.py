@@ -168,23 +168,14 @@ class SessionPool(SessionLifecycle):
     def start_step(self, session: Session, action: Action, answer: StepAnswer) -> bool:
         """Start a step of ``session`` on its thread without a coroutine waiting for it:
         ``answer(payload, None)`` or ``answer(None, error)`` is called on the event loop when
-        it returns. False, with nothing started, when the step needs :meth:`step` instead: the
-        session's calls run on the loop or another call holds it, its environment steps
-        ``async`` or has no episode yet, or a rubric or an observer takes part in the step.
-
-        The cheaper way for many sessions: a step waiting on a thread holds no task, no chain
-        of coroutines and no future, only the call in the thread's queue.
-        """
+        it returns: a step waiting on a thread holds no task, coroutine or future. False, with
+        nothing started, when the step needs :meth:`step` (see :meth:`may_start_step`, and a
+        session with no episode yet)."""
         env, worker = session.env, session.worker
         if (
-            worker is None
-            or env is None
-            or session.closed
-            or session.busy
-            or session.lock.locked()
-            or session.scorer is not None
-            or self.observers
-            or CallPlan.of(type(env)).step_async
+            env is None
+            or worker is None
+            or not self.may_start_step(session)
             or needs_reset(env, session.episode_started, action)
         ):
             return False
@@ -195,6 +186,21 @@ class SessionPool(SessionLifecycle):
             functools.partial(self._step_returned, session, answer),
         )
         return True
+
+    def may_start_step(self, session: Session) -> bool:
+        """Whether :meth:`start_step` could take a step of ``session`` now: its calls run on a
+        thread no other call holds, and no rubric, observer or ``async`` step takes part."""
+        env = session.env
+        return not (
+            env is None
+            or session.worker is None
+            or session.closed
+            or session.busy
+            or session.lock.locked()
+            or session.scorer is not None
+            or self.observers
+            or CallPlan.of(type(env)).step_async
+        )
 
     def _step_returned(
         self, session: Session, answer: StepAnswer, obs: Any, exc: BaseException | None

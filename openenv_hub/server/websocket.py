@@ -164,7 +164,11 @@ class _Connection:
     def _step_started(self, request: str | bytes) -> bool:
         """Whether ``request`` is a step now running on the session's thread, to be answered
         by :meth:`_step_answered` (see :meth:`SessionPool.start_step`)."""
-        if not self.steps_at_once or not isinstance(request, str):
+        if not (
+            self.steps_at_once
+            and isinstance(request, str)
+            and self.pool.may_start_step(self.session)  # else the frame is read once, later
+        ):
             return False
         action = self.pool.actions.read_step_frame(request)
         return action is not None and self.pool.start_step(
