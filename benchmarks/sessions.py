@@ -2,17 +2,20 @@
 
 python benchmarks/sessions.py [--sizes 128,1024,4096,10000] [--steps 20] [--clients 2]
                               [--modes threaded,inline,openenv] [--before DIR] [--pin 0:1]
+                              [--client lean|websockets]
 
 Each mode is one server process of the typed environment (``servers/typed.py``; the ``openenv``
 package's twin for ``openenv``, in its own virtual environment), started once and given every
 size in turn. For each size, ``--clients`` client processes open their share of the sessions
 (one WebSocket each, reset), then all step at once, each session ``--steps`` steps one after
-the other. The server's RSS, threads and open files are sampled every 0.2 s (the tables give
-the peak), and the CPU time of the server and of the clients while stepping says which side
-limited. The server's CPU time per step depends less on what else the machine runs than
-steps/s; the event loop thread's share of it is given too ("loop us/step"). A mode whose
-sessions fail at one size is not given the larger ones. ``--pin 0:1`` runs the server on CPU 0
-and the clients on CPU 1, so that neither takes the other's core or caches.
+the other (``session_clients.py``: by default on ``ws_load.py``'s lean protocol, so that the
+clients take as little as they can of the cores they share with the server). The server's RSS,
+threads and open files are sampled every 0.2 s (the tables give the peak), and the CPU time of
+the server and of the clients while stepping says which side limited. The server's CPU time
+per step depends less on what else the machine runs than steps/s; the event loop thread's
+share of it is given too ("loop us/step"). A mode whose sessions fail at one size is not given
+the larger ones. ``--pin 0:1`` runs the server on CPU 0 and the clients on CPU 1, so that
+neither takes the other's core or caches.
 
 Modes: ``threaded`` (the default settings: a bounded set of threads, each session pinned to
 one), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's server),
@@ -23,7 +26,6 @@ and with ``--before DIR`` (a checkout of openenv-hub to compare with) ``before``
 from __future__ import annotations
 
 import argparse
-import asyncio
 import multiprocessing
 import os
 import resource
@@ -44,10 +46,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from peer_venv import PEER_DIR, ensure_peer_python  # noqa: E402
 from serving import free_port  # noqa: E402
+from session_clients import client_process  # noqa: E402  (benchmarks/, the script's folder)
 
-RESET = '{"type": "reset", "data": {}}'
-STEP = '{"type": "step", "data": {"message": "hello"}}'
-OPEN_AT_ONCE = 256  # connections being opened at a time, under the server's listen backlog
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -159,72 +159,16 @@ class Peaks:
         self.take()
 
 
-# -- the client processes ---------------------------------------------------------------------
-
-
-def client_process(
-    url: str, sessions: int, steps: int, pipe: Connection, cpus: set[int] | None = None
-) -> None:
-    """Open ``sessions`` sessions, say so, wait for the go, step them all, send the results."""
-    if cpus:
-        os.sched_setaffinity(0, cpus)
-    asyncio.run(_client(url.replace("http://", "ws://") + "/ws", sessions, steps, pipe))
-
-
-async def _client(url: str, sessions: int, steps: int, pipe: Connection) -> None:
-    from websockets.asyncio.client import connect
-
-    errors: list[str] = []
-    gate = asyncio.Semaphore(OPEN_AT_ONCE)
-
-    async def open_one() -> Any:
-        async with gate:
-            try:
-                ws = await connect(url, open_timeout=300, compression=None, max_size=None)
-                await ws.send(RESET)
-                reply = await asyncio.wait_for(ws.recv(), 300)
-            except Exception as exc:  # counted: the table shows failures
-                errors.append(f"open: {type(exc).__name__}: {exc}"[:300])
-                return None
-            if '"type":"observation"' not in str(reply).replace(" ", ""):
-                errors.append(f"reset: {str(reply)[:300]}")
-            return ws
-
-    sockets = [ws for ws in await asyncio.gather(*(open_one() for _ in range(sessions))) if ws]
-    pipe.send(("ready", len(sockets), errors[:3], len(errors)))
-    await asyncio.get_running_loop().run_in_executor(None, pipe.recv)  # the go
-    latencies: list[float] = []
-    step_errors = 0
-    cpu_started = time.process_time()
-
-    async def drive(ws: Any) -> None:
-        nonlocal step_errors
-        for _ in range(steps):
-            started = time.perf_counter()
-            try:
-                await ws.send(STEP)
-                reply = await asyncio.wait_for(ws.recv(), 300)
-            except Exception as exc:
-                errors.append(f"step: {type(exc).__name__}: {exc}"[:300])
-                step_errors += 1
-                return
-            latencies.append(time.perf_counter() - started)
-            if '"type":"error"' in str(reply).replace(" ", ""):
-                errors.append(f"step: {str(reply)[:300]}")
-                step_errors += 1
-
-    await asyncio.gather(*(drive(ws) for ws in sockets))
-    cpu = time.process_time() - cpu_started
-    pipe.send(("done", latencies, step_errors, errors[:3], cpu))
-    await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
-    pipe.send(("closed",))
-
-
 # -- one measurement --------------------------------------------------------------------------
 
 
 def measure(
-    server: Server, sessions: int, steps: int, clients: int, client_cpus: set[int] | None = None
+    server: Server,
+    sessions: int,
+    steps: int,
+    clients: int,
+    client_cpus: set[int] | None = None,
+    client: str = "lean",
 ) -> dict[str, Any]:
     """Open ``sessions`` sessions over ``clients`` processes, step them, and gather figures."""
     context = multiprocessing.get_context("spawn")
@@ -233,7 +177,7 @@ def measure(
     for share in shares:
         ours, theirs = context.Pipe()
         process = context.Process(
-            target=client_process, args=(server.url, share, steps, theirs, client_cpus)
+            target=client_process, args=(server.url, share, steps, theirs, client_cpus, client)
         )
         process.start()
         pipes.append(ours)
@@ -329,13 +273,14 @@ def run_mode(
     steps: int,
     clients: int,
     client_cpus: set[int] | None = None,
+    client: str = "lean",
 ) -> list[dict[str, Any]]:
     results = []
     server.start(max_sessions=max(sizes) + 64)
     try:
         for sessions in sizes:
             try:
-                result = measure(server, sessions, steps, clients, client_cpus)
+                result = measure(server, sessions, steps, clients, client_cpus, client)
             except (TimeoutError, RuntimeError, EOFError, OSError) as exc:
                 result = {"sessions": sessions, "failed": f"{type(exc).__name__}: {exc}"}
             results.append(result)
@@ -404,6 +349,13 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="steps per session")
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument("--modes", default="threaded,inline,openenv")
+    parser.add_argument(
+        "--client",
+        choices=("lean", "websockets"),
+        default="lean",
+        help="the clients' WebSocket code: ws_load.py's protocol (default) or the websockets "
+        "library's client (runs 1 to 8)",
+    )
     parser.add_argument("--before", type=Path, help="an openenv-hub checkout for --modes before")
     parser.add_argument(
         "--pin",
@@ -429,7 +381,9 @@ def main() -> None:
     results = {}
     for server in servers(args.modes.split(","), args.before):
         server.cpus = server_cpus
-        results[server.name] = run_mode(server, sizes, args.steps, args.clients, client_cpus)
+        results[server.name] = run_mode(
+            server, sizes, args.steps, args.clients, client_cpus, args.client
+        )
     report(results, sizes)
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")

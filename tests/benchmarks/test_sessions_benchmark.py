@@ -1,0 +1,25 @@
+"""benchmarks/sessions.py runs as its docstring says with either client, and its lean load
+generator (benchmarks/ws_load.py) steps every session it opened (no figure is judged)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "sessions.py"
+
+
+@pytest.mark.parametrize("client", ["lean", "websockets"])
+def test_a_small_run_steps_every_session_without_errors(client: str) -> None:
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sizes", "8,16", "--steps", "3", "--modes", "threaded",
+         "--client", client],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout  # fmt: skip
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "threaded |" in line]
+    assert [row.split(" | ")[0] for row in rows] == ["| 8", "| 16"], out
+    assert all(row.split(" | ")[-2] == "0" for row in rows), out  # the errors column
+    assert "sessions: FAILED" not in out
