@@ -39,6 +39,8 @@ __all__ = [
     "collector_follows",
     "tune_collector",
     "uvicorn_options",
+    "websocket_protocol",
+    "websocket_protocol_name",
 ]
 
 DEFAULT_GRACEFUL_SHUTDOWN_S = 5.0
@@ -59,22 +61,38 @@ def uvicorn_options(
     ``max_message_size_mb`` (default: the body limit of ``app``, when it is an app made by
     ``create_app``, so that one setting bounds both; else ``$OPENENV_MAX_MESSAGE_SIZE_MB`` or
     16) close the socket with 1009. On shutdown, requests still running after
-    ``graceful_shutdown_s`` are cancelled, so a stuck step cannot hold the process. The sans-I/O
-    websockets protocol is preferred where uvicorn has it: it is the faster of uvicorn's
-    implementations.
+    ``graceful_shutdown_s`` are cancelled, so a stuck step cannot hold the process. WebSockets
+    run on :class:`~openenv_hub.ws_protocol.WebSocketProtocol` (uvicorn's sans-I/O protocol
+    reading frames itself and handing ``/ws`` its frames directly) where uvicorn has the sans-I/O
+    protocol, else on uvicorn's choice; frames are not compressed (``permessage-deflate`` costs
+    more CPU a step than small JSON frames save on the wire).
     """
-    from uvicorn.config import WS_PROTOCOLS
-
     if max_message_size_mb is None:
         max_message_size_mb = getattr(getattr(app, "state", None), "max_message_size_mb", None)
     message_mb = max_message_size_mb_setting(max_message_size_mb)
     return {
-        "ws": "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto",
+        "ws": websocket_protocol(),
+        "ws_per_message_deflate": False,
         "ws_ping_interval": ws_ping_interval_s,
         "ws_ping_timeout": ws_ping_timeout_s,
         "ws_max_size": int(message_mb * 1024 * 1024),
         "timeout_graceful_shutdown": graceful_shutdown_s,
     }
+
+
+def websocket_protocol() -> Any:
+    """The WebSocket protocol class servers run (see :func:`uvicorn_options`), or ``"auto"``
+    with a uvicorn that has no sans-I/O protocol to build it on."""
+    try:
+        from openenv_hub.ws_protocol import WebSocketProtocol
+    except ImportError:
+        return "auto"
+    return WebSocketProtocol
+
+
+def websocket_protocol_name(protocol: Any) -> str:
+    """How logs name a protocol of :func:`websocket_protocol`."""
+    return protocol if isinstance(protocol, str) else f"{protocol.__module__}.{protocol.__name__}"
 
 
 #: Net allocations of tracked objects between young collections (Python's default is 700).

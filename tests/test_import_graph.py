@@ -38,6 +38,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "plots",
             "network",
             "serving",
+            "frame_channel",
+            "ws_protocol",
             "deprecation",
         ),
     ),

@@ -27,7 +27,12 @@ from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, Sess
 from openenv_hub.server.tasks import build_task_router
 from openenv_hub.server.web_ui import registered_web_ui
 from openenv_hub.server.websocket import serve_mcp_socket, serve_ws
-from openenv_hub.serving import DEFAULT_GRACEFUL_SHUTDOWN_S, tune_collector, uvicorn_options
+from openenv_hub.serving import (
+    DEFAULT_GRACEFUL_SHUTDOWN_S,
+    tune_collector,
+    uvicorn_options,
+    websocket_protocol_name,
+)
 from openenv_hub.types import Action, Observation, State
 
 __all__ = ["ServerMode", "create_app", "serve_app", "uvicorn_options", "web_enabled_by_env"]
@@ -259,7 +264,7 @@ def serve_app(
     logging.getLogger("uvicorn.error").info(
         "openenv-hub server: WebSocket implementation %s, frames up to %g MB, graceful "
         "shutdown %g s",
-        options["ws"],
+        websocket_protocol_name(options["ws"]),
         options["ws_max_size"] / (1024 * 1024),
         graceful_shutdown_s,
     )

@@ -18,6 +18,12 @@ runs on, holding the session's slot until it returns or the server's hard time l
 Replies go out in the order the requests came. One request too many waiting, and the
 connection is closed with 1008.
 
+Under the servers of :mod:`openenv_hub.serving` the frames do not go through ASGI at all
+(:mod:`openenv_hub.frame_channel`): the connection takes them from the transport, each message
+arrives by a callback (:meth:`_Connection.message`) and each reply is written at once, so a
+step on a thread costs no task and no coroutine resumed from end to end. While the client
+reads replies more slowly than they are written, the next request waits for it.
+
 Layer: server.
 """
 
@@ -34,6 +40,7 @@ from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketState
 
 from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
+from openenv_hub.frame_channel import EXTENSION, FrameChannel
 from openenv_hub.protocol import (
     CLOSE_GOING_AWAY,
     CLOSE_NORMAL,
@@ -101,7 +108,7 @@ async def _serve(
     session.on_close.append(close_socket)
     connection = _Connection(websocket, pool, session, handle, steps_at_once=attachable)
     try:
-        await connection.run()
+        await connection.run((websocket.scope.get("extensions") or {}).get(EXTENSION))
     finally:
         # Shielded: if this task is cancelled (a shutdown, a test client), cleanup still runs.
         await asyncio.shield(_close(connection, close_socket, detach=bool(attach_to)))
@@ -128,11 +135,63 @@ class _Connection:
         self.reader: asyncio.Task[None] | None = None  # the one task reading the socket
         self.ended: asyncio.Future[None] = self.loop.create_future()
         self.refusal: str | None = None  # why the client was refused, if it was
+        self.channel: FrameChannel | None = None  # the socket's frames, when taken from ASGI
+        self.writes_paused = False  # the client reads more slowly than replies are written
+        self.held: str | bytes | None = None  # the request next in line, while writes pause
 
-    async def run(self) -> None:
-        """Read and answer until the connection ends."""
-        self._read_in_new_task()
+    async def run(self, frames: dict[str, Any] | None = None) -> None:
+        """Read and answer until the connection ends: from the frames the server hands over
+        (``frames``, see :mod:`openenv_hub.frame_channel`), else from ASGI's messages."""
+        if frames is not None:
+            self.channel = frames["channel"]
+            frames["take"](self)
+        else:
+            self._read_in_new_task()
         await self.ended
+
+    def message(self, frame: str | bytes) -> bool:
+        """A message from the client, handed over by the server (the frames were taken). When
+        a task begins answering it, the server holds the next frames until the event loop has
+        run that task once, as the reader of ASGI's messages would: a burst of requests
+        answered at once is then answered as it comes, not queued and refused."""
+        if self.ended.done():
+            return True
+        try:
+            request = self.rules.receive(frame)
+        except PipeliningRefused as refused:
+            self.refusal = str(refused)
+            self.end()
+            return True
+        if self._answer_next(request) or self.channel is None:
+            return True
+        self.loop.call_soon(self.channel.resume_reading)
+        return False
+
+    def closed(self, code: int) -> None:
+        """The client closed the connection, or it was lost (the frames were taken)."""
+        self.end()
+
+    def writing_paused(self, paused: bool) -> None:
+        """The client fell behind in reading replies, or caught up (the frames were taken):
+        the request next in line waits meanwhile, and those after it wait at
+        :attr:`rules`, which closes the connection with 1008 should too many."""
+        self.writes_paused = paused
+        if not paused:
+            request, self.held = self.held, None
+            self._answer_next(request)
+
+    def _answer_next(self, request: str | bytes | None) -> bool:
+        """Answer ``request``, the one next in line, when the frames were taken; ``False`` when
+        a task began answering it."""
+        if request is None or self.ended.done():
+            return True
+        if self.writes_paused:
+            self.held = request
+            return True
+        if self._step_started(request):
+            return True
+        self._start(self._answer_in_order(request, reading=False))
+        return False
 
     def _read_in_new_task(self) -> None:
         if self.ended.done():
@@ -186,6 +245,10 @@ class _Connection:
         else:
             assert payload is not None
             frame = observation_frame(payload)
+        if self.channel is not None:
+            self.channel.send_text(frame)
+            self._answer_next(self.rules.answered())
+            return
         self.sending = self._start(self._send(frame, after=self.sending))
         request = self.rules.answered()
         if request is not None and not self._step_started(request):
@@ -200,7 +263,10 @@ class _Connection:
     async def _send(self, frame: bytes, *, after: asyncio.Task[None] | None) -> None:
         """Send a reply once the one before it, ``after``, has gone: a reply to a step answered
         from a callback is sent by a task of its own (:attr:`sending`), which a slow socket
-        may hold up."""
+        may hold up. With the frames taken, a reply is written at once, as every reply is."""
+        if self.channel is not None:
+            self.channel.send_text(frame)
+            return
         if after is not None and not after.done():
             await asyncio.wait([after])
         await self.websocket.send_text(frame.decode())
@@ -223,6 +289,9 @@ class _Connection:
                 request = self.rules.answered(goes_on=goes_on)
                 if not goes_on:
                     self.end()
+                elif self.writes_paused or (self.channel is not None and request is not None):
+                    self._answer_next(request)  # it waits, or may start on a thread
+                    return
         finally:
             if hand_over is not None:
                 hand_over.cancel()

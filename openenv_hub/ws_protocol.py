@@ -1,0 +1,253 @@
+"""The WebSocket protocol the servers of :mod:`openenv_hub.serving` run under uvicorn.
+
+uvicorn's sans-I/O protocol, with the handshake, keepalive pings, the ASGI messages and
+shutdown left to it, but the frames a client sends after the handshake read here: in one pass
+over the bytes received, unmasked by ``websockets``' compiled routine, with no parser
+generator, frame object or event list per frame. Each whole message goes to the ASGI queue as
+before or, once an endpoint took the frames (:mod:`openenv_hub.frame_channel`),
+straight to it, and its replies straight to the socket: no queue, no task woken, no
+``pause_reading``/``resume_reading`` per message. When writes outrun the client the endpoint
+is told (``writing_paused``), and answers nothing more until the transport's buffer drains,
+so a client that sends without reading holds at most that buffer and the requests it may
+pipeline.
+
+A connection that agreed on an extension (``permessage-deflate``, when the server was started
+with ``ws_per_message_deflate=True``; :func:`~openenv_hub.serving.uvicorn_options` turns it off)
+keeps uvicorn's own reading.
+
+Layer: core.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Request
+
+from openenv_hub.frame_channel import EXTENSION, FrameListener
+
+try:
+    from websockets.speedups import apply_mask  # compiled; pure Python below where it is not
+except ImportError:  # pragma: no cover - websockets without its C extension
+    from websockets.utils import apply_mask
+
+__all__ = ["WebSocketProtocol"]
+
+CONTINUATION, TEXT, BINARY, CLOSE, PING, PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
+PROTOCOL_ERROR: Final = 1002
+INVALID_DATA: Final = 1007
+TOO_BIG: Final = 1009
+NO_STATUS: Final = 1005
+
+
+def server_frame(opcode: int, payload: bytes) -> bytes:
+    """One final frame as a server sends it (unmasked)."""
+    size = len(payload)
+    if size < 126:
+        return bytes((0x80 | opcode, size)) + payload
+    if size < 1 << 16:
+        return bytes((0x80 | opcode, 126)) + size.to_bytes(2, "big") + payload
+    return bytes((0x80 | opcode, 127)) + size.to_bytes(8, "big") + payload
+
+
+class WebSocketProtocol(WebSocketsSansIOProtocol):
+    """See the module's docstring."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.reads_frames = False  # after the handshake: this class reads the frames
+        self.unread = b""  # the start of a frame not yet whole
+        self.fragments: list[bytes] | None = None  # a message coming in pieces
+        self.fragments_opcode = TEXT
+        self.fragments_size = 0
+        self.listener: FrameListener | None = None
+        self.reading_held = False  # the listener asked to hold the next messages
+
+    # -- the handshake: offer the endpoint the frames
+
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)
+        if scope is None or "Sec-WebSocket-Extensions" in self.response.headers:
+            return  # refused, or an extension agreed: uvicorn's reading
+        self.reads_frames = True
+        scope["extensions"][EXTENSION] = {"take": self.take_frames, "channel": self}
+
+    def take_frames(self, listener: FrameListener) -> None:
+        """From now on, messages go to ``listener``; those already queued go first."""
+        self.listener = listener
+        if not self.writable.is_set():
+            listener.writing_paused(True)
+        read_on = True
+        while not self.queue.empty():
+            message = self.queue.get_nowait()
+            if message["type"] == "websocket.receive":
+                text = message.get("text")
+                data = text if text is not None else message.get("bytes") or b""
+                read_on = listener.message(data) and read_on
+            elif message["type"] == "websocket.disconnect":
+                listener.closed(message.get("code", 1006))
+        self.reading_held = not read_on
+        if self.read_paused:  # uvicorn's: a message waited for the app
+            self.read_paused = False
+            if read_on:
+                self.transport.resume_reading()
+        elif not read_on:
+            self.transport.pause_reading()
+
+    def send_text(self, payload: bytes) -> None:
+        if not (self.close_sent or self.disconnected or self.transport.is_closing()):
+            self.transport.write(server_frame(TEXT, payload))
+
+    # -- reading frames
+
+    def data_received(self, data: bytes) -> None:
+        if not self.reads_frames:
+            super().data_received(data)
+            return
+        if self.unread:
+            data, self.unread = self.unread + data, b""
+        start, end, limit = 0, len(data), self.config.ws_max_size
+        while end - start >= 2:
+            first, second = data[start], data[start + 1]
+            size, head = second & 0x7F, start + 2
+            if size == 126:
+                if end - head < 2:
+                    break
+                size, head = int.from_bytes(data[head : head + 2], "big"), head + 2
+            elif size == 127:
+                if end - head < 8:
+                    break
+                size, head = int.from_bytes(data[head : head + 8], "big"), head + 8
+            if not second & 0x80:
+                return self.fail(PROTOCOL_ERROR, "frames from a client must be masked")
+            if first & 0x70:
+                return self.fail(PROTOCOL_ERROR, "reserved bits set: no extension was agreed")
+            if size > limit:
+                return self.fail(TOO_BIG, f"message over {limit} bytes")
+            stop = head + 4 + size
+            if stop > end:
+                break
+            payload = apply_mask(data[head + 4 : stop], data[head : head + 4])
+            start = stop
+            read_on = self.frame_received(first & 0x0F, bool(first & 0x80), payload)
+            if self.close_sent or self.disconnected:
+                return
+            if not read_on:
+                self.reading_held = True
+                self.transport.pause_reading()
+                break
+        if start < end:
+            self.unread = data[start:]
+
+    def resume_reading(self) -> None:
+        if not self.reading_held or self.close_sent or self.disconnected:
+            return
+        self.reading_held = False
+        self.transport.resume_reading()
+        if self.unread:
+            self.data_received(b"")
+
+    def frame_received(self, opcode: int, final: bool, payload: bytes) -> bool:
+        """Take one frame; ``False`` when the listener asked to hold the next ones."""
+        if opcode in (TEXT, BINARY):
+            if self.fragments is not None:
+                self.fail(PROTOCOL_ERROR, "a new message before the last one ended")
+            elif final:
+                return self.message_received(opcode, payload)
+            else:
+                self.fragments, self.fragments_opcode = [payload], opcode
+                self.fragments_size = len(payload)
+        elif opcode == CONTINUATION:
+            if self.fragments is None:
+                self.fail(PROTOCOL_ERROR, "a continuation of no message")
+                return True
+            self.fragments.append(payload)
+            self.fragments_size += len(payload)
+            if self.fragments_size > self.config.ws_max_size:
+                self.fail(TOO_BIG, f"message over {self.config.ws_max_size} bytes")
+            elif final:
+                whole, self.fragments = b"".join(self.fragments), None
+                return self.message_received(self.fragments_opcode, whole)
+        elif not final or len(payload) > 125:
+            self.fail(PROTOCOL_ERROR, "a control frame fragmented or over 125 bytes")
+        elif opcode == PING:
+            self.transport.write(server_frame(PONG, payload))
+        elif opcode == PONG:
+            self.handle_pong(Frame(Opcode.PONG, payload))
+        elif opcode == CLOSE:
+            self.close_received(payload)
+        else:
+            self.fail(PROTOCOL_ERROR, f"unknown opcode {opcode}")
+        return True
+
+    def message_received(self, opcode: int, payload: bytes) -> bool:
+        data: str | bytes = payload
+        if opcode == TEXT:
+            try:
+                data = payload.decode()
+            except UnicodeDecodeError:
+                self.fail(INVALID_DATA, "a text message that is not UTF-8")
+                return True
+        if self.listener is not None:
+            return self.listener.message(data)
+        if isinstance(data, str):
+            self.queue.put_nowait({"type": "websocket.receive", "text": data})
+        else:
+            self.queue.put_nowait({"type": "websocket.receive", "bytes": data})
+        if not self.read_paused:  # as uvicorn: one message at a time waits for the app
+            self.read_paused = True
+            self.transport.pause_reading()
+        return True
+
+    def close_received(self, payload: bytes) -> None:
+        if self.close_sent:  # the client answered our close: the closing handshake is over
+            if self.close_timer is not None:
+                self.close_timer.cancel()
+                self.close_timer = None
+            self.transport.close()
+            return
+        if len(payload) == 1:
+            return self.fail(PROTOCOL_ERROR, "a close frame of one byte")
+        code = int.from_bytes(payload[:2], "big") if payload else NO_STATUS
+        reason = payload[2:].decode(errors="replace")
+        self.close_sent = True
+        self.transport.write(server_frame(CLOSE, payload[:2]))
+        self.transport.close()
+        self.ended(code, reason)
+
+    def fail(self, code: int, reason: str) -> None:
+        """Close the connection for what the client sent: ``code`` and ``reason`` to it."""
+        self.close_sent = True
+        self.transport.write(server_frame(CLOSE, code.to_bytes(2, "big") + reason.encode()))
+        self.transport.close()
+        self.ended(code, reason)
+
+    def ended(self, code: int, reason: str = "") -> None:
+        """Tell whoever takes the messages that the connection is over (once)."""
+        listener, self.listener = self.listener, None
+        if listener is not None:
+            listener.closed(code)
+        else:
+            self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": reason})
+
+    # -- the connection's end and its writes' pace
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        listener = self.listener
+        super().connection_lost(exc)
+        if listener is not None:
+            self.listener = None
+            listener.closed(1005 if exc is None else 1006)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self.listener is not None:
+            self.listener.writing_paused(True)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self.listener is not None:
+            self.listener.writing_paused(False)
