@@ -32,7 +32,8 @@ _Queue = queue.SimpleQueue[tuple[Any, ...] | None]
 class Worker:
     """A thread that runs submitted calls one at a time; results come back as asyncio futures.
 
-    Leaner than ``loop.run_in_executor`` with a one-thread pool: one queue hand-off in, one
+    Leaner than ``loop.run_in_executor`` with a one-thread pool: one queue hand-off in (the calls
+    of one turn of the event loop queued together, see :meth:`call`), one
     ``call_soon_threadsafe`` out, which also tells ``on_return`` that the thread is done with
     the call, even when nobody awaits the future any more (so a caller may be cancelled without
     a ``shield`` and its extra turn of the event loop). :meth:`replace_thread` swaps a stuck
@@ -57,6 +58,7 @@ class Worker:
         self.on_slow = on_slow
         self._queue: _Queue = queue.SimpleQueue()
         self._busy: list[float | None] = [None]  # when the thread's current call began
+        self._batch: list[tuple[Any, ...]] = []  # calls told of by call(), not yet queued
         self.thread = self._start(self._queue, self._busy)
 
     @property
@@ -100,18 +102,36 @@ class Worker:
         """
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put((loop, future, fn, on_return))
+        self._put((loop, future, fn, on_return))
         return future
 
     def call(self, fn: Callable[[], Any], on_return: OnReturn) -> None:
         """Run ``fn`` on the thread after the calls queued before it, and tell ``on_return``
-        on the loop: :meth:`run` without a future, for a caller that waits in no coroutine."""
-        self._queue.put((asyncio.get_running_loop(), None, fn, on_return))
+        on the loop: :meth:`run` without a future, for a caller that waits in no coroutine.
+
+        The calls made in one turn of the event loop are queued together at its end, so that a
+        thread woken for one finds the others waiting (one wake-up, not one a call)."""
+        loop = asyncio.get_running_loop()
+        if not self._batch:
+            loop.call_soon(self._queue_batch)
+        self._batch.append((loop, None, fn, on_return))
+
+    def _queue_batch(self) -> None:
+        batch, self._batch = self._batch, []
+        for item in batch:
+            self._queue.put(item)
+
+    def _put(self, item: tuple[Any, ...]) -> None:
+        """Queue ``item`` behind the calls of this turn of the loop not yet queued."""
+        if self._batch:
+            self._batch.append(item)
+        else:
+            self._queue.put(item)
 
     def post(self, fn: Callable[[], Any]) -> None:
         """Run ``fn`` on the thread after the calls queued before it, without waiting for it
         (exceptions are logged)."""
-        self._queue.put((None, None, fn, None))
+        self._put((None, None, fn, None))
 
     def replace_thread(self) -> int:
         """Serve from a new thread, leaving the current one (stuck in a call) behind.
@@ -147,6 +167,7 @@ class Worker:
         Waits up to ``timeout_s`` for it (``None``: as long as it takes; the default does not
         wait, for callers on an event loop) and returns whether it has exited.
         """
+        self._queue_batch()
         self._queue.put(None)
         if timeout_s is None or timeout_s > 0:
             self.thread.join(timeout_s)

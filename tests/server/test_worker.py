@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -59,3 +60,38 @@ async def test_within_bounds_a_wait_and_cancels_what_it_waited_for() -> None:
     done = asyncio.get_running_loop().create_future()
     done.set_result("now")
     assert await within(1, done) == "now"
+
+
+async def test_calls_of_one_turn_of_the_loop_reach_the_thread_together() -> None:
+    """The thread is woken once for the calls one turn of the event loop made, not once a call:
+    none starts before the turn ends, even when the turn lets the thread run meanwhile."""
+    worker = Worker("test-worker")
+    started: list[float] = []
+    returned = asyncio.Event()
+
+    def on_return(result: Any, exc: Any) -> None:
+        if len(started) == 20:
+            returned.set()
+
+    try:
+        for _ in range(20):
+            worker.call(lambda: started.append(time.perf_counter()), on_return)
+            time.sleep(0.001)  # noqa: ASYNC251 - the GIL free: a woken thread would run it now
+        turn_ended = time.perf_counter()
+        await asyncio.wait_for(returned.wait(), 10)
+        assert min(started) > turn_ended
+    finally:
+        worker.shutdown(timeout_s=5)
+
+
+async def test_calls_queued_in_a_turn_run_before_a_later_run_and_the_shutdown() -> None:
+    worker = Worker("test-worker")
+    order: list[str] = []
+    try:
+        worker.call(lambda: order.append("call"), lambda result, exc: None)
+        worker.post(lambda: order.append("post"))
+        assert await worker.run(lambda: order.append("run")) is None
+        worker.call(lambda: order.append("last call"), lambda result, exc: None)
+    finally:
+        assert worker.shutdown(timeout_s=5)
+    assert order == ["call", "post", "run", "last call"]
