@@ -58,7 +58,7 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.reads_frames = False  # after the handshake: this class reads the frames
-        self.unread = b""  # the start of a frame not yet whole
+        self.unread = bytearray()  # the start of a frame not yet whole
         self.fragments: list[bytes] | None = None  # a message coming in pieces
         self.fragments_opcode = TEXT
         self.fragments_size = 0
@@ -103,12 +103,15 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
 
     # -- reading frames
 
-    def data_received(self, data: bytes) -> None:
+    def data_received(self, received: bytes) -> None:
         if not self.reads_frames:
-            super().data_received(data)
+            super().data_received(received)
             return
-        if self.unread:
-            data, self.unread = self.unread + data, b""
+        unread = self.unread
+        data: bytes | bytearray = received
+        if unread:  # appended to, not copied: a large message may come in many pieces
+            unread += received
+            data = unread
         start, end, limit = 0, len(data), self.config.ws_max_size
         while end - start >= 2:
             first, second = data[start], data[start + 1]
@@ -139,8 +142,10 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
                 self.reading_held = True
                 self.transport.pause_reading()
                 break
-        if start < end:
-            self.unread = data[start:]
+        if data is unread:
+            del unread[:start]
+        elif start < end:
+            unread += data[start:]
 
     def resume_reading(self) -> None:
         if not self.reading_held or self.close_sent or self.disconnected:
