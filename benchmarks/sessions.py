@@ -2,7 +2,7 @@
 
 python benchmarks/sessions.py [--sizes 128,1024,4096,10000] [--steps 20] [--clients 2]
                               [--modes threaded,inline,openenv] [--before DIR] [--pin 0:1]
-                              [--client lean|websockets]
+                              [--client lean|websockets] [--total-steps N]
 
 Each mode is one server process of the typed environment (``servers/typed.py``; the ``openenv``
 package's twin for ``openenv``, in its own virtual environment), started once and given every
@@ -274,13 +274,17 @@ def run_mode(
     clients: int,
     client_cpus: set[int] | None = None,
     client: str = "lean",
+    total_steps: int | None = None,
 ) -> list[dict[str, Any]]:
+    """Each size in turn; ``total_steps``: that many steps at every size, spread over its
+    sessions (instead of ``steps`` a session)."""
     results = []
     server.start(max_sessions=max(sizes) + 64)
     try:
         for sessions in sizes:
+            each = max(1, total_steps // sessions) if total_steps else steps
             try:
-                result = measure(server, sessions, steps, clients, client_cpus, client)
+                result = measure(server, sessions, each, clients, client_cpus, client)
             except (TimeoutError, RuntimeError, EOFError, OSError) as exc:
                 result = {"sessions": sessions, "failed": f"{type(exc).__name__}: {exc}"}
             results.append(result)
@@ -347,6 +351,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="128,1024,4096,10000")
     parser.add_argument("--steps", type=int, default=20, help="steps per session")
+    parser.add_argument(
+        "--total-steps",
+        type=int,
+        metavar="N",
+        help="N steps at every size, spread over its sessions (instead of --steps): a round of "
+        "a few sessions then lasts as long as one of thousands",
+    )
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument("--modes", default="threaded,inline,openenv")
     parser.add_argument(
@@ -369,8 +380,13 @@ def main() -> None:
     load = os.getloadavg()
     print(
         f"{os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
-        f"open-file limit raised from {soft} to the hard limit {hard}; {args.steps} steps per "
-        f"session, {args.clients} client processes"
+        f"open-file limit raised from {soft} to the hard limit {hard}; "
+        + (
+            f"{args.total_steps} steps a size"
+            if args.total_steps
+            else f"{args.steps} steps per session"
+        )
+        + f", {args.clients} client processes"
         + (
             f"; server on CPUs {sorted(server_cpus)}, clients on {sorted(client_cpus or ())}"
             if server_cpus
@@ -382,7 +398,7 @@ def main() -> None:
     for server in servers(args.modes.split(","), args.before):
         server.cpus = server_cpus
         results[server.name] = run_mode(
-            server, sizes, args.steps, args.clients, client_cpus, args.client
+            server, sizes, args.steps, args.clients, client_cpus, args.client, args.total_steps
         )
     report(results, sizes)
     load = os.getloadavg()
