@@ -64,6 +64,7 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
         self.fragments_size = 0
         self.listener: FrameListener | None = None
         self.reading_held = False  # the listener asked to hold the next messages
+        self.failed = False  # closed for what the client sent: the rest is not read
 
     # -- the handshake: offer the endpoint the frames
 
@@ -106,6 +107,8 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     def data_received(self, received: bytes) -> None:
         if not self.reads_frames:
             super().data_received(received)
+            return
+        if self.failed:
             return
         unread = self.unread
         data: bytes | bytearray = received
@@ -224,10 +227,15 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
         self.ended(code, reason)
 
     def fail(self, code: int, reason: str) -> None:
-        """Close the connection for what the client sent: ``code`` and ``reason`` to it."""
-        self.close_sent = True
+        """Close the connection for what the client sent: ``code`` and ``reason`` to it, then
+        the end of the stream. What the client sends after is read and dropped until it closes
+        its end (or ``close_timeout`` passes), so that the close frame reaches it rather than a
+        reset for bytes left unread."""
+        self.close_sent = self.failed = True
         self.transport.write(server_frame(CLOSE, code.to_bytes(2, "big") + reason.encode()))
-        self.transport.close()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.close_timer = self.loop.call_later(self.close_timeout, self.transport.close)
         self.ended(code, reason)
 
     def ended(self, code: int, reason: str = "") -> None:
