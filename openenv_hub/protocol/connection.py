@@ -92,6 +92,8 @@ class ServerConnection:
         True
     """
 
+    __slots__ = ("answering", "ended", "max_pipelined", "waiting")
+
     def __init__(self, *, max_pipelined: int = MAX_PIPELINED) -> None:
         self.max_pipelined = max_pipelined
         self.answering = False  # a request is being answered

@@ -25,7 +25,7 @@ __all__ = ["CloseCallback", "Session", "SessionUse"]
 CloseCallback = Callable[[str], Awaitable[None]]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Session:
     """One environment instance and the thread its synchronous methods run on."""
 

@@ -117,6 +117,11 @@ async def _serve(
 class _Connection:
     """One connection's reading and answering (see the module's docstring)."""
 
+    __slots__ = (
+        "channel", "ended", "handle", "held", "loop", "over", "pool", "reader", "refusal",
+        "rules", "sending", "session", "steps_at_once", "tasks", "websocket", "writes_paused",
+    )  # fmt: skip
+
     def __init__(
         self,
         websocket: WebSocket,
@@ -134,6 +139,7 @@ class _Connection:
         self.tasks: set[asyncio.Task[None]] = set()  # reading, answering, or both
         self.reader: asyncio.Task[None] | None = None  # the one task reading the socket
         self.ended: asyncio.Future[None] = self.loop.create_future()
+        self.over = False  # ``ended`` is done (read on every request: no future to touch)
         self.refusal: str | None = None  # why the client was refused, if it was
         self.channel: FrameChannel | None = None  # the socket's frames, when taken from ASGI
         self.writes_paused = False  # the client reads more slowly than replies are written
@@ -154,7 +160,7 @@ class _Connection:
         a task begins answering it, the server holds the next frames until the event loop has
         run that task once, as the reader of ASGI's messages would: a burst of requests
         answered at once is then answered as it comes, not queued and refused."""
-        if self.ended.done():
+        if self.over:
             return True
         try:
             request = self.rules.receive(frame)
@@ -183,7 +189,7 @@ class _Connection:
     def _answer_next(self, request: str | bytes | None) -> bool:
         """Answer ``request``, the one next in line, when the frames were taken; ``False`` when
         a task began answering it."""
-        if request is None or self.ended.done():
+        if request is None or self.over:
             return True
         if self.writes_paused:
             self.held = request
@@ -194,7 +200,7 @@ class _Connection:
         return False
 
     def _read_in_new_task(self) -> None:
-        if self.ended.done():
+        if self.over:
             return
         self.reader = self.loop.create_task(self._read())
         self.tasks.add(self.reader)
@@ -238,7 +244,7 @@ class _Connection:
         self, payload: dict[str, Any] | None, error: ServerReplyError | None
     ) -> None:
         """Send the reply to a step started by :meth:`_step_started`, then answer what waits."""
-        if self.ended.done():
+        if self.over:
             return
         if error is not None:
             frame = error_frame_for(error)
@@ -308,7 +314,8 @@ class _Connection:
 
     def end(self) -> None:
         """The connection is over (``run`` returns)."""
-        if not self.ended.done():
+        if not self.over:
+            self.over = True
             self.ended.set_result(None)
 
 
