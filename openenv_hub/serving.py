@@ -64,8 +64,8 @@ def uvicorn_options(
     ``graceful_shutdown_s`` are cancelled, so a stuck step cannot hold the process. WebSockets
     run on :class:`~openenv_hub.ws_protocol.WebSocketProtocol` (uvicorn's sans-I/O protocol
     reading frames itself and handing ``/ws`` its frames directly) where uvicorn has the sans-I/O
-    protocol, else on uvicorn's choice; frames are not compressed (``permessage-deflate`` costs
-    more CPU a step than small JSON frames save on the wire).
+    protocol, else on uvicorn's choice; frames are not compressed (no ``permessage-deflate``),
+    so that the protocol reads each in one pass.
     """
     if max_message_size_mb is None:
         max_message_size_mb = getattr(getattr(app, "state", None), "max_message_size_mb", None)
