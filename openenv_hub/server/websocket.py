@@ -162,13 +162,7 @@ class _Connection:
         answered at once is then answered as it comes, not queued and refused."""
         if self.over:
             return True
-        try:
-            request = self.rules.receive(frame)
-        except PipeliningRefused as refused:
-            self.refusal = str(refused)
-            self.end()
-            return True
-        if self._answer_next(request) or self.channel is None:
+        if self._answer_next(self._in_line(frame)) or self.channel is None:
             return True
         self.loop.call_soon(self.channel.resume_reading)
         return False
@@ -215,16 +209,24 @@ class _Connection:
                 return self.end()
             text: str | None = message.get("text")
             frame: str | bytes = text if text is not None else message.get("bytes") or b""
-            try:
-                request = self.rules.receive(frame)
-            except PipeliningRefused as refused:
-                self.refusal = str(refused)
-                return self.end()
+            request = self._in_line(frame)
+            if self.over:  # the client was refused
+                return
             if request is None or self._step_started(request):  # it waits, or is on its way
                 continue
             await self._answer_in_order(request)
             if self.reader is not asyncio.current_task():
                 return
+
+    def _in_line(self, frame: str | bytes) -> str | bytes | None:
+        """``frame`` put in line (:attr:`rules`): the request to answer now, or ``None`` when
+        it waits or the client was refused (with more than it may pipeline: the end)."""
+        try:
+            return self.rules.receive(frame)
+        except PipeliningRefused as refused:
+            self.refusal = str(refused)
+            self.end()
+            return None
 
     def _step_started(self, request: str | bytes) -> bool:
         """Whether ``request`` is a step now running on the session's thread, to be answered
@@ -295,8 +297,8 @@ class _Connection:
                 request = self.rules.answered(goes_on=goes_on)
                 if not goes_on:
                     self.end()
-                elif self.writes_paused or (self.channel is not None and request is not None):
-                    self._answer_next(request)  # it waits, or may start on a thread
+                elif self.channel is not None:
+                    self._answer_next(request)  # it may wait, or start on a thread
                     return
         finally:
             if hand_over is not None:
