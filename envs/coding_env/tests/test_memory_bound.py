@@ -53,12 +53,15 @@ for _ in range(25):
     held.append(fd)
 len(held)
 """,
+    # Held: filled and still alive at the end. The bound may kill a child that had already
+    # filled its block to make room for the next one: its "1" is in the pipe, its memory is not.
     "four children of 100 MB": """
 import os, time
 filled = []
 for _ in range(4):
     done_r, done_w = os.pipe()
-    if os.fork() == 0:
+    pid = os.fork()
+    if pid == 0:
         block = bytearray(100 << 20)
         for i in range(0, len(block), 4096):
             block[i] = 1
@@ -66,9 +69,9 @@ for _ in range(4):
         time.sleep(60)
         os._exit(0)
     os.close(done_w)
-    filled.append(done_r)
+    filled.append((pid, done_r))
 time.sleep(1)
-sum(1 for fd in filled if os.read(fd, 1) == b"1")
+sum(1 for pid, fd in filled if os.read(fd, 1) == b"1" and os.waitpid(pid, os.WNOHANG) == (0, 0))
 """,
     "files in /workspace and /tmp": """
 held = 0
