@@ -1,0 +1,219 @@
+"""One measurement of ``sessions.py``: a server process of the typed environment, its peaks
+(RSS, threads, open files) sampled while client processes open sessions and step them, and the
+figures that come out of it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import resource
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import httpx
+from serving import free_port  # tests/ (sessions.py puts it on the path)
+from session_clients import client_process  # benchmarks/, the script's folder
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def raise_file_limit() -> tuple[int, int]:
+    """Raise this process's open-file limit (inherited by servers and clients) to the hard one."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return soft, hard
+
+
+@dataclass
+class Server:
+    name: str
+    command: list[str]
+    extra_env: dict[str, str] = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    cpus: set[int] | None = None  # the CPUs it may run on (--pin); None: any
+    process: subprocess.Popen[bytes] | None = None
+    log: Any = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, max_sessions: int) -> None:
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
+        env = {**os.environ, "MAX_CONCURRENT_ENVS": str(max_sessions), **self.extra_env}
+        cpus = self.cpus
+        self.process = subprocess.Popen(
+            [*self.command, "--port", str(self.port)],
+            stdout=self.log,
+            stderr=self.log,
+            env=env,
+            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.05)
+            if self.process.poll() is not None:
+                break
+        raise RuntimeError(f"{self.name} did not start: {self.output()[-2000:]}")
+
+    def sample(self) -> dict[str, float]:
+        """RSS (MiB), threads, open files and CPU seconds of the server process now."""
+        assert self.process is not None
+        pid = self.process.pid
+        status = {
+            line.split(":")[0]: line.split()[1]
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith(("VmRSS:", "Threads:"))
+        }
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        loop = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return {
+            "rss": int(status["VmRSS"]) / 1024,
+            "threads": int(status["Threads"]),
+            "fds": len(os.listdir(f"/proc/{pid}/fd")),
+            "cpu": (int(stat[11]) + int(stat[12])) / TICKS,
+            "loop cpu": (int(loop[11]) + int(loop[12])) / TICKS,  # the main thread's
+        }
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return str(self.log.read().decode(errors="replace"))
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.log is not None:
+            self.log.close()
+
+
+class Peaks:
+    """Samples the server every 0.2 s in a thread and keeps the largest figures."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.peak: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self.take()
+
+    def take(self) -> dict[str, float]:
+        now = self.server.sample()
+        for key in ("rss", "threads", "fds"):
+            self.peak[key] = max(self.peak.get(key, 0.0), now[key])
+        return now
+
+    def __enter__(self) -> Peaks:
+        self.take()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.take()
+
+
+# -- one measurement --------------------------------------------------------------------------
+
+
+def measure(
+    server: Server,
+    sessions: int,
+    steps: int,
+    clients: int,
+    client_cpus: set[int] | None = None,
+    client: str = "lean",
+) -> dict[str, Any]:
+    """Open ``sessions`` sessions over ``clients`` processes, step them, and gather figures."""
+    context = multiprocessing.get_context("spawn")
+    shares = [sessions // clients + (1 if i < sessions % clients else 0) for i in range(clients)]
+    pipes, processes = [], []
+    for share in shares:
+        ours, theirs = context.Pipe()
+        process = context.Process(
+            target=client_process, args=(server.url, share, steps, theirs, client_cpus, client)
+        )
+        process.start()
+        pipes.append(ours)
+        processes.append(process)
+    try:
+        with Peaks(server) as peaks:
+            ready = [_expect(pipe, "ready", 900) for pipe in pipes]
+            opened = sum(r[1] for r in ready)
+            open_errors = sum(r[3] for r in ready)
+            held = peaks.take()
+            before = server.sample()
+            started = time.perf_counter()
+            for pipe in pipes:
+                pipe.send("go")
+            done = [_expect(pipe, "done", 1800) for pipe in pipes]
+            elapsed = time.perf_counter() - started
+            after = server.sample()
+            for pipe in pipes:
+                _expect(pipe, "closed", 300)
+    finally:
+        for process in processes:
+            process.join(30)
+            if process.is_alive():
+                process.kill()
+    latencies = sorted(x for d in done for x in d[1])
+    client_cpu = [d[4] for d in done]
+    server_cores = (after["cpu"] - before["cpu"]) / elapsed
+    return {
+        "sessions": sessions,
+        "errors": max(open_errors, sessions - opened) + sum(d[2] for d in done),
+        "error_sample": [e for r in ready for e in r[2]] + [e for d in done for e in d[3]],
+        "steps/s": len(latencies) / elapsed,
+        "p50 ms": _percentile(latencies, 0.5) * 1e3,
+        "p99 ms": _percentile(latencies, 0.99) * 1e3,
+        "rss open MiB": held["rss"],
+        "rss MiB": peaks.peak["rss"],
+        "threads": int(peaks.peak["threads"]),
+        "fds": int(peaks.peak["fds"]),
+        "server cores": server_cores,
+        "server us/step": (after["cpu"] - before["cpu"]) / max(len(latencies), 1) * 1e6,
+        "loop us/step": (after["loop cpu"] - before["loop cpu"]) / max(len(latencies), 1) * 1e6,
+        "client cores": sum(client_cpu) / elapsed,
+        "limited by": _limited_by(server_cores, [c / elapsed for c in client_cpu]),
+    }
+
+
+def _expect(pipe: Connection, kind: str, timeout_s: float) -> tuple[Any, ...]:
+    if not pipe.poll(timeout_s):
+        raise TimeoutError(f"a client process sent no {kind!r} within {timeout_s:g} s")
+    message: tuple[Any, ...] = pipe.recv()
+    if message[0] != kind:
+        raise RuntimeError(f"expected {kind!r} from a client process, got {message[0]!r}")
+    return message
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return values[min(int(q * len(values)), len(values) - 1)] if values else float("nan")
+
+
+def _limited_by(server_cores: float, client_cores: list[float]) -> str:
+    """The side that used a whole core (a Python process's event loop uses one at most)."""
+    if server_cores >= 0.85:
+        return "server"
+    if max(client_cores, default=0.0) >= 0.85:
+        return "client"
+    return "neither (shared cores)"
