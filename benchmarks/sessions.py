@@ -2,7 +2,7 @@
 
 python benchmarks/sessions.py [--sizes 128,1024,4096,10000] [--steps 20] [--clients 2]
                               [--modes threaded,inline,openenv] [--before DIR] [--pin 0:1]
-                              [--client lean|websockets] [--total-steps N]
+                              [--client lean|websockets] [--total-steps N] [--rounds N]
 
 Each mode is one server process of the typed environment (``servers/typed.py``; the ``openenv``
 package's twin for ``openenv``, in its own virtual environment), started once and given every
@@ -17,6 +17,11 @@ share of it is given too ("loop us/step"). A mode whose sessions fail at one siz
 the larger ones. ``--pin 0:1`` runs the server on CPU 0 and the clients on CPU 1, so that
 neither takes the other's core or caches.
 
+``--rounds N`` gives every size N times, the sizes in turn (128, 4,096, 128, 4,096, ...), to the
+same server: the tables then give each figure's median over the rounds, and the ratio to the
+first size is the median of the rounds' own ratios (each round's sizes measured minutes apart,
+on the same machine weather), with their range.
+
 Modes: ``threaded`` (the default settings: a bounded set of threads, each session pinned to
 one), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's server),
 and with ``--before DIR`` (a checkout of openenv-hub to compare with) ``before`` and
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -67,27 +73,57 @@ def run_mode(
     client_cpus: set[int] | None = None,
     client: str = "lean",
     total_steps: int | None = None,
-) -> list[dict[str, Any]]:
-    """Each size in turn; ``total_steps``: that many steps at every size, spread over its
-    sessions (instead of ``steps`` a session)."""
-    results = []
+    rounds: int = 1,
+) -> list[list[dict[str, Any]]]:
+    """Each size in turn, ``rounds`` times; ``total_steps``: that many steps at every size,
+    spread over its sessions (instead of ``steps`` a session). One list of results a round."""
+    results: list[list[dict[str, Any]]] = []
     server.start(max_sessions=max(sizes) + 64)
     try:
-        for sessions in sizes:
-            each = max(1, total_steps // sessions) if total_steps else steps
-            try:
-                result = measure(server, sessions, each, clients, client_cpus, client)
-            except (TimeoutError, RuntimeError, EOFError, OSError) as exc:
-                result = {"sessions": sessions, "failed": f"{type(exc).__name__}: {exc}"}
-            results.append(result)
-            print(f"  {server.name:9} {_line(result)}", flush=True)
-            if "failed" in result or result["errors"]:
-                print(f"  {server.name}: not given more sessions", flush=True)
-                break
-            time.sleep(2)  # let the server close the sessions
+        for _ in range(rounds):
+            results.append([])
+            for sessions in sizes:
+                each = max(1, total_steps // sessions) if total_steps else steps
+                try:
+                    result = measure(server, sessions, each, clients, client_cpus, client)
+                except (TimeoutError, RuntimeError, EOFError, OSError) as exc:
+                    result = {"sessions": sessions, "failed": f"{type(exc).__name__}: {exc}"}
+                results[-1].append(result)
+                print(f"  {server.name:9} {_line(result)}", flush=True)
+                if "failed" in result or result["errors"]:
+                    print(f"  {server.name}: not given more sessions", flush=True)
+                    return results
+                time.sleep(2)  # let the server close the sessions
     finally:
         server.stop()
     return results
+
+
+def summarize(rounds: list[list[dict[str, Any]]], first: int) -> dict[int, dict[str, Any]]:
+    """By size: each figure's median over the rounds, the ratio of steps/s to size ``first``
+    (the median of the rounds' own ratios) and the range of those ratios."""
+    by_size: dict[int, list[dict[str, Any]]] = {}
+    ratios: dict[int, list[float]] = {}
+    for results in rounds:
+        measured = {r["sessions"]: r for r in results}
+        base = measured.get(first)
+        for size, r in measured.items():
+            by_size.setdefault(size, []).append(r)
+            if base and "failed" not in base and "failed" not in r:
+                ratios.setdefault(size, []).append(r["steps/s"] / base["steps/s"])
+    summary = {}
+    for size, results in by_size.items():
+        fine = [r for r in results if "failed" not in r]
+        if len(fine) < len(results):
+            summary[size] = next(r for r in results if "failed" in r)
+            continue
+        median = {k: statistics.median(r[k] for r in fine) for k, v in fine[0].items()
+                  if isinstance(v, (int, float))}  # fmt: skip
+        median["errors"] = sum(r["errors"] for r in fine)
+        median["limited by"] = statistics.mode(r["limited by"] for r in fine)
+        median["ratios"] = ratios.get(size, [])
+        summary[size] = median
+    return summary
 
 
 def _line(r: dict[str, Any]) -> str:
@@ -103,20 +139,24 @@ def _line(r: dict[str, Any]) -> str:
     )
 
 
-def report(results: dict[str, list[dict[str, Any]]], sizes: list[int]) -> None:
+def report(results: dict[str, dict[int, dict[str, Any]]], sizes: list[int]) -> None:
+    """The tables, from :func:`summarize` of every mode."""
     modes = list(results)
-    by_size = {m: {r["sessions"]: r for r in rs} for m, rs in results.items()}
     print("\n| sessions | " + " | ".join(f"{m} steps/s (x of {sizes[0]})" for m in modes) + " |")
     print("|---:|" + "---:|" * len(modes))
     for size in sizes:
         cells = []
         for mode in modes:
-            r, first = by_size[mode].get(size), by_size[mode].get(sizes[0])
+            r = results[mode].get(size)
             if r is None or "failed" in r:
                 cells.append("failed" if r else "-")
-            else:
-                ratio = r["steps/s"] / first["steps/s"] if first and "steps/s" in first else 0
-                cells.append(f"{r['steps/s']:,.0f} ({ratio:.2f}x)")
+                continue
+            ratios = r["ratios"]
+            spread = ""
+            if len(ratios) > 1 and size != sizes[0]:
+                spread = f", rounds {min(ratios):.2f}x to {max(ratios):.2f}x"
+            ratio = f"{statistics.median(ratios):.2f}x" if ratios else "-"
+            cells.append(f"{r['steps/s']:,.0f} ({ratio}{spread})")
         print(f"| {size:,} | " + " | ".join(cells) + " |")
     figures = ["p50 ms", "p99 ms", "server us/step", "loop us/step", "rss MiB", "threads", "fds"]
     figures.append("errors")
@@ -125,7 +165,7 @@ def report(results: dict[str, list[dict[str, Any]]], sizes: list[int]) -> None:
     print("|---:|---|" + "---:|" * len(figures))
     for size in sizes:
         for mode in modes:
-            r = by_size[mode].get(size)
+            r = results[mode].get(size)
             if r is None or "failed" in r:
                 continue
             cells = [
@@ -150,6 +190,13 @@ def main() -> None:
         help="N steps at every size, spread over its sessions (instead of --steps): a round of "
         "a few sessions then lasts as long as one of thousands",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        metavar="N",
+        help="give the sizes in turn N times to the same server; the tables give medians",
+    )
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument("--modes", default="threaded,inline,openenv")
     parser.add_argument(
@@ -166,6 +213,8 @@ def main() -> None:
         help="CPUs for the server and for the clients, e.g. 0:1 (default: both share every CPU)",
     )
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: give 1 or more")
     server_cpus, client_cpus = _pinning(args.pin)
     sizes = [int(s) for s in args.sizes.split(",")]
     soft, hard = raise_file_limit()
@@ -179,6 +228,7 @@ def main() -> None:
             else f"{args.steps} steps per session"
         )
         + f", {args.clients} client processes"
+        + (f", {args.rounds} rounds (medians)" if args.rounds > 1 else "")
         + (
             f"; server on CPUs {sorted(server_cpus)}, clients on {sorted(client_cpus or ())}"
             if server_cpus
@@ -189,9 +239,17 @@ def main() -> None:
     results = {}
     for server in servers(args.modes.split(","), args.before):
         server.cpus = server_cpus
-        results[server.name] = run_mode(
-            server, sizes, args.steps, args.clients, client_cpus, args.client, args.total_steps
+        rounds = run_mode(
+            server,
+            sizes,
+            args.steps,
+            args.clients,
+            client_cpus,
+            args.client,
+            args.total_steps,
+            args.rounds,
         )
+        results[server.name] = summarize(rounds, sizes[0])
     report(results, sizes)
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")

@@ -23,3 +23,24 @@ def test_a_small_run_steps_every_session_without_errors(client: str) -> None:
     assert [row.split(" | ")[0] for row in rows] == ["| 8", "| 16"], out
     assert all(row.split(" | ")[-2] == "0" for row in rows), out  # the errors column
     assert "sessions: FAILED" not in out
+
+
+def test_rounds_give_each_size_in_turn_and_the_tables_give_medians() -> None:
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sizes", "4,8", "--steps", "2", "--modes", "threaded",
+         "--rounds", "3"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout  # fmt: skip
+    measured = [line.split()[1] for line in out.splitlines() if line.startswith("  threaded ")]
+    assert measured == ["4", "8"] * 3, out
+    assert "3 rounds (medians)" in out
+    (row,) = [line for line in out.splitlines() if line.startswith("| 8 | ") and "x" in line]
+    assert ", rounds " in row and "x to " in row, row  # the median ratio, then its range
+
+
+def test_rounds_below_one_are_refused_by_name() -> None:
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--rounds", "0"], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 2
+    assert "--rounds 0: give 1 or more" in run.stderr
