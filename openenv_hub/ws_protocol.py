@@ -20,13 +20,16 @@ Layer: core.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
 
 from openenv_hub.frame_channel import EXTENSION, FrameListener
+
+if TYPE_CHECKING:
+    from uvicorn._types import WebSocketReceiveEvent
 
 try:
     from websockets.speedups import apply_mask  # compiled; pure Python below where it is not
@@ -201,10 +204,10 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
                 return True
         if self.listener is not None:
             return self.listener.message(data)
-        if isinstance(data, str):
-            self.queue.put_nowait({"type": "websocket.receive", "text": data})
-        else:
-            self.queue.put_nowait({"type": "websocket.receive", "bytes": data})
+        kind = "text" if isinstance(data, str) else "bytes"
+        self.queue.put_nowait(
+            cast("WebSocketReceiveEvent", {"type": "websocket.receive", kind: data})
+        )
         if not self.read_paused:  # as uvicorn: one message at a time waits for the app
             self.read_paused = True
             self.transport.pause_reading()
