@@ -20,7 +20,8 @@ neither takes the other's core or caches.
 ``--rounds N`` gives every size N times, the sizes in turn (128, 4,096, 128, 4,096, ...), to the
 same server: the tables then give each figure's median over the rounds, and the ratio to the
 first size is the median of the rounds' own ratios (each round's sizes measured minutes apart,
-on the same machine weather), with their range.
+on the same machine weather), with their range. RSS is the lowest peak of the rounds: memory
+the process took for a larger size stays with it when a smaller one follows.
 
 Modes: ``threaded`` (the default settings: a bounded set of threads, each session pinned to
 one), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's server),
@@ -117,8 +118,10 @@ def summarize(rounds: list[list[dict[str, Any]]], first: int) -> dict[int, dict[
         if len(fine) < len(results):
             summary[size] = next(r for r in results if "failed" in r)
             continue
-        median = {k: statistics.median(r[k] for r in fine) for k, v in fine[0].items()
+        median = {k: _median([r[k] for r in fine]) for k, v in fine[0].items()
                   if isinstance(v, (int, float))}  # fmt: skip
+        # The process's RSS stays up after a larger size: the lowest peak is this size's own.
+        median["rss MiB"] = min(r["rss MiB"] for r in fine)
         median["errors"] = sum(r["errors"] for r in fine)
         median["limited by"] = statistics.mode(r["limited by"] for r in fine)
         median["ratios"] = ratios.get(size, [])
@@ -137,6 +140,12 @@ def _line(r: dict[str, Any]) -> str:
         f"clients {r['client cores']:.2f} cores ({r['limited by']})"
         + (f"\n            e.g. {r['error_sample'][:2]}" if r["errors"] else "")
     )
+
+
+def _median(values: list[Any]) -> Any:
+    """The median, a whole number for whole numbers (threads, files)."""
+    middle = statistics.median(values)
+    return round(middle) if all(isinstance(v, int) for v in values) else middle
 
 
 def report(results: dict[str, dict[int, dict[str, Any]]], sizes: list[int]) -> None:
