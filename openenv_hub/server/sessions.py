@@ -22,7 +22,6 @@ from typing import Any
 
 from openenv_hub.environment import Environment
 from openenv_hub.episode_rules import (
-    RewardRangeFlag,
     checked_observation,
     needs_reset,
     reset_required,
@@ -31,6 +30,7 @@ from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
 from openenv_hub.protocol import observation_payload
 from openenv_hub.protocol.actions import ActionReader
 from openenv_hub.rubrics.ranges import wire_range
+from openenv_hub.server.callback_steps import CallbackSteps
 from openenv_hub.server.calls import CallPlan, environment_failed
 from openenv_hub.server.lifecycle import (
     DEFAULT_IDLE_TIMEOUT_S,
@@ -38,7 +38,6 @@ from openenv_hub.server.lifecycle import (
     DEFAULT_STEP_HARD_TIMEOUT_S,
     EPHEMERAL,
     EnvFactory,
-    SessionLifecycle,
 )
 from openenv_hub.server.observers import notify, wants_snapshots
 from openenv_hub.server.session import Session
@@ -70,14 +69,10 @@ __all__ = [
 
 logger = logging.getLogger("openenv_hub.server")
 
-#: Told on the event loop how a step started by :meth:`SessionPool.start_step` ended: the
-#: observation's payload, or the error to answer with.
-StepAnswer = Callable[[dict[str, Any] | None, ServerReplyError | None], None]
 
-
-class SessionPool(SessionLifecycle):
+class SessionPool(CallbackSteps):
     """Creates, drives, reaps and closes environment sessions (see :class:`SessionLifecycle`
-    for the arguments)."""
+    for the arguments; :class:`CallbackSteps` for steps no coroutine waits for)."""
 
     _metadata: EnvironmentMetadata | None = None
     _snapshot_failed = False  # logged once
@@ -164,69 +159,6 @@ class SessionPool(SessionLifecycle):
                 sent = action.model_dump(mode="json")
                 await self._tell(session, env, "on_step", sent, payload, started, clock)
             return payload
-
-    def start_step(self, session: Session, action: Action, answer: StepAnswer) -> bool:
-        """Start a step of ``session`` on its thread without a coroutine waiting for it:
-        ``answer(payload, None)`` or ``answer(None, error)`` is called on the event loop when
-        it returns: a step waiting on a thread holds no task, coroutine or future. False, with
-        nothing started, when the step needs :meth:`step` (see :meth:`may_start_step`, and a
-        session with no episode yet)."""
-        env, worker = session.env, session.worker
-        if (
-            env is None
-            or worker is None
-            or not self.may_start_step(session)
-            or needs_reset(env, session.episode_started, action)
-        ):
-            return False
-        session.hold()
-        session.thread_call_since = time.monotonic()
-        worker.call(
-            functools.partial(env.step, action),
-            functools.partial(self._step_returned, session, answer),
-        )
-        return True
-
-    def may_start_step(self, session: Session) -> bool:
-        """Whether :meth:`start_step` could take a step of ``session`` now: its calls run on a
-        thread no other call holds, and no rubric, observer or ``async`` step takes part."""
-        env = session.env
-        return not (
-            env is None
-            or session.worker is None
-            or session.closed
-            or session.busy
-            or session.lock.locked()
-            or session.scorer is not None
-            or self.observers
-            or CallPlan.of(type(env)).step_async
-        )
-
-    def _step_returned(
-        self, session: Session, answer: StepAnswer, obs: Any, exc: BaseException | None
-    ) -> None:
-        """A step started by :meth:`start_step` returned: free the session, then answer (unless
-        the step was abandoned past the hard time limit: its session is closed, and its client
-        was told so)."""
-        abandoned = session.thread_call_since is None
-        self._thread_call_returned(session, obs, exc)
-        session.let_go()
-        if abandoned:
-            return
-        try:
-            if exc is not None:
-                if isinstance(exc, ServerReplyError):
-                    raise exc
-                raise environment_failed(session.id, "step", exc) from exc
-            obs = checked_observation(obs, "step")
-            session.step_count += 1
-            payload = observation_payload(self._in_range(session, obs))
-        except ServerReplyError as error:
-            return answer(None, error)
-        except Exception as exc:  # a defect of the server: answered, logged
-            logger.exception("Session %s: unexpected failure answering step", session.id)
-            return answer(None, EnvironmentExecutionError(f"Internal server error: {exc!r}"))
-        answer(payload, None)
 
     async def _tell(
         self,
@@ -332,7 +264,7 @@ class SessionPool(SessionLifecycle):
             self._metadata = meta.model_copy(update=update)
         return self._metadata
 
-    # -- the reset rule and reward ranges (openenv_hub.episode_rules) ----------------------
+    # -- the reset rule (openenv_hub.episode_rules) -----------------------------------------
 
     async def _episode_for(
         self,
@@ -349,14 +281,6 @@ class SessionPool(SessionLifecycle):
         if session.kind != EPHEMERAL:
             raise reset_required(method, session.id)
         await self._reset(session, env, {})
-
-    @functools.cached_property
-    def _reward_flag(self) -> RewardRangeFlag:
-        return RewardRangeFlag(self.env_name or self.factory_name)
-
-    def _in_range(self, session: Session, obs: Observation) -> Observation:
-        """``obs``, flagged when its reward is outside the environment's declared range."""
-        return self._reward_flag.check(session.reward_range, obs)
 
     # -- MCP tools -------------------------------------------------------------------------
 
