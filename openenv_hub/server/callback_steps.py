@@ -1,6 +1,7 @@
 """Steps no coroutine waits for: a ``/ws`` step started on the session's thread and answered
-from a callback when it returns (:meth:`CallbackSteps.start_step`); and the reward range every
-answer is checked against.
+from a callback when it returns, or run on the event loop and answered before the next frame
+is read (:meth:`CallbackSteps.start_step`); and the reward range every answer is checked
+against.
 
 Layer: server.
 """
@@ -34,19 +35,28 @@ class CallbackSteps(SessionLifecycle):
     """The steps of :class:`~openenv_hub.server.sessions.SessionPool` that take no task."""
 
     def start_step(self, session: Session, action: Action, answer: StepAnswer) -> bool:
-        """Start a step of ``session`` on its thread without a coroutine waiting for it:
-        ``answer(payload, None)`` or ``answer(None, error)`` is called on the event loop when
-        it returns: a step waiting on a thread holds no task, coroutine or future. False, with
+        """Start a step of ``session`` without a coroutine waiting for it: on its thread, with
+        ``answer(payload, None)`` or ``answer(None, error)`` called on the event loop when it
+        returns (a step waiting on a thread holds no task, coroutine or future); or, for a pool
+        that runs on the event loop, here and now, answered before this returns. False, with
         nothing started, when the step needs :meth:`step` (see :meth:`may_start_step`, and a
         session with no episode yet)."""
         env, worker = session.env, session.worker
         if (
             env is None
-            or worker is None
             or not self.may_start_step(session)
             or needs_reset(env, session.episode_started, action)
         ):
             return False
+        if worker is None:  # on the event loop: nothing else runs until it returns
+            session.last_active = time.monotonic()
+            try:
+                obs = self.threads.run_inline(functools.partial(env.step, action))
+            except Exception as exc:
+                self._answer_step(session, answer, None, exc)
+            else:
+                self._answer_step(session, answer, obs, None)
+            return True
         session.hold()
         session.thread_call_since = time.monotonic()
         worker.call(
@@ -57,11 +67,12 @@ class CallbackSteps(SessionLifecycle):
 
     def may_start_step(self, session: Session) -> bool:
         """Whether :meth:`start_step` could take a step of ``session`` now: its calls run on a
-        thread no other call holds, and no rubric, observer or ``async`` step takes part."""
+        thread no other call holds, or on the event loop, and no rubric, observer or ``async``
+        step takes part."""
         env = session.env
         return not (
             env is None
-            or session.worker is None
+            or (session.worker is None and not self.threads.inline)
             or session.closed
             or session.busy
             or session.lock.locked()
@@ -73,14 +84,19 @@ class CallbackSteps(SessionLifecycle):
     def _step_returned(
         self, session: Session, answer: StepAnswer, obs: Any, exc: BaseException | None
     ) -> None:
-        """A step started by :meth:`start_step` returned: free the session, then answer (unless
-        the step was abandoned past the hard time limit: its session is closed, and its client
-        was told so)."""
+        """A step started on a thread by :meth:`start_step` returned: free the session, then
+        answer (unless the step was abandoned past the hard time limit: its session is closed,
+        and its client was told so)."""
         abandoned = session.thread_call_since is None
         self._thread_call_returned(session, obs, exc)
         session.let_go()
-        if abandoned:
-            return
+        if not abandoned:
+            self._answer_step(session, answer, obs, exc)
+
+    def _answer_step(
+        self, session: Session, answer: StepAnswer, obs: Any, exc: BaseException | None
+    ) -> None:
+        """Answer a step :meth:`start_step` ran: ``obs`` checked and shaped, or the error."""
         try:
             if exc is not None:
                 if isinstance(exc, ServerReplyError):

@@ -6,11 +6,11 @@ when (one at a time, in order, up to :data:`~openenv_hub.protocol.codes.MAX_PIPE
 and :class:`~openenv_hub.server.sessions.SessionPool` does the environment's work.
 
 The task that reads a connection's frames answers the one next in line itself: a request whose
-answer is ready at once (an environment that runs on the event loop, for one) takes no other
-task and no queue. A step of a session whose calls run on its thread is started there and
-answered from a callback when it returns (:meth:`SessionPool.start_step
-<openenv_hub.server.sessions.SessionPool.start_step>`): while it runs, no coroutine waits for
-it, and the reader goes on reading. Other answers that have to wait (an ``async`` step, a
+answer is ready at once takes no other task and no queue. A step of a session whose calls run
+on its thread is started there and answered from a callback when it returns, and one of an
+environment that runs on the event loop is answered there and then (:meth:`SessionPool.start_step
+<openenv_hub.server.callback_steps.CallbackSteps.start_step>`): no coroutine waits for either,
+and the reader goes on reading. Other answers that have to wait (an ``async`` step, a
 rubric, a busy socket) are finished by the task that began them while a new task takes over
 reading, as soon as the event loop runs. Either way a client that vanishes mid-step is noticed
 at once: the session is closed (an ``async`` step is cancelled; one on the session's thread

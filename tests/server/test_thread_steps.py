@@ -198,3 +198,41 @@ def test_a_client_waiting_on_a_step_past_the_hard_limit_is_told_and_its_slot_fre
         assert server.pool.abandoned_threads == 1
     finally:
         Hangs.release.set()
+
+
+def count_tasks_made(server: Any) -> list[str]:
+    """The names of the coroutines of every task the server's event loop makes from now on."""
+    loop = server.server.servers[0].get_loop()
+    made: list[str] = []
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        made.append(getattr(coro, "__qualname__", repr(coro)))
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    loop.call_soon_threadsafe(loop.set_task_factory, factory)
+    server.wait_for(lambda: loop.get_task_factory() is factory)
+    return made
+
+
+def test_a_step_on_the_event_loop_is_answered_before_the_next_frame_is_read(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed, run_on_event_loop=True))
+    with ws(server) as s:
+        ask(s, {"type": "reset"})
+        made = count_tasks_made(server)
+        for i in range(3):  # pipelined: the second and third wait in line for the first
+            s.send(step(f"inline {i}"))
+        s.send(json.dumps({"type": "step", "data": {"message": "boom", "fail": True}}))
+        s.send(step("after"))
+        replies = [json.loads(s.recv(timeout=10)) for _ in range(5)]
+        said = [
+            r["data"]["observation"]["echoed_message"]
+            for r in replies
+            if "observation" in r.get("data", {})
+        ]
+        assert said == ["inline 0", "inline 1", "inline 2", "after"]
+        observations = [r["data"]["observation"] for r in replies if r["type"] == "observation"]
+        assert not any(o["thread"].startswith("openenv-session-") for o in observations)
+        assert replies[3]["type"] == "error" and "asked to fail on 'boom'" in json.dumps(replies[3])
+        assert [r["data"]["reward"] for r in replies[:3]] == pytest.approx([0.8] * 3)
+        assert made == []  # no task, no coroutine for a step on the loop
+        assert ask(s, {"type": "state"})["data"]["step_count"] == 4
