@@ -33,53 +33,43 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Final
+from typing import Any
 
-import pydantic_core
-from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketState
 
-from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
+from openenv_hub.errors import ServerReplyError
 from openenv_hub.frame_channel import EXTENSION, FrameChannel
 from openenv_hub.protocol import (
     CLOSE_GOING_AWAY,
     CLOSE_NORMAL,
-    CloseMessage,
-    DecodeError,
-    McpMessage,
-    ResetMessage,
-    ResetRequest,
-    StateMessage,
-    decode_message,
     error_frame_for,
-    jsonrpc_error_for,
-    mcp_frame,
     observation_frame,
-    state_frame,
-    validation_error,
 )
 from openenv_hub.protocol.connection import (
     BINARY_FRAME_REFUSAL,
     PipeliningRefused,
     ServerConnection,
 )
-from openenv_hub.server.mcp import handle_jsonrpc
 from openenv_hub.server.sessions import Session, SessionPool
+from openenv_hub.server.ws_replies import (
+    CLOSE,
+    Handler,
+    answer_mcp_frame,
+    answer_ws_frame,
+    mcp_refusal,
+)
 
 __all__ = ["serve_mcp_socket", "serve_ws"]
 
 logger = logging.getLogger("openenv_hub.server")
 
-CLOSE: Final = b"close"  # what a handler returns for a close message (no reply)
-Handler = Callable[[SessionPool, Session, str], Awaitable[bytes | None]]
-
 
 async def serve_ws(websocket: WebSocket, pool: SessionPool) -> None:
-    await _serve(websocket, pool, _handle_ws_frame, error_frame_for, attachable=True)
+    await _serve(websocket, pool, answer_ws_frame, error_frame_for, attachable=True)
 
 
 async def serve_mcp_socket(websocket: WebSocket, pool: SessionPool) -> None:
-    await _serve(websocket, pool, _handle_mcp_frame, _mcp_refusal)
+    await _serve(websocket, pool, answer_mcp_frame, mcp_refusal)
 
 
 async def _serve(
@@ -350,56 +340,3 @@ def _log_failure(session: Session, outcome: BaseException | None) -> None:
         logger.debug("Session %s: socket closed by the server: %s", session.id, outcome)
         return  # the watchdog or a shutdown closed the socket while we used it
     logger.error("Session %s: WebSocket task failed", session.id, exc_info=outcome)
-
-
-async def _handle_ws_frame(pool: SessionPool, session: Session, text: str) -> bytes | None:
-    action = pool.actions.read_step_frame(text)  # a well-formed step frame, read in one pass
-    kind = "step"
-    try:
-        if action is None:
-            message = decode_message(text)
-            kind = message.type
-            if message.type != "step":
-                return await _answer_other(pool, session, message)
-            try:
-                action = pool.parse_action(message.data)
-            except ValidationError as exc:
-                raise validation_error(exc, f"action for {pool.action_cls.__name__}") from None
-        return observation_frame(await pool.step(session, action))
-    except DecodeError as exc:
-        return exc.frame
-    except ServerReplyError as exc:
-        return error_frame_for(exc)
-    except Exception as exc:  # a defect of the server: answer, log, and keep the socket
-        logger.exception("Session %s: unexpected failure answering %s", session.id, kind)
-        return error_frame_for(EnvironmentExecutionError(f"Internal server error: {exc!r}"))
-
-
-async def _answer_other(
-    pool: SessionPool,
-    session: Session,
-    message: ResetMessage | StateMessage | CloseMessage | McpMessage,
-) -> bytes | None:
-    """The reply to a ``reset``, ``state``, ``mcp`` or ``close`` message (``CLOSE`` for the
-    last); errors are the caller's to word."""
-    if message.type == "reset":
-        try:
-            params = ResetRequest.model_validate(message.data).model_dump(exclude_unset=True)
-        except ValidationError as exc:
-            raise validation_error(exc, "reset arguments") from None
-        return observation_frame(await pool.reset(session, params))
-    if message.type == "state":
-        return state_frame(await pool.state(session))
-    if message.type == "mcp":
-        response = await handle_jsonrpc(pool, message.data, bound=session)
-        return None if response is None else mcp_frame(response)
-    return CLOSE
-
-
-async def _handle_mcp_frame(pool: SessionPool, session: Session, text: str) -> bytes | None:
-    response = await handle_jsonrpc(pool, text, bound=session)
-    return None if response is None else pydantic_core.to_json(response, fallback=str)
-
-
-def _mcp_refusal(exc: ServerReplyError) -> bytes:
-    return pydantic_core.to_json(jsonrpc_error_for(None, exc))
