@@ -146,5 +146,6 @@ def test_an_environment_without_evaluations_says_how_to_push_them(
     space = plain_space(hub_env.api(), hub_env.repo_id("lonely"), [TAG])
     page = new_page()
     page.goto(f"{catalog_url}/?space={space}")
-    expect(page.locator("#detail")).to_contain_text("No evaluation results yet")
+    # The first load asks the Hub for the Space: give it as long as the catalog's other pages.
+    expect(page.locator("#detail")).to_contain_text("No evaluation results yet", timeout=30_000)
     expect(page.locator("#detail")).to_contain_text("openenv eval --space NS/NAME --push-to-hub")
