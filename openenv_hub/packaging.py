@@ -120,7 +120,11 @@ def _build_wheel(src: Path, target: Path) -> Path:
             )
         target.mkdir(parents=True, exist_ok=True)
         final = target / wheels[0].name
-        shutil.copy2(wheels[0], final)
+        # Copied beside, then renamed: a process building the same wheel at the same time, or
+        # reading the cache meanwhile, never sees half a file.
+        partial = target / f".{wheels[0].name}.{os.getpid()}.partial"
+        shutil.copy2(wheels[0], partial)
+        os.replace(partial, final)
         return final
 
 
