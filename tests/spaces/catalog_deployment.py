@@ -9,6 +9,7 @@ import os
 import re
 import secrets
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -137,6 +138,15 @@ class Deployment:
         )  # fmt: skip
 
 
+def _checkout(work: Path) -> Path:
+    """The folders the document's commands name, copied: a push remembers its Space in the
+    folder it pushed (``.openenv/``), which must not happen to the repository's own."""
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache", ".openenv")
+    for folder in ("envs/echo_env", "spaces/catalog"):
+        shutil.copytree(REPO / folder, work / folder, ignore=skip)
+    return work
+
+
 def _environment(tmp: Path) -> dict[str, str]:
     from docker_support.engine import BASE_IMAGE, require_docker
     from docker_support.wheelhouse import wheelhouse
@@ -218,18 +228,19 @@ def _stage(api: Any, repo_id: str) -> str:
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     tmp = tmp_path_factory.mktemp("catalog-space")
     env = _environment(tmp)
+    work = _checkout(tmp / "checkout")
     hub, port = _start_localhub(tmp, env)
     started = [hub]
     try:
         (push_echo,) = doc_block(DOC, "publish an environment").lines
-        echo = Process(shlex.split(push_echo), tmp / "push-echo.log", env)
+        echo = Process(shlex.split(push_echo), tmp / "push-echo.log", env, cwd=work)
         started.append(echo)
         api = Deployment(env["HF_ENDPOINT"], "", env, echo).api()
         wait_until(lambda: api.repo_exists(ECHO, repo_type="space"), 120, "the echo Space")
         _plain_spaces(api)
         (push_catalog,) = doc_block(DOC, "publish the catalog").lines
         publish = Process(
-            shlex.split(push_catalog.replace(HUB_PORT, port)), tmp / "push-catalog.log", env
+            shlex.split(push_catalog.replace(HUB_PORT, port)), tmp / "push-catalog.log", env, work
         )
         started.append(publish)
         for repo_id, likes in zip(TAGGED, (3, 2, 1, 0), strict=True):
@@ -244,7 +255,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
 
         run_catalog = doc_block(DOC, "run the catalog").code.replace(CATALOG_PORT, str(free_port()))
         catalog_url = "http://127.0.0.1:" + re.findall(r"--port (\d+)", run_catalog)[0]
-        catalog = Process(["bash", "-c", run_catalog], tmp / "catalog.log", env)
+        catalog = Process(["bash", "-c", run_catalog], tmp / "catalog.log", env, work)
         started.append(catalog)
         wait_for_health(catalog_url, timeout_s=120, alive=lambda: catalog.popen.poll() is None)
         yield Deployment(env["HF_ENDPOINT"], catalog_url, env, publish)
