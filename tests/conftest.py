@@ -8,6 +8,7 @@ at a local Hub before anything imports huggingface_hub, so no test can reach hug
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,11 +17,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# pytest-xdist's workers start with COLUMNS and LINES set (80x24); a rich console made at import
+# with both set keeps that size for good, whatever a test sets later (the `cli` fixture: 250).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
 from serving import ServerThread
 
 # cli_runner: the `cli` fixture, which runs the `openenv` command in-process.
 # ray_support: the `ray_cluster` fixture, a two-node Ray cluster on loopback.
-# source_tree_guard: fails a test that leaves a remembered Space in envs/NAME.
+# source_tree_guard: fails a test that leaves a remembered Space in envs/NAME or spaces/NAME.
 # docker_support.image_sweep: removes the images a run built on the private Docker engine.
 pytest_plugins = [
     "openenv_hub.testing",
