@@ -23,13 +23,17 @@ SPACE = "alice/echo_env"
 
 
 def job_containers(job_id: str = "") -> list[str]:
-    """The ids of LocalHub's Job containers (of ``job_id``, when given)."""
+    """The ids of the Job containers of this process's LocalHubs (of ``job_id``, when given);
+    not another test process's, which may run Jobs at the same time."""
     from docker_support.engine import docker
+
+    from openenv_hub.runtimes import labels
 
     label = (
         f"label=openenv-hub.job={job_id}" if job_id else "label=openenv-hub.runtime=localhub-job"
     )
-    return docker("ps", "-aq", "--filter", label).stdout.split()
+    mine = f"label={labels.OWNER}={labels.owner_id()}"
+    return docker("ps", "-aq", "--filter", label, "--filter", mine).stdout.split()
 
 
 @pytest.fixture(scope="module")
