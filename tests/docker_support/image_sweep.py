@@ -50,7 +50,10 @@ def sweep(before: set[str]) -> set[str]:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if private_engine():
+    # Under pytest-xdist, the process that started the workers lists and sweeps, before the
+    # first and after the last: a worker that ended first would remove images (and the
+    # layers under a build) the other is still using.
+    if private_engine() and not hasattr(session.config, "workerinput"):
         session.config.stash[_BEFORE] = images()
 
 
