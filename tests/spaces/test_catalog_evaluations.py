@@ -112,7 +112,8 @@ def test_an_environment_page_shows_its_pushed_evaluations(
     page = new_page()
     page.goto(f"{catalog_url}/?space={space}")
     board = page.locator('#detail table[aria-label="Evaluations"]')
-    expect(board.locator("tr[data-results]")).to_have_count(3)
+    # The first load asks the Hub for the Space: give it as long as the catalog's other pages.
+    expect(board.locator("tr[data-results]")).to_have_count(3, timeout=30_000)
     shown = [str(r.get_attribute("data-results")) for r in board.locator("tr[data-results]").all()]
     assert other not in shown and sorted(shown) == sorted([odd, *(r for r, _ in pushed)])
     shown_pass_at_1 = [

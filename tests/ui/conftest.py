@@ -125,8 +125,11 @@ def browser() -> Iterator[Any]:
             f"{CHROMIUM} not found: install it with `apt-get install -y chromium` "
             "(or point OPENENV_CHROMIUM at a chromium binary)"
         )
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # Assertions wait for a page up to 15 s instead of 5: with the suite in two processes a
+    # first load can take longer, and a passing assertion returns as soon as it holds.
+    expect.set_options(timeout=15_000)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
