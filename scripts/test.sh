@@ -3,6 +3,7 @@
 #
 #   bash scripts/test.sh            # everything (as CI runs it)
 #   bash scripts/test.sh -k echo    # extra arguments go to pytest
+#   bash scripts/test.sh -n 0       # pytest in one process instead of two
 #
 # As root it installs Debian packages (git, python3-venv, chromium, docker.io, debootstrap,
 # bubblewrap, stockfish) and starts a private Docker engine with no bridge network
