@@ -58,10 +58,18 @@ log "ruff"
 log "mypy"
 .venv/bin/mypy
 # Two test processes (pytest-xdist), a test file at a time each: most of the suite waits on
-# servers, containers and browsers, so two halve the time even on a 2-core machine. Extra
-# arguments come after, so `-n 0` runs it in one process.
-log "pytest"
-.venv/bin/python -m pytest -n 2 --dist loadfile "$@"
+# servers, containers and browsers, so two halve the time even on a 2-core machine. The tests
+# that hold a time to a bound (marked serial) then run alone, on a machine nothing else loads.
+# Extra arguments come after (`-n 0`: one process) and select the tests of one run instead.
+if [ $# -eq 0 ]; then
+  log "pytest (two processes)"
+  .venv/bin/python -m pytest -n 2 --dist loadfile -m "not serial"
+  log "pytest (the timed tests, alone)"
+  .venv/bin/python -m pytest -m serial
+else
+  log "pytest"
+  .venv/bin/python -m pytest -n 2 --dist loadfile "$@"
+fi
 
 # The client and the server also run on the oldest Python the project supports and the newest
 # this machine has (pyenv's), each in a venv of its own with only what they need.

@@ -67,6 +67,7 @@ def test_watching_is_on_locally_and_off_on_a_space_unless_set(
     assert watching_allowed(environ) is allowed
 
 
+@pytest.mark.serial
 async def test_a_push_of_a_full_watch_takes_under_a_tenth_of_its_period() -> None:
     """A viewer's stream sends at most every PUSH_INTERVAL_S on the server's event loop: a push
     that takes under a tenth of that leaves steps at least nine tenths of the loop's time."""

@@ -49,6 +49,7 @@ def echo_server(*, web: bool) -> Iterator[tuple[str, float]]:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_start_to_healthy_with_the_ui_is_within_a_third_of_a_second_of_without() -> None:
     times: dict[bool, list[float]] = {True: [], False: []}
     for _ in range(3):

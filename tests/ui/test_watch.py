@@ -245,6 +245,7 @@ class PaceTurns:
         return [rate / statistics.mean(alone[i : i + 2]) for i, rate in enumerate(self.watched)]
 
 
+@pytest.mark.serial
 def test_a_client_keeps_nine_tenths_of_its_pace_with_one_watcher(echo: Any, new_page: Any) -> None:
     """A client in a process of its own (as a training loop is) steps as fast as it can while a
     browser watches its session for a second, then does not, in turns: the median, over the
