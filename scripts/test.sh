@@ -59,7 +59,7 @@ log "mypy"
 .venv/bin/mypy
 # Two test processes (pytest-xdist), a test file at a time each: most of the suite waits on
 # servers, containers and browsers, so two halve the time even on a 2-core machine. The tests
-# that hold a time to a bound (marked serial) then run alone, on a machine nothing else loads.
+# marked serial (a time held to a bound, or a sweep of the whole Docker engine) then run alone.
 # Extra arguments come after (`-n 0`: one process) and select the tests of one run instead.
 if [ $# -eq 0 ]; then
   log "pytest (two processes)"

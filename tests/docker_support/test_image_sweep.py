@@ -11,6 +11,9 @@ from docker_support.engine import BASE_IMAGE, build_image, docker, require_docke
 from docker_support.image_sweep import images, private_engine, sweep
 
 
+# Alone (scripts/test.sh runs serial tests after the rest): the sweep prunes dangling images,
+# and a build running beside it has one between two of its steps.
+@pytest.mark.serial
 def test_the_images_a_run_built_are_removed_and_the_base_and_wheelhouses_stay(
     tmp_path: Path,
 ) -> None:
