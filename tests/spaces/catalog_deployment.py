@@ -240,7 +240,10 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         _plain_spaces(api)
         (push_catalog,) = doc_block(DOC, "publish the catalog").lines
         publish = Process(
-            shlex.split(push_catalog.replace(HUB_PORT, port)), tmp / "push-catalog.log", env, work
+            shlex.split(push_catalog.replace(HUB_PORT, port)),
+            tmp / "push-catalog.log",
+            env,
+            cwd=work,
         )
         started.append(publish)
         for repo_id, likes in zip(TAGGED, (3, 2, 1, 0), strict=True):
@@ -255,7 +258,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
 
         run_catalog = doc_block(DOC, "run the catalog").code.replace(CATALOG_PORT, str(free_port()))
         catalog_url = "http://127.0.0.1:" + re.findall(r"--port (\d+)", run_catalog)[0]
-        catalog = Process(["bash", "-c", run_catalog], tmp / "catalog.log", env, work)
+        catalog = Process(["bash", "-c", run_catalog], tmp / "catalog.log", env, cwd=work)
         started.append(catalog)
         wait_for_health(catalog_url, timeout_s=120, alive=lambda: catalog.popen.poll() is None)
         yield Deployment(env["HF_ENDPOINT"], catalog_url, env, publish)
