@@ -32,6 +32,8 @@ pytestmark = [
 ]
 
 TAG = f"catalog-eval-{uuid.uuid4().hex[:8]}"
+#: A page's first load asks the Hub for the Space: as long as the catalog's other pages get.
+FIRST_LOAD_MS = 30_000
 ARGS = ("--policy", "guesser:guess", "--tasks", "tasks", "-k", 4, "-c", 4)
 
 
@@ -112,8 +114,7 @@ def test_an_environment_page_shows_its_pushed_evaluations(
     page = new_page()
     page.goto(f"{catalog_url}/?space={space}")
     board = page.locator('#detail table[aria-label="Evaluations"]')
-    # The first load asks the Hub for the Space: give it as long as the catalog's other pages.
-    expect(board.locator("tr[data-results]")).to_have_count(3, timeout=30_000)
+    expect(board.locator("tr[data-results]")).to_have_count(3, timeout=FIRST_LOAD_MS)
     shown = [str(r.get_attribute("data-results")) for r in board.locator("tr[data-results]").all()]
     assert other not in shown and sorted(shown) == sorted([odd, *(r for r, _ in pushed)])
     shown_pass_at_1 = [
@@ -147,6 +148,7 @@ def test_an_environment_without_evaluations_says_how_to_push_them(
     space = plain_space(hub_env.api(), hub_env.repo_id("lonely"), [TAG])
     page = new_page()
     page.goto(f"{catalog_url}/?space={space}")
-    # The first load asks the Hub for the Space: give it as long as the catalog's other pages.
-    expect(page.locator("#detail")).to_contain_text("No evaluation results yet", timeout=30_000)
+    expect(page.locator("#detail")).to_contain_text(
+        "No evaluation results yet", timeout=FIRST_LOAD_MS
+    )
     expect(page.locator("#detail")).to_contain_text("openenv eval --space NS/NAME --push-to-hub")
