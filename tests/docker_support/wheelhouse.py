@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 try:
@@ -43,23 +44,27 @@ def wheelhouse(*more: str) -> Path:
     requirements = sorted({*openenv_hub_requirements(), *BUILD_TOOLS, *more})
     digest = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:16]
     root = Path(os.environ.get("OPENENV_DOCKER_CACHE_DIR", DEFAULT_CACHE_DIR)) / "wheelhouses"
-    root.mkdir(parents=True, exist_ok=True)
-    folder = root / digest
-    with (root / f"{digest}.lock").open("w") as lock:
+    return downloaded(root / digest, requirements, TARGET)
+
+
+def downloaded(folder: Path, requirements: list[str], pip_args: Sequence[str] = ()) -> Path:
+    """``folder``, holding the wheels of ``requirements`` (``pip download`` with ``pip_args``)
+    once a first call has downloaded them. Under a lock, so that test processes side by side
+    (pytest -n) download once; into a temporary folder renamed when complete, so that a download
+    cut short leaves no half-filled folder taken for a whole one."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with (folder.parent / f"{folder.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (folder / ".complete").is_file():
-            _download(requirements, folder)
+        if (folder / ".complete").is_file():
+            return folder
+        with tempfile.TemporaryDirectory(dir=folder.parent, prefix="partial-") as tmp:
+            command = [sys.executable, "-m", "pip", "download", "-q", *pip_args, "-d", tmp]
+            done = subprocess.run(
+                [*command, *requirements], capture_output=True, text=True, timeout=900, check=False
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"pip download failed:\n{done.stderr[-3000:]}")
+            (Path(tmp) / ".complete").write_text("\n".join(requirements))
+            shutil.rmtree(folder, ignore_errors=True)
+            os.replace(tmp, folder)
     return folder
-
-
-def _download(requirements: list[str], folder: Path) -> None:
-    with tempfile.TemporaryDirectory(dir=folder.parent, prefix="partial-") as tmp:
-        command = [sys.executable, "-m", "pip", "download", "-q", *TARGET, "-d", tmp]
-        done = subprocess.run(
-            [*command, *requirements], capture_output=True, text=True, timeout=900, check=False
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"pip download failed:\n{done.stderr[-3000:]}")
-        (Path(tmp) / ".complete").write_text("\n".join(requirements))
-        shutil.rmtree(folder, ignore_errors=True)
-        os.replace(tmp, folder)

@@ -6,7 +6,6 @@ Every test here checks, when it ends, that LocalHub only ever saw requests for 1
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -219,6 +218,8 @@ def wheelhouse() -> Path:
     import hashlib
     import zipfile
 
+    from docker_support.wheelhouse import downloaded
+
     from openenv_hub.packaging import _cache_dir, dev_wheel
 
     wheel = dev_wheel()
@@ -233,23 +234,7 @@ def wheelhouse() -> Path:
     )
     requires += ["setuptools>=70.1", "wheel"]
     key = hashlib.sha256(f"{sys.version_info[:2]}{requires}".encode()).hexdigest()[:16]
-    folder = _cache_dir().parent / "wheelhouse" / key
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    # Locked: test processes running side by side (pytest -n) download it once, not into each
-    # other's files.
-    with open(folder.parent / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (folder / ".complete").is_file():
-            done = subprocess.run(
-                [sys.executable, "-m", "pip", "download", "-q", "-d", str(folder), *requires],
-                capture_output=True,
-                text=True,
-                timeout=900,
-                check=False,
-            )
-            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-            (folder / ".complete").write_text("\n".join(requires), encoding="utf-8")
-    return folder
+    return downloaded(_cache_dir().parent / "wheelhouse" / key, requires)
 
 
 def run_python(
