@@ -1,8 +1,9 @@
 """The lifecycle half of the session core: slots, threads, opening, closing and the watchdog.
 
 :class:`~openenv_hub.server.sessions.SessionPool` builds on :class:`SessionLifecycle` to drive
-the environments. Each session owns one environment instance; its synchronous methods run on the
-session's own thread (so libraries that need thread affinity work).
+the environments. Each session owns one environment instance; its synchronous methods all run on
+the one thread the session is pinned to (so libraries that need thread affinity work; see
+:mod:`openenv_hub.server.threads`).
 
 Every session holds a slot of ``max_concurrent_envs``, stateless HTTP calls included, until its
 environment is closed. A session closed while its thread still runs a call keeps its slot until
