@@ -33,10 +33,11 @@ class Worker:
     """A thread that runs submitted calls one at a time; results come back as asyncio futures.
 
     Leaner than ``loop.run_in_executor`` with a one-thread pool: one queue hand-off in (the calls
-    of one turn of the event loop queued together, see :meth:`call`), one
-    ``call_soon_threadsafe`` out, which also tells ``on_return`` that the thread is done with
-    the call, even when nobody awaits the future any more (so a caller may be cancelled without
-    a ``shield`` and its extra turn of the event loop). :meth:`replace_thread` swaps a stuck
+    of one turn of the event loop queued together, see :meth:`call`), at most one
+    ``call_soon_threadsafe`` out (the outcomes that return while the loop is busy settled
+    together, see :class:`_Outcomes`), which also tells ``on_return`` that the thread is done
+    with the call, even when nobody awaits the future any more (so a caller may be cancelled
+    without a ``shield`` and its extra turn of the event loop). :meth:`replace_thread` swaps a stuck
     thread for a new one, so that the sessions pinned to the worker go on.
 
     Args:
@@ -59,6 +60,7 @@ class Worker:
         self._queue: _Queue = queue.SimpleQueue()
         self._busy: list[float | None] = [None]  # when the thread's current call began
         self._batch: list[tuple[Any, ...]] = []  # calls told of by call(), not yet queued
+        self._outcomes = _Outcomes()
         self.thread = self._start(self._queue, self._busy)
 
     @property
@@ -84,15 +86,22 @@ class Worker:
                 if loop is None:
                     logger.exception("%s: a background call failed", self.name)
                 else:
-                    _call_soon(loop, _settle, future, None, exc, on_return)
+                    self._returned(loop, (future, None, exc, on_return))
             else:
                 if loop is not None:
-                    _call_soon(loop, _settle, future, result, None, on_return)
+                    self._returned(loop, (future, result, None, on_return))
             busy[0] = None
             if self.slow_after_s is not None and self.on_slow is not None:
                 elapsed = time.perf_counter() - started
                 if elapsed > self.slow_after_s and (waiting := calls.qsize()):
                     self.on_slow(elapsed, waiting)
+
+    def _returned(self, loop: asyncio.AbstractEventLoop, outcome: _Outcome) -> None:
+        """Hand a call's outcome to ``loop`` (on the worker's thread)."""
+        if self._outcomes.loop is loop:
+            self._outcomes.add(outcome)
+        else:  # a loop other than the first one to use the worker: woken for each
+            _call_soon(loop, _settle, *outcome)
 
     def run(self, fn: Callable[[], Any], on_return: OnReturn | None = None) -> asyncio.Future[Any]:
         """Run ``fn`` on the thread after the calls queued before it; await its result.
@@ -101,6 +110,7 @@ class Worker:
         before the future is settled, also if the future was cancelled meanwhile.
         """
         loop = asyncio.get_running_loop()
+        self._outcomes.bind(loop)
         future = loop.create_future()
         self._put((loop, future, fn, on_return))
         return future
@@ -112,6 +122,7 @@ class Worker:
         The calls made in one turn of the event loop are queued together at its end, so that a
         thread woken for one finds the others waiting (one wake-up, not one a call)."""
         loop = asyncio.get_running_loop()
+        self._outcomes.bind(loop)
         if not self._batch:
             loop.call_soon(self._queue_batch)
         self._batch.append((loop, None, fn, on_return))
@@ -172,6 +183,50 @@ class Worker:
         if timeout_s is None or timeout_s > 0:
             self.thread.join(timeout_s)
         return not self.thread.is_alive()
+
+
+_Outcome = tuple["asyncio.Future[Any] | None", Any, "BaseException | None", "OnReturn | None"]
+
+
+class _Outcomes:
+    """The outcomes of a worker's calls, settled on the event loop in the order they returned:
+    the loop is woken (``call_soon_threadsafe``, a write to its wake-up socket) only when no
+    wake-up is pending, and settles every outcome that arrived until it runs. A busy loop is
+    then woken once for many calls rather than once a call, and no outcome waits for the next.
+    """
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None  # the first loop to use the worker
+        self._lock = threading.Lock()
+        self._ready: list[_Outcome] = []
+        self._woken = False
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self.loop is None:
+            self.loop = loop
+
+    def add(self, outcome: _Outcome) -> None:
+        """On the worker's thread: one more outcome, and a wake-up unless one is pending."""
+        with self._lock:
+            self._ready.append(outcome)
+            wake, self._woken = not self._woken, True
+        if wake:
+            assert self.loop is not None
+            _call_soon(self.loop, self.settle)
+
+    def settle(self) -> None:
+        """On the loop: settle every outcome that arrived (a failing ``on_return`` goes to the
+        loop's exception handler, as it would from a callback of its own)."""
+        with self._lock:
+            ready, self._ready, self._woken = self._ready, [], False
+        for outcome in ready:
+            try:
+                _settle(*outcome)
+            except Exception as exc:
+                assert self.loop is not None
+                self.loop.call_exception_handler(
+                    {"message": "Exception in a call's on_return callback", "exception": exc}
+                )
 
 
 def _call_soon(loop: asyncio.AbstractEventLoop, *args: Any) -> None:

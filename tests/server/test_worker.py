@@ -95,3 +95,48 @@ async def test_calls_queued_in_a_turn_run_before_a_later_run_and_the_shutdown() 
     finally:
         assert worker.shutdown(timeout_s=5)
     assert order == ["call", "post", "run", "last call"]
+
+
+async def test_outcomes_that_return_while_the_loop_is_busy_wake_it_once() -> None:
+    """Calls that return while the event loop is busy are settled together, in order, from one
+    wake-up of the loop (one write to its wake-up socket), not one a call."""
+    loop = asyncio.get_running_loop()
+    worker = Worker("test-worker")
+    all_ran, settled = threading.Event(), asyncio.Event()
+    seen: list[tuple[Any, Any]] = []
+    wakeups = 0
+    wake = loop.call_soon_threadsafe
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal wakeups
+        wakeups += 1
+        return wake(*args, **kwargs)
+
+    def noted(result: Any, exc: BaseException | None) -> None:
+        seen.append((result, exc))
+        if len(seen) == 50:
+            settled.set()
+
+    def call(i: int) -> int:
+        if i == 49:
+            all_ran.set()
+        if i == 7:
+            raise ValueError(i)
+        return i
+
+    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+    try:
+        assert await worker.run(lambda: "first") == "first"  # the worker knows its loop
+        wakeups = 0
+        for i in range(50):
+            worker.call(lambda i=i: call(i), noted)
+        await asyncio.sleep(0)  # the turn ends: the calls go to the thread
+        assert all_ran.wait(10)  # the loop blocked meanwhile, as a busy one is
+        time.sleep(0.05)  # noqa: ASYNC251 - the last outcome handed over too
+        await asyncio.wait_for(settled.wait(), 10)
+        assert wakeups == 1
+        assert [r for r, _ in seen] == [*range(7), None, *range(8, 50)]
+        assert isinstance(seen[7][1], ValueError)
+    finally:
+        del loop.call_soon_threadsafe
+        worker.shutdown(timeout_s=5)
