@@ -18,7 +18,6 @@ Layer: model.
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 from openenv_hub.errors import EnvironmentExecutionError, ResetRequiredError
@@ -69,8 +68,7 @@ def reset_required(method: str, session_id: str) -> ResetRequiredError:
 
 
 class RewardRangeFlag:
-    """Flags rewards outside their declared range, logging the first one of the server (also
-    when the sessions' threads check rewards side by side).
+    """Flags rewards outside their declared range, logging the first one of the server.
 
     Args:
         env_name: The environment named in the warning.
@@ -79,16 +77,14 @@ class RewardRangeFlag:
     def __init__(self, env_name: str) -> None:
         self.env_name = env_name
         self.warned = False
-        self._lock = threading.Lock()
 
     def check(self, bounds: tuple[float, float], observation: Observation) -> Observation:
         """``observation``, flagged when its reward is outside ``bounds``."""
         reward: Any = observation.reward
         if reward is None or contains(bounds, float(reward)):
             return observation
-        with self._lock:
-            first, self.warned = not self.warned, True
-        if first:
+        if not self.warned:
+            self.warned = True
             logger.warning(
                 "Environment %s returned the reward %r, outside its declared range [%g, %g]; "
                 "the observation is flagged (metadata.%s) and this warning is not repeated",

@@ -36,7 +36,7 @@ class CallbackSteps(SessionLifecycle):
 
     def start_step(self, session: Session, action: Action, answer: StepAnswer) -> bool:
         """Start a step of ``session`` without a coroutine waiting for it: on its thread, with
-        ``answer(frame, None)`` or ``answer(None, error)`` called on the event loop when it
+        ``answer(payload, None)`` or ``answer(None, error)`` called on the event loop when it
         returns (a step waiting on a thread holds no task, coroutine or future); or, for a pool
         that runs on the event loop, here and now, answered before this returns. False, with
         nothing started, when the step needs :meth:`step` (see :meth:`may_start_step`, and a
@@ -48,18 +48,22 @@ class CallbackSteps(SessionLifecycle):
             or needs_reset(env, session.episode_started, action)
         ):
             return False
-        stepped = functools.partial(self._stepped, self._reward_flag, session, env, action)
         if worker is None:  # on the event loop: nothing else runs until it returns
             session.last_active = time.monotonic()
             try:
-                shaped = self.threads.run_inline(stepped)
+                shaped = self.threads.run_inline(
+                    functools.partial(self._stepped, session, env, action)
+                )
             except Exception as exc:
                 shaped = exc
             self._answer_step(session, answer, shaped)
             return True
         session.hold()
         session.thread_call_since = time.monotonic()
-        worker.call(stepped, functools.partial(self._step_returned, session, answer))
+        worker.call(
+            functools.partial(self._stepped, session, env, action),
+            functools.partial(self._step_returned, session, answer),
+        )
         return True
 
     def may_start_step(self, session: Session) -> bool:
@@ -78,18 +82,14 @@ class CallbackSteps(SessionLifecycle):
             or CallPlan.of(type(env)).step_async
         )
 
-    @staticmethod
-    def _stepped(
-        flag: RewardRangeFlag, session: Session, env: Any, action: Action
-    ) -> bytes | ServerReplyError:
-        """Step ``session``'s environment and shape the observation into its reply frame (its
-        reward checked by ``flag``), on the thread that stepped it while the observation is
-        fresh: the event loop then only writes bytes. Errors of the environment's step
-        propagate; an observation that cannot be answered is returned as the error to answer
-        with."""
+    def _stepped(self, session: Session, env: Any, action: Action) -> bytes | ServerReplyError:
+        """Step ``session``'s environment and shape the observation into its reply frame, on
+        the thread that stepped it while the observation is fresh (the event loop then only
+        writes bytes). Errors of the environment's step propagate; an observation that cannot
+        be answered is returned as the error to answer with."""
         obs = env.step(action)
         try:
-            obs = flag.check(session.reward_range, checked_observation(obs, "step"))
+            obs = self._in_range(session, checked_observation(obs, "step"))
             return observation_frame(observation_payload(obs))
         except ServerReplyError as error:
             return error
@@ -123,7 +123,6 @@ class CallbackSteps(SessionLifecycle):
 
     @functools.cached_property
     def _reward_flag(self) -> RewardRangeFlag:
-        # Made on the event loop (start_step hands it to the session's thread), so only once.
         return RewardRangeFlag(self.env_name or self.factory_name)
 
     def _in_range(self, session: Session, obs: Observation) -> Observation:
