@@ -16,7 +16,7 @@ from typing import Any
 
 from openenv_hub.episode_rules import RewardRangeFlag, checked_observation, needs_reset
 from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
-from openenv_hub.protocol import observation_frame, observation_payload
+from openenv_hub.protocol import observation_payload
 from openenv_hub.server.calls import CallPlan, environment_failed
 from openenv_hub.server.lifecycle import SessionLifecycle
 from openenv_hub.server.session import Session
@@ -27,8 +27,8 @@ __all__ = ["CallbackSteps", "StepAnswer"]
 logger = logging.getLogger("openenv_hub.server")
 
 #: Told on the event loop how a step started by :meth:`CallbackSteps.start_step` ended: the
-#: observation's reply frame, or the error to answer with.
-StepAnswer = Callable[[bytes | None, ServerReplyError | None], None]
+#: observation's payload, or the error to answer with.
+StepAnswer = Callable[[dict[str, Any] | None, ServerReplyError | None], None]
 
 
 class CallbackSteps(SessionLifecycle):
@@ -51,17 +51,16 @@ class CallbackSteps(SessionLifecycle):
         if worker is None:  # on the event loop: nothing else runs until it returns
             session.last_active = time.monotonic()
             try:
-                shaped = self.threads.run_inline(
-                    functools.partial(self._stepped, session, env, action)
-                )
+                obs = self.threads.run_inline(functools.partial(env.step, action))
             except Exception as exc:
-                shaped = exc
-            self._answer_step(session, answer, shaped)
+                self._answer_step(session, answer, None, exc)
+            else:
+                self._answer_step(session, answer, obs, None)
             return True
         session.hold()
         session.thread_call_since = time.monotonic()
         worker.call(
-            functools.partial(self._stepped, session, env, action),
+            functools.partial(env.step, action),
             functools.partial(self._step_returned, session, answer),
         )
         return True
@@ -82,44 +81,36 @@ class CallbackSteps(SessionLifecycle):
             or CallPlan.of(type(env)).step_async
         )
 
-    def _stepped(self, session: Session, env: Any, action: Action) -> bytes | ServerReplyError:
-        """Step ``session``'s environment and shape the observation into its reply frame, on
-        the thread that stepped it while the observation is fresh (the event loop then only
-        writes bytes). Errors of the environment's step propagate; an observation that cannot
-        be answered is returned as the error to answer with."""
-        obs = env.step(action)
-        try:
-            obs = self._in_range(session, checked_observation(obs, "step"))
-            return observation_frame(observation_payload(obs))
-        except ServerReplyError as error:
-            return error
-        except Exception as exc:  # a defect of the server (or of the observation): answered
-            logger.exception("Session %s: unexpected failure answering step", session.id)
-            return EnvironmentExecutionError(f"Internal server error: {exc!r}")
-
     def _step_returned(
-        self, session: Session, answer: StepAnswer, shaped: Any, exc: BaseException | None
+        self, session: Session, answer: StepAnswer, obs: Any, exc: BaseException | None
     ) -> None:
         """A step started on a thread by :meth:`start_step` returned: free the session, then
         answer (unless the step was abandoned past the hard time limit: its session is closed,
         and its client was told so)."""
         abandoned = session.thread_call_since is None
-        self._thread_call_returned(session, shaped, exc)
+        self._thread_call_returned(session, obs, exc)
         session.let_go()
         if not abandoned:
-            self._answer_step(session, answer, shaped if exc is None else exc)
+            self._answer_step(session, answer, obs, exc)
 
     def _answer_step(
-        self, session: Session, answer: StepAnswer, shaped: bytes | BaseException
+        self, session: Session, answer: StepAnswer, obs: Any, exc: BaseException | None
     ) -> None:
-        """Answer a step :meth:`start_step` ran with its frame (counted), or the error it
-        ended with (an exception of the environment's own is logged and named)."""
-        if isinstance(shaped, bytes):
+        """Answer a step :meth:`start_step` ran: ``obs`` checked and shaped, or the error."""
+        try:
+            if exc is not None:
+                if isinstance(exc, ServerReplyError):
+                    raise exc
+                raise environment_failed(session.id, "step", exc) from exc
+            obs = checked_observation(obs, "step")
             session.step_count += 1
-            return answer(shaped, None)
-        if not isinstance(shaped, ServerReplyError):
-            shaped = environment_failed(session.id, "step", shaped)
-        answer(None, shaped)
+            payload = observation_payload(self._in_range(session, obs))
+        except ServerReplyError as error:
+            return answer(None, error)
+        except Exception as exc:  # a defect of the server: answered, logged
+            logger.exception("Session %s: unexpected failure answering step", session.id)
+            return answer(None, EnvironmentExecutionError(f"Internal server error: {exc!r}"))
+        answer(payload, None)
 
     @functools.cached_property
     def _reward_flag(self) -> RewardRangeFlag:

@@ -43,6 +43,7 @@ from openenv_hub.protocol import (
     CLOSE_GOING_AWAY,
     CLOSE_NORMAL,
     error_frame_for,
+    observation_frame,
 )
 from openenv_hub.protocol.connection import (
     BINARY_FRAME_REFUSAL,
@@ -231,13 +232,17 @@ class _Connection:
             self.session, action, self._step_answered
         )
 
-    def _step_answered(self, frame: bytes | None, error: ServerReplyError | None) -> None:
+    def _step_answered(
+        self, payload: dict[str, Any] | None, error: ServerReplyError | None
+    ) -> None:
         """Send the reply to a step started by :meth:`_step_started`, then answer what waits."""
         if self.over:
             return
         if error is not None:
             frame = error_frame_for(error)
-        assert frame is not None
+        else:
+            assert payload is not None
+            frame = observation_frame(payload)
         if self.channel is not None:
             self.channel.send_text(frame)
             self._answer_next(self.rules.answered())

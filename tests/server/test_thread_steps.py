@@ -110,8 +110,8 @@ async def test_a_step_is_started_at_once_only_when_nothing_else_holds_the_sessio
     answers: list[tuple[Any, Any]] = []
     returned = asyncio.Event()
 
-    def answer(frame: Any, error: Any) -> None:
-        answers.append((frame and json.loads(frame)["data"], error))
+    def answer(payload: Any, error: Any) -> None:
+        answers.append((payload, error))
         returned.set()
 
     try:
@@ -151,8 +151,8 @@ async def test_a_step_queued_behind_a_stuck_call_moves_to_the_new_thread_and_is_
     pool = SessionPool(Stuck, action_cls=Message, step_hard_timeout_s=0.4)
     answered: asyncio.Queue[tuple[Any, Any]] = asyncio.Queue()
 
-    def answer(frame: Any, error: Any) -> None:
-        answered.put_nowait((frame and json.loads(frame)["data"], error))
+    def answer(payload: Any, error: Any) -> None:
+        answered.put_nowait((payload, error))
 
     try:
         stuck, beside = await pool.open("ws"), await pool.open("ws")
