@@ -3,6 +3,7 @@
 python benchmarks/sessions.py [--sizes 128,1024,4096,10000] [--steps 20] [--clients 2]
                               [--modes threaded,inline,openenv] [--before DIR] [--pin 0:1]
                               [--client lean|websockets] [--total-steps N] [--rounds N]
+                              [--interleave]
 
 Each mode is one server process of the typed environment (``servers/typed.py``; the ``openenv``
 package's twin for ``openenv``, in its own virtual environment), started once and given every
@@ -16,6 +17,10 @@ per step depends less on what else the machine runs than steps/s; the event loop
 share of it is given too ("loop us/step"). A mode whose sessions fail at one size is not given
 the larger ones. ``--pin 0:1`` runs the server on CPU 0 and the clients on CPU 1, so that
 neither takes the other's core or caches.
+
+``--interleave`` starts every mode's server first and gives each round to every mode in turn,
+so that a drift of the machine's pace weighs on all modes alike (without it, one mode runs all
+its rounds before the next starts).
 
 ``--rounds N`` gives every size N times, the sizes in turn (128, 4,096, 128, 4,096, ...), to the
 same server: the tables then give each figure's median over the rounds, and the ratio to the
@@ -82,22 +87,66 @@ def run_mode(
     server.start(max_sessions=max(sizes) + 64)
     try:
         for _ in range(rounds):
-            results.append([])
-            for sessions in sizes:
-                each = max(1, total_steps // sessions) if total_steps else steps
-                try:
-                    result = measure(server, sessions, each, clients, client_cpus, client)
-                except (TimeoutError, RuntimeError, EOFError, OSError) as exc:
-                    result = {"sessions": sessions, "failed": f"{type(exc).__name__}: {exc}"}
-                results[-1].append(result)
-                print(f"  {server.name:9} {_line(result)}", flush=True)
-                if "failed" in result or result["errors"]:
-                    print(f"  {server.name}: not given more sessions", flush=True)
-                    return results
-                time.sleep(2)  # let the server close the sessions
+            results.append(
+                run_round(server, sizes, steps, clients, client_cpus, client, total_steps)
+            )
+            if _failed(results[-1]):
+                break
     finally:
         server.stop()
     return results
+
+
+def run_interleaved(
+    servers: list[Server], sizes: list[int], rounds: int, **options: Any
+) -> dict[str, list[list[dict[str, Any]]]]:
+    """``rounds`` rounds in which every server is given every size in turn (all servers
+    started first): the machine's pace, which drifts from minute to minute, then weighs on
+    every mode alike, as it does not when one mode runs all its rounds before the next."""
+    results: dict[str, list[list[dict[str, Any]]]] = {server.name: [] for server in servers}
+    going = list(servers)
+    try:
+        for server in servers:
+            server.start(max_sessions=max(sizes) + 64)
+        for _ in range(rounds):
+            for server in list(going):
+                results[server.name].append(run_round(server, sizes, **options))
+                if _failed(results[server.name][-1]):
+                    going.remove(server)
+    finally:
+        for server in servers:
+            server.stop()
+    return results
+
+
+def run_round(
+    server: Server,
+    sizes: list[int],
+    steps: int,
+    clients: int,
+    client_cpus: set[int] | None = None,
+    client: str = "lean",
+    total_steps: int | None = None,
+) -> list[dict[str, Any]]:
+    """Each size in turn on a started server; stops at the first size that fails."""
+    results = []
+    for sessions in sizes:
+        each = max(1, total_steps // sessions) if total_steps else steps
+        try:
+            result = measure(server, sessions, each, clients, client_cpus, client)
+        except (TimeoutError, RuntimeError, EOFError, OSError) as exc:
+            result = {"sessions": sessions, "failed": f"{type(exc).__name__}: {exc}"}
+        results.append(result)
+        print(f"  {server.name:9} {_line(result)}", flush=True)
+        if _failed(results):
+            print(f"  {server.name}: not given more sessions", flush=True)
+            break
+        time.sleep(2)  # let the server close the sessions
+    return results
+
+
+def _failed(results: list[dict[str, Any]]) -> bool:
+    return any("failed" in r or r["errors"] for r in results)
 
 
 def summarize(rounds: list[list[dict[str, Any]]], first: int) -> dict[int, dict[str, Any]]:
@@ -206,6 +255,12 @@ def main() -> None:
         metavar="N",
         help="give the sizes in turn N times to the same server; the tables give medians",
     )
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="start every mode's server first, and give each round to every mode in turn "
+        "(fairer between modes on a machine whose pace drifts)",
+    )
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument("--modes", default="threaded,inline,openenv")
     parser.add_argument(
@@ -245,20 +300,21 @@ def main() -> None:
         ),
         flush=True,
     )
-    results = {}
-    for server in servers(args.modes.split(","), args.before):
+    options = {
+        "steps": args.steps,
+        "clients": args.clients,
+        "client_cpus": client_cpus,
+        "client": args.client,
+        "total_steps": args.total_steps,
+    }
+    chosen = servers(args.modes.split(","), args.before)
+    for server in chosen:
         server.cpus = server_cpus
-        rounds = run_mode(
-            server,
-            sizes,
-            args.steps,
-            args.clients,
-            client_cpus,
-            args.client,
-            args.total_steps,
-            args.rounds,
-        )
-        results[server.name] = summarize(rounds, sizes[0])
+    if args.interleave:
+        by_mode = run_interleaved(chosen, sizes, args.rounds, **options)
+    else:
+        by_mode = {s.name: run_mode(s, sizes, rounds=args.rounds, **options) for s in chosen}
+    results = {name: summarize(rounds, sizes[0]) for name, rounds in by_mode.items()}
     report(results, sizes)
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")

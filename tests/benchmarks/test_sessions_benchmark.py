@@ -44,3 +44,19 @@ def test_rounds_below_one_are_refused_by_name() -> None:
     )
     assert run.returncode == 2
     assert "--rounds 0: give 1 or more" in run.stderr
+
+
+def test_interleaved_rounds_give_each_round_to_every_mode_in_turn() -> None:
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sizes", "4,8", "--steps", "2", "--modes",
+         "threaded,inline", "--rounds", "2", "--interleave"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout  # fmt: skip
+    measured = [
+        tuple(line.split()[:2])
+        for line in out.splitlines()
+        if line.startswith(("  threaded ", "  inline "))
+    ]
+    assert measured == [("threaded", "4"), ("threaded", "8"), ("inline", "4"), ("inline", "8")] * 2
+    rows = [line for line in out.splitlines() if line.startswith("| 8 | ")]
+    assert len(rows) == 3 and all(row.split(" | ")[-2] == "0" for row in rows[1:]), out
