@@ -71,38 +71,13 @@ def servers(modes: list[str], before: Path | None) -> list[Server]:
     return [made[mode]() for mode in modes]
 
 
-def run_mode(
-    server: Server,
-    sizes: list[int],
-    steps: int,
-    clients: int,
-    client_cpus: set[int] | None = None,
-    client: str = "lean",
-    total_steps: int | None = None,
-    rounds: int = 1,
-) -> list[list[dict[str, Any]]]:
-    """Each size in turn, ``rounds`` times; ``total_steps``: that many steps at every size,
-    spread over its sessions (instead of ``steps`` a session). One list of results a round."""
-    results: list[list[dict[str, Any]]] = []
-    server.start(max_sessions=max(sizes) + 64)
-    try:
-        for _ in range(rounds):
-            results.append(
-                run_round(server, sizes, steps, clients, client_cpus, client, total_steps)
-            )
-            if _failed(results[-1]):
-                break
-    finally:
-        server.stop()
-    return results
-
-
 def run_interleaved(
     servers: list[Server], sizes: list[int], rounds: int, **options: Any
 ) -> dict[str, list[list[dict[str, Any]]]]:
     """``rounds`` rounds in which every server is given every size in turn (all servers
     started first): the machine's pace, which drifts from minute to minute, then weighs on
-    every mode alike, as it does not when one mode runs all its rounds before the next."""
+    every mode alike, as it does not when one mode runs all its rounds before the next. By
+    mode, one list of results a round (``options``: those of :func:`run_round`)."""
     results: dict[str, list[list[dict[str, Any]]]] = {server.name: [] for server in servers}
     going = list(servers)
     try:
@@ -128,7 +103,9 @@ def run_round(
     client: str = "lean",
     total_steps: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Each size in turn on a started server; stops at the first size that fails."""
+    """Each size in turn on a started server; stops at the first size that fails.
+    ``total_steps``: that many steps at every size, spread over its sessions (instead of
+    ``steps`` a session)."""
     results = []
     for sessions in sizes:
         each = max(1, total_steps // sessions) if total_steps else steps
@@ -313,7 +290,9 @@ def main() -> None:
     if args.interleave:
         by_mode = run_interleaved(chosen, sizes, args.rounds, **options)
     else:
-        by_mode = {s.name: run_mode(s, sizes, rounds=args.rounds, **options) for s in chosen}
+        by_mode = {}  # one mode after the other
+        for server in chosen:
+            by_mode |= run_interleaved([server], sizes, args.rounds, **options)
     results = {name: summarize(rounds, sizes[0]) for name, rounds in by_mode.items()}
     report(results, sizes)
     load = os.getloadavg()
