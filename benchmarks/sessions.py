@@ -88,6 +88,7 @@ def run_interleaved(
                 results[server.name].append(run_round(server, sizes, **options))
                 if _failed(results[server.name][-1]):
                     going.remove(server)
+                    server.stop()  # its memory and threads would weigh on the others' rounds
     finally:
         for server in servers:
             server.stop()
