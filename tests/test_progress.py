@@ -165,7 +165,7 @@ def test_a_terminal_gets_a_live_line_with_the_time_and_the_last_output(
 @pytest.mark.slow
 def test_a_quiet_docker_build_reports_its_lines(tmp_path: Path) -> None:
     """What serve --runtime docker and from_hub(runtime="docker") wait for, reported."""
-    from docker_support.engine import BASE_IMAGE, docker, require_docker
+    from docker_support.engine import BASE_IMAGE, remove_images, require_docker
 
     from openenv_hub.validation.docker import build_image
 
@@ -177,7 +177,7 @@ def test_a_quiet_docker_build_reports_its_lines(tmp_path: Path) -> None:
         with listening(events.append):
             build_image(env, tag, base_image=BASE_IMAGE, quiet=True)
     finally:
-        docker("rmi", "-f", tag, check=False)
+        remove_images(tag)
     assert {e.task for e in events} == {f"docker build {tag}"}
     assert events[0].stage == "building the image"
     assert any(e.last_line.startswith("Step 1/") for e in events)

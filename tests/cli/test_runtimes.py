@@ -112,7 +112,7 @@ def test_serve_with_docker_says_openenv_stop_removed_its_container(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``openenv stop NAME`` from another terminal ends a foreground serve with exit 0."""
-    from docker_support.engine import BASE_IMAGE, docker
+    from docker_support.engine import BASE_IMAGE, remove_images
 
     monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)
     monkeypatch.setenv("OPENENV_BUILD_ARGS", "ENABLE_WEB_INTERFACE=false")
@@ -126,7 +126,7 @@ def test_serve_with_docker_says_openenv_stop_removed_its_container(
         assert cli("stop", mine["name"]).code == 0
         output = process.communicate(timeout=60)[0]
     finally:
-        docker("rmi", "-f", tag, check=False)
+        remove_images(tag)
     assert process.returncode == 0, output
     assert "The server was stopped from outside: its container was removed (by openenv stop " in (
         output

@@ -112,6 +112,20 @@ def docker(
     return proc
 
 
+def remove_images(*names: str) -> None:
+    """Remove a test's own images, never the untagged parents under them.
+
+    The legacy builder keeps each build step as an untagged parent image, shared by every
+    build with the same first steps. ``docker rmi`` prunes those parents with the image, so a
+    test cleaning up while another process's build is between two cached steps deletes the
+    very layer that build is about to run on ("No such image: sha256:..."). The parents left
+    here are removed, once nothing runs, by the sweep at the end of the run
+    (:mod:`docker_support.image_sweep`).
+    """
+    if names:
+        docker("rmi", "--force", "--no-prune", *names, check=False)
+
+
 def build_image(
     context_dir: str | os.PathLike[str],
     tag: str,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from docker_support.engine import BASE_IMAGE, build_image, docker, require_docker
+from docker_support.engine import BASE_IMAGE, build_image, docker, remove_images, require_docker
 from docker_support.image_sweep import images, private_engine, sweep
 
 
@@ -35,4 +35,4 @@ def test_the_images_a_run_built_are_removed_and_the_base_and_wheelhouses_stay(
         assert docker("images", "--quiet", wheels).stdout.strip()  # kept between runs
         assert docker("images", "--quiet", BASE_IMAGE).stdout.strip()
     finally:
-        docker("rmi", "--force", built, wheels, check=False)
+        remove_images(built, wheels)

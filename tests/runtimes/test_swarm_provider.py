@@ -105,7 +105,7 @@ def test_the_documented_swarm_example(
 
 def test_the_swarm_runtime_builds_a_folder_and_serves_it_to_a_client(swarm: None) -> None:
     """Through the registry, a folder becomes an image (push's file selection) and a service."""
-    from docker_support.engine import BASE_IMAGE, docker
+    from docker_support.engine import BASE_IMAGE, remove_images
     from runtime_support import ECHO_ENV, NO_UI
 
     tag = f"openenv-test-rt/swarm-folder:{uuid.uuid4().hex[:8]}"
@@ -120,4 +120,4 @@ def test_the_swarm_runtime_builds_a_folder_and_serves_it_to_a_client(swarm: None
             assert env.call_tool("echo_message", message="swarm") == "swarm"
         assert containers(f"label=com.docker.swarm.service.name={provider.name}") == []
     finally:
-        docker("rmi", "-f", tag, check=False)
+        remove_images(tag)

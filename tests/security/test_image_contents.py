@@ -26,12 +26,12 @@ APP = "/home/user/app"
 @pytest.fixture
 def image_tag() -> Iterator[str]:
     """A tag of this test's own, removed at the end."""
-    from docker_support.engine import docker, require_docker
+    from docker_support.engine import remove_images, require_docker
 
     os.environ["DOCKER_HOST"] = require_docker()
     tag = f"openenv-test-sec/image-contents:{uuid.uuid4().hex[:10]}"
     yield tag
-    docker("rmi", "-f", tag, check=False)
+    remove_images(tag)
 
 
 def _build(path: Path, tag: str) -> str:

@@ -38,12 +38,12 @@ def _samples() -> list[str]:
 
 @pytest.fixture
 def image_tag() -> Iterator[str]:
-    from docker_support.engine import docker, require_docker
+    from docker_support.engine import remove_images, require_docker
 
     require_docker()
     tag = f"openenv-test-ignore/context:{uuid.uuid4().hex[:10]}"
     yield tag
-    docker("rmi", "-f", tag, check=False)
+    remove_images(tag)
 
 
 def test_every_rule_has_a_sample_that_select_files_leaves_out(tmp_path: Path) -> None:
