@@ -36,3 +36,19 @@ def test_the_images_a_run_built_are_removed_and_the_base_and_wheelhouses_stay(
         assert docker("images", "--quiet", BASE_IMAGE).stdout.strip()
     finally:
         remove_images(built, wheels)
+
+
+def test_removing_a_tests_image_keeps_the_step_images_other_builds_share(tmp_path: Path) -> None:
+    """A build in the other test process may be between two cached steps of the same image."""
+    require_docker()
+    mark = uuid.uuid4().hex[:10]
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM {BASE_IMAGE}\nRUN echo {mark} > /first\nLABEL shared-steps={mark}\n"
+    )
+    tag = build_image(tmp_path, f"openenv-test/shared-steps-{mark}")
+    parent = docker("image", "inspect", "--format", "{{.Parent}}", tag).stdout.strip()
+    assert parent  # the legacy builder keeps the RUN step as an image of its own
+    remove_images(tag)
+    assert docker("images", "--quiet", tag).stdout.strip() == ""
+    assert docker("image", "inspect", parent, check=False).returncode == 0
+    docker("rmi", parent, check=False)
