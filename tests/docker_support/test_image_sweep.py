@@ -47,8 +47,11 @@ def test_removing_a_tests_image_keeps_the_step_images_other_builds_share(tmp_pat
     )
     tag = build_image(tmp_path, f"openenv-test/shared-steps-{mark}")
     parent = docker("image", "inspect", "--format", "{{.Parent}}", tag).stdout.strip()
-    assert parent  # the legacy builder keeps the RUN step as an image of its own
-    remove_images(tag)
-    assert docker("images", "--quiet", tag).stdout.strip() == ""
-    assert docker("image", "inspect", parent, check=False).returncode == 0
-    docker("rmi", parent, check=False)
+    try:
+        assert parent  # the legacy builder keeps the RUN step as an image of its own
+        remove_images(tag)
+        assert docker("images", "--quiet", tag).stdout.strip() == ""
+        assert docker("image", "inspect", parent, check=False).returncode == 0
+    finally:
+        # This RUN step is the test's own (its mark), so no other build can be using it.
+        docker("rmi", "--force", tag, *([parent] if parent else []), check=False)
