@@ -29,7 +29,8 @@ on the same machine weather), with their range. RSS is the lowest peak of the ro
 the process took for a larger size stays with it when a smaller one follows.
 
 Modes: ``threaded`` (the default settings: a bounded set of threads, each session pinned to
-one), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's server),
+one), ``threaded-N`` (the same with ``OPENENV_SESSION_THREADS=N``, to compare thread counts
+in one run), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's server),
 and with ``--before DIR`` (a checkout of openenv-hub to compare with) ``before`` and
 ``before-inline``, the first two on that checkout.
 """
@@ -37,6 +38,7 @@ and with ``--before DIR`` (a checkout of openenv-hub to compare with) ``before``
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import sys
@@ -66,8 +68,17 @@ def servers(modes: list[str], before: Path | None) -> list[Server]:
             "before-inline", [*typed, "--inline"], {"PYTHONPATH": str(before)}
         ),
     }
+    for mode in modes:  # threaded-N: the default settings but N session threads
+        if mode.startswith("threaded-") and mode.removeprefix("threaded-").isdigit():
+            threads = {"OPENENV_SESSION_THREADS": mode.removeprefix("threaded-")}
+            made[mode] = functools.partial(Server, mode, typed, threads)
     if any(mode.startswith("before") for mode in modes) and before is None:
         raise SystemExit("--modes before(-inline) needs --before DIR (a checkout of openenv-hub)")
+    if unknown := [mode for mode in modes if mode not in made]:
+        raise SystemExit(
+            f"--modes: unknown {', '.join(unknown)}; choose from threaded, threaded-N, inline, "
+            "openenv, before, before-inline"
+        )
     return [made[mode]() for mode in modes]
 
 
@@ -240,7 +251,12 @@ def main() -> None:
         "(fairer between modes on a machine whose pace drifts)",
     )
     parser.add_argument("--clients", type=int, default=2, help="client processes")
-    parser.add_argument("--modes", default="threaded,inline,openenv")
+    parser.add_argument(
+        "--modes",
+        default="threaded,inline,openenv",
+        help="comma-separated: threaded, threaded-N (N session threads), inline, openenv, "
+        "before, before-inline (default: %(default)s)",
+    )
     parser.add_argument(
         "--client",
         choices=("lean", "websockets"),

@@ -60,3 +60,26 @@ def test_interleaved_rounds_give_each_round_to_every_mode_in_turn() -> None:
     assert measured == [("threaded", "4"), ("threaded", "8"), ("inline", "4"), ("inline", "8")] * 2
     rows = [line for line in out.splitlines() if line.startswith("| 8 | ")]
     assert len(rows) == 3 and all(row.split(" | ")[-2] == "0" for row in rows[1:]), out
+
+
+def test_threaded_n_modes_run_the_default_settings_with_n_session_threads() -> None:
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sizes", "4", "--steps", "2", "--modes",
+         "threaded-2,threaded-3"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout  # fmt: skip
+    threads = {
+        row.split(" | ")[1]: int(row.split(" | ")[-4])  # the mode, its server's threads
+        for row in out.splitlines()
+        if row.startswith("| 4 | threaded-")
+    }
+    assert threads["threaded-3"] == threads["threaded-2"] + 1, out
+
+
+def test_an_unknown_mode_is_refused_by_name() -> None:
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--modes", "threaded,threads-2"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 1
+    assert "--modes: unknown threads-2; choose from threaded, threaded-N" in run.stderr
