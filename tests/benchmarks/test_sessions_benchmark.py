@@ -3,11 +3,14 @@ generator (benchmarks/ws_load.py) steps every session it opened (no figure is ju
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from openenv_hub.server.settings import session_threads
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "sessions.py"
 
@@ -83,3 +86,30 @@ def test_an_unknown_mode_is_refused_by_name() -> None:
     )  # fmt: skip
     assert run.returncode == 1
     assert "--modes: unknown threads-2; choose from threaded, threaded-N" in run.stderr
+
+
+#: Open files each side needs for 10,000 sessions: the server a socket each, the two client
+#: processes half as many each, and a margin for what else they hold.
+FILES_FOR_TEN_THOUSAND = 10_400
+
+
+@pytest.mark.slow
+def test_ten_thousand_sessions_step_on_a_bounded_set_of_threads_in_under_a_gib() -> None:
+    """The scale the session core is built for: 10,000 sessions open on one server process at
+    once, all stepping, with no error, the server's threads the pool plus a few of its own (a
+    thread a session would be 10,000), and its memory under 1 GiB."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < FILES_FOR_TEN_THOUSAND:
+        pytest.skip(f"the hard open-file limit is {hard}; 10,000 sessions need about "
+                    f"{FILES_FOR_TEN_THOUSAND} (raise it with ulimit -Hn as root)")  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sizes", "10000", "--steps", "2", "--modes", "threaded"],
+        capture_output=True, text=True, check=True, timeout=280,
+    ).stdout  # fmt: skip
+    header = next(line for line in out.splitlines() if line.startswith("| sessions | mode |"))
+    (row,) = [line for line in out.splitlines() if line.startswith("| 10,000 | threaded |")]
+    figures = dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | "), strict=True))
+    assert figures["errors"] == "0", out
+    assert int(figures["threads"]) <= session_threads(None) + 8, out
+    assert float(figures["rss MiB"]) < 1024, out
+    assert int(figures["fds"].replace(",", "")) >= 10_000, out  # the sessions were all open at once
