@@ -38,6 +38,7 @@ class Server:
     extra_env: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
     cpus: set[int] | None = None  # the CPUs it may run on (--pin); None: any
+    idle_files: int = 0  # its open files once started, before any session
     process: subprocess.Popen[bytes] | None = None
     log: Any = None
 
@@ -60,6 +61,7 @@ class Server:
         while time.monotonic() < deadline:
             try:
                 if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    self.idle_files = int(self.sample()["fds"])
                     return
             except httpx.HTTPError:
                 time.sleep(0.05)
@@ -85,6 +87,14 @@ class Server:
             "cpu": (int(stat[11]) + int(stat[12])) / TICKS,
             "loop cpu": (int(loop[11]) + int(loop[12])) / TICKS,  # the main thread's
         }
+
+    def wait_idle(self, timeout_s: float = 30.0) -> None:
+        """Wait until the server holds about as many open files as when it started (the
+        sessions of the last size closed; a few files it opened since may stay), or
+        ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self.sample()["fds"] > self.idle_files + 8:
+            time.sleep(0.05)
 
     def output(self) -> str:
         self.log.seek(0)

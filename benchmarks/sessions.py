@@ -42,7 +42,6 @@ import functools
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +129,7 @@ def run_round(
         if _failed(results):
             print(f"  {server.name}: not given more sessions", flush=True)
             break
-        time.sleep(2)  # let the server close the sessions
+        server.wait_idle()  # the server closed the sessions
     return results
 
 
