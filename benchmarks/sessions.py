@@ -29,9 +29,9 @@ on the same machine weather), with their range. RSS is the lowest peak of the ro
 the process took for a larger size stays with it when a smaller one follows.
 
 Modes: ``threaded`` (the default settings: a bounded set of threads, each session pinned to
-one), ``threaded-N`` (the same with ``OPENENV_SESSION_THREADS=N``, to compare thread counts
-in one run), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's server),
-and with ``--before DIR`` (a checkout of openenv-hub to compare with) ``before`` and
+one), ``threaded-N`` (the same with ``OPENENV_SESSION_THREADS=N``, to compare thread counts in
+one run), ``inline`` (``run_on_event_loop=True``), ``openenv`` (the ``openenv`` package's
+server), and with ``--before DIR`` (a checkout of openenv-hub to compare with) ``before`` and
 ``before-inline``, the first two on that checkout.
 """
 
