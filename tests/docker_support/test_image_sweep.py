@@ -47,6 +47,9 @@ def test_removing_a_tests_image_keeps_the_step_images_other_builds_share(tmp_pat
     )
     tag = build_image(tmp_path, f"openenv-test/shared-steps-{mark}")
     parent = docker("image", "inspect", "--format", "{{.Parent}}", tag).stdout.strip()
+    if not parent and not private_engine():
+        remove_images(tag)
+        pytest.skip("this engine's builder (BuildKit) keeps no step images to share")
     try:
         assert parent  # the legacy builder keeps the RUN step as an image of its own
         remove_images(tag)
