@@ -14,6 +14,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import ws_load
+from child_processes import die_with_parent  # tests/ (sessions.py puts it on the path)
 
 RESET = '{"type": "reset", "data": {}}'
 STEP = '{"type": "step", "data": {"message": "hello"}}'
@@ -29,6 +30,7 @@ def client_process(
     kind: str = "lean",
 ) -> None:
     """Open ``sessions`` sessions, say so, wait for the go, step them all, send the results."""
+    die_with_parent()  # stepped no more once the script has ended, however it ended
     if cpus:
         os.sched_setaffinity(0, cpus)
     client = _lean_client if kind == "lean" else _websockets_client

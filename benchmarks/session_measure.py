@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from serving import free_port  # tests/ (sessions.py puts it on the path)
+from child_processes import die_with_parent  # tests/ (sessions.py puts it on the path)
+from serving import free_port
 from session_clients import client_process  # benchmarks/, the script's folder
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -50,12 +51,18 @@ class Server:
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
         env = {**os.environ, "MAX_CONCURRENT_ENVS": str(max_sessions), **self.extra_env}
         cpus = self.cpus
+
+        def setup() -> None:  # in the server's process, before it runs
+            die_with_parent()  # killed with the script, however the script ends
+            if cpus:
+                os.sched_setaffinity(0, cpus)
+
         self.process = subprocess.Popen(
             [*self.command, "--port", str(self.port)],
             stdout=self.log,
             stderr=self.log,
             env=env,
-            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
+            preexec_fn=setup,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -1,14 +1,20 @@
-"""benchmarks/sessions.py runs as its docstring says with either client, and its lean load
-generator (benchmarks/ws_load.py) steps every session it opened (no figure is judged)."""
+"""benchmarks/sessions.py runs as its docstring says with either client, its lean load
+generator (benchmarks/ws_load.py) steps every session it opened (no figure is judged), and a
+run that is killed leaves nothing running."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from child_processes import end_child, start_child
+from polling import wait_until
 
 from openenv_hub.server.settings import session_threads
 
@@ -113,3 +119,37 @@ def test_ten_thousand_sessions_step_on_a_bounded_set_of_threads_in_under_a_gib()
     assert int(figures["threads"]) <= session_threads(None) + 8, out
     assert float(figures["rss MiB"]) < 1024, out
     assert int(figures["fds"].replace(",", "")) >= 10_000, out  # the sessions were all open at once
+
+
+def live_in_group(group: int) -> list[str]:
+    """The command lines of the processes of process group ``group`` that have not exited."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if not entry.name.isdigit():
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == group and fields[0] != "Z":
+                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+    return found
+
+
+def test_a_killed_run_leaves_no_server_and_no_client_stepping() -> None:
+    """However the script ends (here SIGKILL, as a test's timeout ends it), its server and its
+    client processes end with it."""
+    script = start_child(
+        [sys.executable, str(SCRIPT), "--sizes", "64", "--steps", "100000", "--modes", "threaded"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    def clients_started() -> bool:
+        return sum("spawn_main" in c for c in live_in_group(script.pid)) == 2
+
+    try:
+        wait_until(clients_started, 60, "the two client processes started")
+        assert any("servers/typed.py" in c for c in live_in_group(script.pid))
+        os.kill(script.pid, signal.SIGKILL)
+        script.wait(10)
+        wait_until(lambda: not live_in_group(script.pid), 10, "the script's processes ended")
+    finally:
+        end_child(script)
