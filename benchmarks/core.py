@@ -31,6 +31,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from child_processes import die_with_parent  # noqa: E402
 from handoff import hop_us  # noqa: E402
 from peer_venv import PEER_DIR, ensure_peer_python  # noqa: E402
 from serving import free_port  # noqa: E402
@@ -60,7 +61,11 @@ class Server:
         env = {**os.environ, "MAX_CONCURRENT_ENVS": "64", **self.extra_env}
         started = time.perf_counter()
         self.process = subprocess.Popen(
-            [*self.command, "--port", str(self.port)], stdout=self.log, stderr=self.log, env=env
+            [*self.command, "--port", str(self.port)],
+            stdout=self.log,
+            stderr=self.log,
+            env=env,
+            preexec_fn=die_with_parent,  # killed with the script, however the script ends
         )
         while True:
             try:

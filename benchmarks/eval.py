@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import vf_peer  # noqa: E402
+from child_processes import die_with_parent  # noqa: E402
 from eval_support import GUESS_POLICY, MAKE_MODEL, SERVE_COMMAND, WORD_TASKS  # noqa: E402
 from serving import ServerThread, free_port  # noqa: E402
 
@@ -50,7 +51,7 @@ def start(
 ) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=die_with_parent,
     )  # fmt: skip
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:

@@ -28,6 +28,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from child_processes import die_with_parent  # noqa: E402
 from serving import free_port  # noqa: E402
 
 from openenv_hub.client.generic import GenericEnvClient  # noqa: E402
@@ -55,6 +56,7 @@ def profile(label: str, args: list[str], env: dict[str, str], steps: int) -> dic
         server = subprocess.Popen(
             [*command, "--port", str(port), "--profile", str(stats_file), *args],
             env={**os.environ, **env},
+            preexec_fn=die_with_parent,  # killed with the script, however the script ends
         )
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
