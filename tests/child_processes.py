@@ -25,9 +25,10 @@ import os
 import signal
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["die_with_parent", "end_child", "start_child"]
+__all__ = ["die_with_parent", "end_child", "live_processes", "start_child"]
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -73,3 +74,17 @@ def end_child(
     for pipe in (process.stdin, process.stdout, process.stderr):
         if pipe is not None:
             pipe.close()
+
+
+def live_processes() -> dict[int, tuple[int, int]]:
+    """Every process of the machine that has not exited (a zombie, waiting for a parent that
+    may never reap it, is left out): its pid, and its parent's pid and process group."""
+    live: dict[int, tuple[int, int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if fields[0] != "Z":
+                live[int(entry.name)] = (int(fields[1]), int(fields[2]))
+    return live

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from child_processes import live_processes
 from doc_blocks import doc_block
 
 HEAD_IP = "127.0.0.2"
@@ -68,21 +69,11 @@ class RayCluster:
 
     def processes(self) -> list[int]:
         """The processes of the cluster: the groups of the ``ray start``s and their children."""
-        parents: dict[int, int] = {}
-        groups: dict[int, int] = {}
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if fields[0] == "Z":  # exited, waiting for a parent that may never reap it
-                    continue
-                parents[int(entry.name)] = int(fields[1])
-                groups[int(entry.name)] = int(fields[2])
-        found = {pid for pid, group in groups.items() if group in self.groups}
+        live = live_processes()
+        found = {pid for pid, (_, group) in live.items() if group in self.groups}
         grew = True
         while grew:
-            children = {pid for pid, parent in parents.items() if parent in found} - found
+            children = {pid for pid, (parent, _) in live.items() if parent in found} - found
             found |= children
             grew = bool(children)
         return sorted(found)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from child_processes import end_child, start_child
+from child_processes import end_child, live_processes, start_child
 from polling import wait_until
 
 from openenv_hub.server.settings import session_threads
@@ -124,13 +124,12 @@ def test_ten_thousand_sessions_step_on_a_bounded_set_of_threads_in_under_a_gib()
 def live_in_group(group: int) -> list[str]:
     """The command lines of the processes of process group ``group`` that have not exited."""
     found = []
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            if not entry.name.isdigit():
-                continue
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            if int(fields[2]) == group and fields[0] != "Z":
-                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+    for pid, (_, its_group) in live_processes().items():
+        if its_group == group:
+            with contextlib.suppress(OSError):  # it ended since
+                found.append(
+                    Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                )
     return found
 
 
