@@ -60,7 +60,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "checks",
         ),
     ),
-    ("services", ("docker", "hub", "packaging", "discovery")),
+    ("services", ("docker", "hub", "packaging", "discovery", "capture")),
     ("runtimes", ("runtimes", "localhub", "providers")),
     ("client", ("client", "trajectories", "eval", "gymnasium", "trl", "validation")),
     ("server", ("server",)),
