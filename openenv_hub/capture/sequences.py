@@ -36,7 +36,10 @@ MAX_CANDIDATES = 256
 
 
 def _has_ids(call: CallRecord) -> bool:
-    return bool(call.prompt_ids) and len(call.logprobs) == len(call.sampled_ids)
+    """Whether ``call`` can be trained on: prompt ids, sampled ids, a logprob for each."""
+    return bool(call.prompt_ids and call.sampled_ids) and len(call.logprobs) == len(
+        call.sampled_ids
+    )
 
 
 def find_parent(prompt_ids: Sequence[int], calls: Iterable[CallRecord]) -> int | None:
@@ -61,8 +64,8 @@ def find_parent(prompt_ids: Sequence[int], calls: Iterable[CallRecord]) -> int |
 
 
 def assemble_sequences(calls: Iterable[CallRecord]) -> list[TrainingSequence]:
-    """The training sequences of one rollout's calls (in call order; calls without ids, which
-    cannot be trained on, are left out)."""
+    """The training sequences of one rollout's calls (in call order; calls without ids or
+    without sampled tokens, which cannot be trained on, are left out)."""
     sequences: list[TrainingSequence] = []
     open_ends: dict[int, TrainingSequence] = {}  # last call of a sequence -> that sequence
     for call in sorted(calls, key=lambda c: c.index):

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from openenv_hub.capture.chat_form import ChatCall, EngineReply, TranslationError
 from openenv_hub.capture.records import WireFormat
 
-__all__ = ["WireTranslator", "field_of", "list_of", "sampling_from"]
+__all__ = ["WireTranslator", "field_of", "list_of", "openai_error", "sampling_from"]
 
 
 class WireTranslator(Protocol):
@@ -103,3 +103,11 @@ def sampling_from(body: dict[str, Any], renamed: dict[str, str]) -> dict[str, An
     if max_tokens is not None and max_tokens < 1:
         raise TranslationError("the largest number of tokens to sample must be at least 1")
     return sampling
+
+
+def openai_error(status: int, message: str) -> dict[str, Any]:
+    """An error body as OpenAI's APIs shape it (chat completions and Responses)."""
+    kind = "invalid_request_error" if status < 500 else "server_error"
+    if status == 401:
+        kind = "authentication_error"
+    return {"error": {"message": message, "type": kind, "code": status}}

@@ -7,12 +7,11 @@ Layer: services.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
 from openenv_hub.capture.chat_form import ChatCall, EngineReply, TranslationError
-from openenv_hub.capture.formats.base import field_of, list_of, sampling_from
+from openenv_hub.capture.formats.base import field_of, list_of, openai_error, sampling_from
 from openenv_hub.capture.formats.sse import data_event, pieces
 from openenv_hub.capture.records import WireFormat
 
@@ -145,9 +144,4 @@ class ChatCompletions:
         yield data_event("[DONE]")
 
     def error(self, status: int, message: str) -> dict[str, Any]:
-        kind = "invalid_request_error" if status < 500 else "server_error"
-        if status == 401:
-            kind = "authentication_error"
-        return {
-            "error": {"message": message, "type": kind, "code": status, "created": int(time.time())}
-        }
+        return openai_error(status, message)

@@ -28,7 +28,7 @@ from itertools import count
 from typing import Any
 
 from openenv_hub.capture.chat_form import ChatCall, EngineReply, ToolCall, TranslationError, text_of
-from openenv_hub.capture.formats.base import field_of, list_of, sampling_from
+from openenv_hub.capture.formats.base import field_of, list_of, openai_error, sampling_from
 from openenv_hub.capture.formats.sse import named_event, pieces
 from openenv_hub.capture.records import WireFormat
 
@@ -268,5 +268,4 @@ class OpenAIResponses:
         yield {"type": "response.output_item.done", "output_index": index, "item": item}
 
     def error(self, status: int, message: str) -> dict[str, Any]:
-        kind = "invalid_request_error" if status < 500 else "server_error"
-        return {"error": {"message": message, "type": kind, "code": status}}
+        return openai_error(status, message)
