@@ -11,9 +11,8 @@ import json
 from typing import Any
 
 import httpx
-from wire_bodies import PATHS, sse_events
-
 from engine_support.trajectories import FOLLOW_UPS, TOOL_OUTPUTS, TOOLS
+from wire_bodies import PATHS, sse_events
 
 
 def anthropic_tools() -> list[dict[str, Any]]:

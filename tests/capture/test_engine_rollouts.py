@@ -14,12 +14,12 @@ from typing import Any
 
 import httpx
 import pytest
-from retokenise import text_breaks
-from scripted_harness import ScriptedHarness
-
 from engine_support.fixtures import ENGINE_TIMEOUT_S
 from engine_support.trajectories import CONVERSATIONS, TOOLS
 from engine_support.vllm_engine import Engine
+from retokenise import text_breaks
+from scripted_harness import ScriptedHarness
+
 from openenv_hub.capture import CaptureProxy, CaptureSession, ChatTokenizer
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(ENGINE_TIMEOUT_S)]
@@ -97,7 +97,9 @@ def test_recorded_logprobs_are_the_engines_teacher_forced_scores(
         scored = httpx.post(f"{vllm.base_url}/completions", json=body, timeout=120)
         scored.raise_for_status()
         prompt_logprobs = scored.json()["choices"][0]["prompt_logprobs"]
-        for position, (token, sampled) in enumerate(zip(sequence.input_ids, sequence.loss_mask)):
+        for position, (token, sampled) in enumerate(
+            zip(sequence.input_ids, sequence.loss_mask, strict=True)
+        ):
             if sampled:
                 forced = prompt_logprobs[position][str(token)]["logprob"]
                 worst = max(worst, abs(forced - sequence.logprobs[position]))
