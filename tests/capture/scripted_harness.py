@@ -8,6 +8,7 @@ without their prompts."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -50,17 +51,32 @@ class ScriptedHarness:
         stream: Whether to ask for streams.
         seed: The rollout's seed (call ``n`` samples with ``seed * 100 + n``).
         sampling: Sampling parameters sent with each call.
+        client: The HTTP client to send with (a new connection per call without one).
+
+    ``seconds`` holds how long each call took, from sending the request to the whole answer.
     """
 
     def __init__(
-        self, url: str, key: str, wire: str, *, stream: bool, seed: int, sampling: dict[str, Any]
+        self,
+        url: str,
+        key: str | None,
+        wire: str,
+        *,
+        stream: bool,
+        seed: int,
+        sampling: dict[str, Any],
+        client: httpx.Client | None = None,
     ) -> None:
         self.url, self.wire, self.stream, self.seed = url, wire, stream, seed
         self.sampling = sampling
         self.headers = (
-            {"Authorization": f"Bearer {key}"} if wire != "messages" else {"x-api-key": key}
+            {"x-api-key": key} if wire == "messages" else {"Authorization": f"Bearer {key}"}
         )
+        if key is None:
+            self.headers = {}
         self.history: list[dict[str, Any]] = []
+        self.client = client
+        self.seconds: list[float] = []
         self.follow_ups = list(FOLLOW_UPS)
 
     def run(self, first_line: str, calls: int) -> None:
@@ -107,9 +123,10 @@ class ScriptedHarness:
 
     def _call(self, number: int) -> None:
         body = {**self._body(number), "stream": self.stream}
-        response = httpx.post(
-            self.url + PATHS[self.wire], json=body, headers=self.headers, timeout=120
-        )
+        send = self.client.post if self.client is not None else httpx.post
+        started = time.perf_counter()
+        response = send(self.url + PATHS[self.wire], json=body, headers=self.headers, timeout=120)
+        self.seconds.append(time.perf_counter() - started)
         response.raise_for_status()
         answer = self._assemble(response) if self.stream else response.json()
         getattr(self, f"_take_{self.wire}")(answer)
