@@ -31,7 +31,7 @@ from typing import Any
 import uvicorn
 
 from openenv_hub.capture.app import ProxyLimits, create_proxy_app
-from openenv_hub.capture.engine import EngineClient
+from openenv_hub.capture.engine import EngineClient, load_aiohttp
 from openenv_hub.capture.recorder import Recorder
 from openenv_hub.capture.sessions import CaptureSession, SessionRegistry
 from openenv_hub.capture.stitching import ChatTokenizer
@@ -87,6 +87,7 @@ class CaptureProxy:
             raise ConfigurationError(
                 f"engine_url must be an http(s) URL such as http://127.0.0.1:8000/v1, not {engine_url!r}"
             )
+        load_aiohttp()  # fail here, not at the first call
         self.model = model
         self._engine_url = engine_url
         self._engine_api_key = engine_api_key

@@ -71,7 +71,7 @@ class ChatTokenizer:
             from transformers import AutoTokenizer
         except ImportError:
             raise DependencyNotInstalledError(
-                "transformers", "trl", feature="Building prompts from token ids"
+                "transformers", "capture", feature="Building prompts from token ids"
             ) from None
         self._tokenizer = AutoTokenizer.from_pretrained(str(source))
         if not getattr(self._tokenizer, "chat_template", None):
