@@ -63,6 +63,7 @@ class CaptureProxy:
         max_sessions: The most sessions open at once.
         max_calls_per_session: The most calls one session records (429 after).
         max_body_mb: The largest request body (413 after).
+        max_connections: The most connections served at once; a request beyond gets 503.
         body_timeout_s: How long a request body may take to arrive (408 after).
         engine_timeout_s: How long one engine call may take (504 after).
     """
@@ -80,6 +81,7 @@ class CaptureProxy:
         max_sessions: int = 1024,
         max_calls_per_session: int = 10_000,
         max_body_mb: float = 32.0,
+        max_connections: int = 1024,
         body_timeout_s: float = 60.0,
         engine_timeout_s: float = 600.0,
     ) -> None:
@@ -101,6 +103,7 @@ class CaptureProxy:
         self._requested_port = port
         self.registry = SessionRegistry(max_sessions=max_sessions, max_calls=max_calls_per_session)
         self.limits = ProxyLimits(int(max_body_mb * 1024 * 1024), body_timeout_s)
+        self.max_connections = max_connections
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -154,6 +157,7 @@ class CaptureProxy:
             access_log=False,  # an access log would show nothing secret, but nothing useful
             lifespan="on",
             timeout_keep_alive=30,
+            limit_concurrency=self.max_connections,
             timeout_graceful_shutdown=2,
         )
         self._server = uvicorn.Server(config)

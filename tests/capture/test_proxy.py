@@ -128,6 +128,22 @@ def test_a_body_that_does_not_arrive_in_time_gets_408(fake_engine: Any, proxies:
     assert time.monotonic() - started < 5
 
 
+def test_connections_beyond_the_limit_get_503(fake_engine: Any, proxies: Any) -> None:
+    proxy = proxies(engine_url=f"{fake_engine.url}/v1", model="fake", max_connections=2)
+    key = proxy.open_session().key
+    held = [socket.create_connection(("127.0.0.1", proxy.port), timeout=10) for _ in range(2)]
+    try:
+        for sock in held:  # two harnesses that never finish their headers
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        time.sleep(0.3)
+        assert post(proxy.url, "chat", key).status_code == 503
+    finally:
+        for sock in held:
+            sock.close()
+    time.sleep(0.3)
+    assert post(proxy.url, "chat", key).status_code == 200
+
+
 def test_a_session_past_its_call_limit_gets_429(fake_engine: Any, proxies: Any) -> None:
     proxy = proxies(engine_url=f"{fake_engine.url}/v1", model="fake", max_calls_per_session=2)
     key = proxy.open_session().key
