@@ -9,7 +9,8 @@ records.
 
 Bounds: a body larger than ``max_body_bytes`` gets 413 before it is read whole; a body not
 received within ``body_timeout_s`` gets 408; a session past its call limit gets 429; an
-engine that does not answer within its timeout gets 504.
+engine that does not answer within its timeout gets 504. (The number of connections served at
+once is the server's bound: :class:`CaptureProxy` ``max_connections``, 503 beyond.)
 
 Layer: services.
 """
