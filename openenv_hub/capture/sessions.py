@@ -63,7 +63,7 @@ class CaptureSession:
         self._calls: list[CallRecord] = []
         self._next_index = 0
         self._by_history: dict[bytes, int] = {}  # digest of messages + answer -> call index
-        self._histories: dict[int, list[bytes]] = {}  # call index -> its prefix digests
+        self._latest: tuple[int, list[bytes]] | None = None  # the last call's prefix digests
 
     @property
     def key(self) -> str:
@@ -93,11 +93,15 @@ class CaptureSession:
     def conversation(self, index: int) -> list[dict[str, Any]]:
         """The whole request of call ``index`` (its record keeps only the new messages)."""
         calls = {c.index: c for c in self.calls}
+        parts: list[list[dict[str, Any]]] = []
         call = calls[index]
-        if call.continues is None or call.continues not in calls:
-            return list(call.messages)
-        earlier = self.conversation(call.continues)
-        return [*earlier, calls[call.continues].reply, *call.messages]
+        while True:
+            parts.append(call.messages)
+            if call.continues is None or call.continues not in calls:
+                break
+            call = calls[call.continues]
+            parts.append([call.reply])
+        return [message for part in reversed(parts) for message in part]
 
     def as_dict(self) -> dict[str, Any]:
         """The session's calls, sequences and grades as plain data (no key)."""
@@ -130,10 +134,9 @@ class CaptureSession:
             return Continuation(None, note=self._why_new(digests)), digests
 
     def _why_new(self, digests: list[bytes]) -> str:
-        if not self._histories:
+        if self._latest is None:
             return "it is the rollout's first call"
-        latest = max(self._histories)
-        earlier = self._histories[latest]
+        latest, earlier = self._latest
         same = 0
         while same + 1 < min(len(earlier), len(digests)) and earlier[same + 1] == digests[same + 1]:
             same += 1
@@ -150,7 +153,8 @@ class CaptureSession:
             self._calls.append(record)
             if record.error is None:
                 whole = [*digests, next_digest(digests[-1], record.reply)]
-                self._histories[record.index] = whole
+                if self._latest is None or record.index > self._latest[0]:
+                    self._latest = (record.index, whole)
                 self._by_history[whole[-1]] = record.index
 
 

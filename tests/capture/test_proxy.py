@@ -206,3 +206,31 @@ def test_trainer_sampling_and_the_token_cap_are_sent_and_recorded(
         "seed": 3,
     }
     assert sent["model"] == "fake" and sent["return_token_ids"] is True and sent["logprobs"] is True
+
+
+def test_a_continuation_is_recognised_and_a_rewritten_history_is_named(
+    fake_proxy: CaptureProxy,
+) -> None:
+    session = fake_proxy.open_session()
+    hello = {"role": "user", "content": "hello"}
+    answer = {"role": "assistant", "content": f"  {CONTENT}\n"}  # whitespace aside, the answer
+    turns = [
+        [hello],
+        [hello, answer, {"role": "user", "content": "more"}],
+        [hello, {"role": "assistant", "content": "Bye."}, {"role": "user", "content": "more"}],
+        [{"role": "user", "content": "another task"}],
+    ]
+    for messages in turns:
+        assert post(fake_proxy.url, "chat", session.key, {"messages": messages}).status_code == 200
+    calls = session.calls
+    assert [c.continues for c in calls] == [None, 0, None, None]
+    assert [c.history_length for c in calls] == [0, 2, 0, 0]
+    assert session.conversation(1) == [hello, calls[0].reply, {"role": "user", "content": "more"}]
+    notes = [c.link_note for c in calls]
+    assert notes[0] == "it is the rollout's first call"
+    assert "no tokenizer" in notes[1]  # no tokenizer: the fake engine rendered it from text
+    assert notes[2] == (
+        "the harness's messages differ from call 1's conversation at message 1 (a rewritten history)"
+    )
+    assert notes[3] == "its first message differs from call 2's (another conversation)"
+    assert session.report().codes("fatal") == ["prefix_break"]  # call 1: its ids broke

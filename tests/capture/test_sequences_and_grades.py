@@ -8,10 +8,12 @@ import pytest
 
 from openenv_hub.capture import (
     CallRecord,
+    CaptureSession,
     TrainingSequence,
     assemble_sequences,
     find_parent,
     grade_capture,
+    message_digests,
 )
 
 
@@ -115,3 +117,19 @@ def test_records_round_trip_as_plain_data() -> None:
     assert CallRecord.from_dict(original.as_dict()) == original
     [sequence] = assemble_sequences([original])
     assert TrainingSequence.from_dict(sequence.as_dict()) == sequence
+
+
+def test_the_conversation_of_a_long_chain_is_rebuilt_from_its_records() -> None:
+    session = CaptureSession("cap-key", "rollout-1", max_calls=5000)
+    for index in range(3000):
+        user = {"role": "user", "content": f"turn {index}"}
+        record = call(index, [index], [index], continues=index - 1 if index else None)
+        record.messages, record.reply = [user], {"role": "assistant", "content": f"answer {index}"}
+        session.add(record, message_digests([user]))
+    conversation = session.conversation(2999)
+    assert len(conversation) == 2 * 3000 - 1
+    assert conversation[:3] == [
+        {"role": "user", "content": "turn 0"},
+        {"role": "assistant", "content": "answer 0"},
+        {"role": "user", "content": "turn 1"},
+    ]
