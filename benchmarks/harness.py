@@ -17,9 +17,11 @@ each wire format of ``--wires``, one path after the other, alternating which goe
 proxy has the model's tokenizer, so from the second call on it builds each prompt from ids (the
 engine then skips rendering it); the direct path sends the messages. Each call's time is from
 sending the request to having the whole answer, on one kept-alive connection. The table gives
-p50 and p99 of each path and what the proxy adds (the difference of the two), and the proxy's
-own time inside it (its records' ``total_ms - engine_ms``: translation, continuation lookup,
-prompt building, recording). Nothing is asserted.
+p50 and p99 of each path and what the proxy adds: the difference of the two, and the median of
+the differences of paired calls (the same call of the same round on each path, which a change
+of the machine's load between calls moves less). Last, the proxy's own time inside a call (its
+records' ``total_ms - engine_ms``: translation, continuation lookup, prompt building,
+recording). Nothing is asserted.
 
 Rollouts per second of whole harness episodes are measured where harnesses run
 (HarnessEnvironment); this script measures the proxy alone.
@@ -50,7 +52,8 @@ from engine_support.vllm_engine import start_engine  # noqa: E402
 from scripted_harness import ScriptedHarness  # noqa: E402
 from serving import free_port  # noqa: E402
 
-GREEDY = {"temperature": 0, "max_tokens": 16}
+#: Greedy, with room for every trained answer to end: both paths then get the same answers.
+GREEDY = {"temperature": 0, "max_tokens": 64}
 
 
 def serve_fake(port: int) -> None:
@@ -157,20 +160,25 @@ def measure(
                     times[name].extend(harness.seconds[1:] if number == 0 else harness.seconds)
         process.stdin.close()
         times["inside"] = json.loads(process.stdout.readline())["inside_ms"]
+        process.wait(timeout=30)  # it stops by itself once stdin is closed
     return times
 
 
 def report(engine: str, times: dict[str, list[float]]) -> None:
     direct = times["direct"]
     print(f"\n{engine}: {len(direct)} calls a path")
-    print("| path | p50 ms | p99 ms | added p50 ms | added p99 ms |")
-    print("|---|---|---|---|---|")
+    print("| path | p50 ms | p99 ms | added p50 ms | added p99 ms | paired added p50 ms |")
+    print("|---|---|---|---|---|---|")
     d50, d99 = percentile(direct, 0.5) * 1000, percentile(direct, 0.99) * 1000
-    print(f"| direct | {d50:.2f} | {d99:.2f} | | |")
+    print(f"| direct | {d50:.2f} | {d99:.2f} | | | |")
     for name, seconds in times.items():
         if name.startswith("proxy"):
             p50, p99 = percentile(seconds, 0.5) * 1000, percentile(seconds, 0.99) * 1000
-            print(f"| {name} | {p50:.2f} | {p99:.2f} | {p50 - d50:+.2f} | {p99 - d99:+.2f} |")
+            paired = statistics.median(p - d for p, d in zip(seconds, direct, strict=True)) * 1000
+            print(
+                f"| {name} | {p50:.2f} | {p99:.2f} | {p50 - d50:+.2f} | {p99 - d99:+.2f} "
+                f"| {paired:+.2f} |"
+            )
     inside = times["inside"]
     print(
         f"the proxy's own work inside a call (its records): p50 {statistics.median(inside):.2f} ms, "
