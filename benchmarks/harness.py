@@ -12,8 +12,10 @@ Two engines, each in a process of its own on 127.0.0.1, and the proxy in another
   (tests/engine_support), answering greedily, so both paths get the same answers.
 
 A round runs the same scripted conversation (``--turns`` calls: an answer, a tool result or a
-user line, the next call) straight to the engine's chat completions and through the proxy, in
-each wire format of ``--wires``, one path after the other, alternating which goes first. The
+user line, the next call) straight to the engine's chat completions (as a harness asks, and
+asking for token ids and logprobs as the proxy does, so the engine does the same work) and
+through the proxy, in each wire format of ``--wires``, one path after the other, alternating
+which goes first. The
 proxy has the model's tokenizer, so from the second call on it builds each prompt from ids (the
 engine then skips rendering it); the direct path sends the messages. Each call's time is from
 sending the request to having the whole answer, on one kept-alive connection. The table gives
@@ -53,7 +55,10 @@ from scripted_harness import ScriptedHarness  # noqa: E402
 from serving import free_port  # noqa: E402
 
 #: Greedy, with room for every trained answer to end: both paths then get the same answers.
-GREEDY = {"temperature": 0, "max_tokens": 64}
+GREEDY: dict[str, Any] = {"temperature": 0, "max_tokens": 64}
+#: What the proxy asks of the engine on every call: a direct path that asks it too does the
+#: same work in the engine, and what is left is the proxy's hop.
+IDS_ASKED = {"return_token_ids": True, "logprobs": True, "top_logprobs": 0}
 
 
 def serve_fake(port: int) -> None:
@@ -130,8 +135,10 @@ def percentile(values: list[float], share: float) -> float:
 def measure(
     engine_root: str, model: str, tokenizer: Path, wires: list[str], rounds: int, turns: int
 ) -> dict[str, list[float]]:
-    """Per-call seconds of each path: ``direct`` and ``proxy WIRE``; and ``inside`` (ms)."""
-    times: dict[str, list[float]] = {"direct": [], **{f"proxy {w}": [] for w in wires}}
+    """Per-call seconds of each path (``direct``, ``direct, ids asked``, ``proxy WIRE``), and
+    ``inside`` (ms)."""
+    times: dict[str, list[float]] = {"direct": [], "direct, ids asked": []}
+    times.update({f"proxy {w}": [] for w in wires})
     with proxy_process(f"{engine_root}/v1", model, tokenizer, rounds * len(wires)) as (
         process,
         proxy,
@@ -141,19 +148,20 @@ def measure(
             for number in range(rounds):
                 line = CONVERSATIONS[number % len(CONVERSATIONS)][0]["content"]
                 paths = [
-                    ("direct", engine_root, None, "chat"),
-                    *((f"proxy {w}", proxy["url"], "key", w) for w in wires),
+                    ("direct", engine_root, None, "chat", GREEDY),
+                    ("direct, ids asked", engine_root, None, "chat", {**GREEDY, **IDS_ASKED}),
+                    *((f"proxy {w}", proxy["url"], "key", w, GREEDY) for w in wires),
                 ]
                 if number % 2:
                     paths.reverse()
-                for name, url, key, wire in paths:
+                for name, url, key, wire, sampling in paths:
                     harness = ScriptedHarness(
                         url,
                         next(keys) if key else None,
                         wire,
                         stream=False,
                         seed=number,
-                        sampling=GREEDY,
+                        sampling=sampling,
                         client=client,
                     )
                     harness.run(line, turns)
@@ -172,7 +180,7 @@ def report(engine: str, times: dict[str, list[float]]) -> None:
     d50, d99 = percentile(direct, 0.5) * 1000, percentile(direct, 0.99) * 1000
     print(f"| direct | {d50:.2f} | {d99:.2f} | | | |")
     for name, seconds in times.items():
-        if name.startswith("proxy"):
+        if name != "direct" and name != "inside":
             p50, p99 = percentile(seconds, 0.5) * 1000, percentile(seconds, 0.99) * 1000
             paired = statistics.median(p - d for p, d in zip(seconds, direct, strict=True)) * 1000
             print(

@@ -21,5 +21,12 @@ def test_a_short_run_against_the_fake_engine_prints_a_row_per_path() -> None:
         timeout=600,
     )
     rows = [line.split(" | ")[0] for line in out.stdout.splitlines() if line.startswith("| ")]
-    assert rows == ["| path", "| direct", "| proxy chat", "| proxy messages", "| proxy responses"]
+    assert rows == [
+        "| path",
+        "| direct",
+        "| direct, ids asked",
+        "| proxy chat",
+        "| proxy messages",
+        "| proxy responses",
+    ]
     assert "the proxy's own work inside a call (its records): p50" in out.stdout
