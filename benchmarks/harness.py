@@ -23,7 +23,9 @@ p50 and p99 of each path and what the proxy adds: the difference of the two, and
 the differences of paired calls (the same call of the same round on each path, which a change
 of the machine's load between calls moves less). Last, the proxy's own time inside a call (its
 records' ``total_ms - engine_ms``: translation, continuation lookup, prompt building,
-recording). Nothing is asserted.
+recording) and the proxy process's CPU time per call, all of it (HTTP both ways included): on a
+busy machine the wall-clock figures hold time spent waiting for a core, which the CPU time does
+not. Nothing is asserted.
 
 Rollouts per second of whole harness episodes are measured where harnesses run
 (HarnessEnvironment); this script measures the proxy alone.
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -81,9 +84,15 @@ def serve_proxy() -> None:
     with proxy:
         sessions = [proxy.open_session() for _ in range(asked["sessions"])]
         print(json.dumps({"url": proxy.url, "keys": [s.key for s in sessions]}), flush=True)
+        started = resource.getrusage(resource.RUSAGE_SELF)
         sys.stdin.read()  # until the benchmark closes it
-        inside = [c.total_ms - c.engine_ms for s in sessions for c in s.calls]
-        print(json.dumps({"inside_ms": inside}), flush=True)
+        ended = resource.getrusage(resource.RUSAGE_SELF)
+        cpu_s = (ended.ru_utime - started.ru_utime) + (ended.ru_stime - started.ru_stime)
+        calls = [c for s in sessions for c in s.calls]
+        inside = [c.total_ms - c.engine_ms for c in calls]
+        engine = [c.engine_ms for c in calls]
+        cpu_ms = cpu_s * 1000 / max(1, len(calls))
+        print(json.dumps({"inside_ms": inside, "engine_ms": engine, "cpu_ms": cpu_ms}), flush=True)
 
 
 @contextlib.contextmanager
@@ -167,7 +176,9 @@ def measure(
                     harness.run(line, turns)
                     times[name].extend(harness.seconds[1:] if number == 0 else harness.seconds)
         process.stdin.close()
-        times["inside"] = json.loads(process.stdout.readline())["inside_ms"]
+        seen = json.loads(process.stdout.readline())
+        times["inside"], times["engine"] = seen["inside_ms"], seen["engine_ms"]
+        times["cpu"] = [seen["cpu_ms"]]
         process.wait(timeout=30)  # it stops by itself once stdin is closed
     return times
 
@@ -180,17 +191,25 @@ def report(engine: str, times: dict[str, list[float]]) -> None:
     d50, d99 = percentile(direct, 0.5) * 1000, percentile(direct, 0.99) * 1000
     print(f"| direct | {d50:.2f} | {d99:.2f} | | | |")
     for name, seconds in times.items():
-        if name != "direct" and name != "inside":
+        if name not in ("direct", "inside", "engine", "cpu"):
             p50, p99 = percentile(seconds, 0.5) * 1000, percentile(seconds, 0.99) * 1000
             paired = statistics.median(p - d for p, d in zip(seconds, direct, strict=True)) * 1000
             print(
                 f"| {name} | {p50:.2f} | {p99:.2f} | {p50 - d50:+.2f} | {p99 - d99:+.2f} "
                 f"| {paired:+.2f} |"
             )
-    inside = times["inside"]
+    inside, engine = times["inside"], times["engine"]
+    print(
+        f"the engine's time as the proxy saw it: p50 {statistics.median(engine):.2f} ms, "
+        f"p99 {percentile(engine, 0.99):.2f} ms"
+    )
     print(
         f"the proxy's own work inside a call (its records): p50 {statistics.median(inside):.2f} ms, "
         f"p99 {percentile(inside, 0.99):.2f} ms"
+    )
+    print(
+        f"the proxy process's CPU time per call (all of it: HTTP both ways, JSON, capture): "
+        f"{times['cpu'][0]:.2f} ms"
     )
 
 
