@@ -54,7 +54,7 @@ from openenv_hub.capture.records import (
 )
 from openenv_hub.capture.sequences import assemble_sequences, find_parent
 from openenv_hub.capture.sessions import CaptureSession, SessionRegistry
-from openenv_hub.capture.stitching import ChatTokenizer, stitch
+from openenv_hub.capture.stitching import ChatTokenizer, Stitched, stitch
 
 __all__ = [
     "HOST",
@@ -73,6 +73,7 @@ __all__ = [
     "ProxyLimits",
     "Recorder",
     "SessionRegistry",
+    "Stitched",
     "ToolCall",
     "TrainingSequence",
     "TranslationError",

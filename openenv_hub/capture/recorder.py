@@ -60,7 +60,7 @@ class Recorder:
         return sampling
 
     def _prompt(
-        self, session: CaptureSession, call: ChatCall, link: Continuation
+        self, session: CaptureSession, index: int, call: ChatCall, link: Continuation
     ) -> tuple[list[int] | None, str | None]:
         if link.call is None:
             return None, None
@@ -69,14 +69,18 @@ class Recorder:
         parent = next(c for c in session.calls if c.index == link.call)
         if not parent.prompt_ids or not parent.sampled_ids:
             return None, f"call {parent.index} has no ids to continue from"
-        return stitch(
+        stitched = stitch(
             prompt_ids=parent.prompt_ids,
             sampled_ids=parent.sampled_ids,
             messages=call.messages,
             answer_at=link.answer_at,
             tools=call.tools,
             tokenizer=self.tokenizer,
+            earlier_text=session.prompt_text(parent.index),
         )
+        if stitched.text is not None:
+            session.keep_prompt_text(index, stitched.text)
+        return stitched.ids, stitched.note
 
     async def run(
         self, session: CaptureSession, index: int, call: ChatCall, wire: WireFormat
@@ -85,7 +89,7 @@ class Recorder:
         (recorded as a failed call) when the engine gives no answer."""
         started_at, started = time.time(), time.perf_counter()
         link, digests = session.continuation(call.messages)
-        prompt_ids, note = self._prompt(session, call, link)
+        prompt_ids, note = self._prompt(session, index, call, link)
         history = link.answer_at + 1 if link.call is not None else 0
         record = CallRecord(
             index=index,

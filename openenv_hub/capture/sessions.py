@@ -28,7 +28,10 @@ from openenv_hub.capture.records import CallRecord, TrainingSequence
 from openenv_hub.capture.sequences import assemble_sequences
 from openenv_hub.errors import ConfigurationError
 
-__all__ = ["CaptureSession", "Continuation", "SessionRegistry"]
+__all__ = ["KEPT_PROMPT_TEXTS", "CaptureSession", "Continuation", "SessionRegistry"]
+
+#: How many built prompts' texts a session keeps for the calls that continue them.
+KEPT_PROMPT_TEXTS = 4
 
 
 def _digest(key: str) -> bytes:
@@ -64,6 +67,7 @@ class CaptureSession:
         self._next_index = 0
         self._by_history: dict[bytes, int] = {}  # digest of messages + answer -> call index
         self._latest: tuple[int, list[bytes]] | None = None  # the last call's prefix digests
+        self._prompt_texts: dict[int, str] = {}  # the last few built prompts, as template text
 
     @property
     def key(self) -> str:
@@ -146,6 +150,18 @@ class CaptureSession:
             f"the harness's messages differ from call {latest}'s conversation at message "
             f"{same} (a rewritten history)"
         )
+
+    def keep_prompt_text(self, index: int, text: str) -> None:
+        """Keep the chat template's text of call ``index``'s prompt, for the call that
+        continues it (the last :data:`KEPT_PROMPT_TEXTS` only)."""
+        with self._lock:
+            self._prompt_texts[index] = text
+            while len(self._prompt_texts) > KEPT_PROMPT_TEXTS:
+                del self._prompt_texts[min(self._prompt_texts)]
+
+    def prompt_text(self, index: int) -> str | None:
+        with self._lock:
+            return self._prompt_texts.get(index)
 
     def add(self, record: CallRecord, digests: list[bytes]) -> None:
         """Keep ``record``; ``digests`` are its request's, to recognise its continuations."""

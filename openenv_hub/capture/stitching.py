@@ -27,12 +27,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from openenv_hub.capture.chat_form import text_of
 from openenv_hub.errors import ConfigurationError, DependencyNotInstalledError
 
-__all__ = ["ChatTokenizer", "stitch"]
+__all__ = ["ChatTokenizer", "Stitched", "stitch"]
 
 
 def _template_message(message: dict[str, Any]) -> dict[str, Any]:
@@ -79,6 +80,9 @@ class ChatTokenizer:
         self.end_of_turn: str = end_of_turn or str(self._tokenizer.eos_token)
         found: Any = self._tokenizer.convert_tokens_to_ids(self.end_of_turn)
         self.end_of_turn_id = int(found)
+        #: Whether finding the answer's end from the earlier call's prompt text was seen to give
+        #: the cut that rendering the conversation up to the answer gives (see :func:`stitch`).
+        self.quick_cut_checked = False
 
     def render(
         self,
@@ -101,6 +105,17 @@ class ChatTokenizer:
         return list(self._tokenizer.encode(text, add_special_tokens=False))
 
 
+@dataclass(frozen=True)
+class Stitched:
+    """What :func:`stitch` made: the prompt's ids (None, and why in ``note``, when the template
+    does not allow it), and the template's text of the call's messages (``text``), which the
+    next call that continues this one passes back as ``earlier_text``."""
+
+    ids: list[int] | None
+    note: str | None = None
+    text: str | None = None
+
+
 def stitch(
     *,
     prompt_ids: Sequence[int],
@@ -109,7 +124,8 @@ def stitch(
     answer_at: int,
     tools: Sequence[dict[str, Any]],
     tokenizer: ChatTokenizer,
-) -> tuple[list[int] | None, str | None]:
+    earlier_text: str | None = None,
+) -> Stitched:
     """The prompt of a call that continues an earlier one, as ids.
 
     Args:
@@ -120,26 +136,40 @@ def stitch(
         answer_at: Where the earlier answer is in ``messages``.
         tools: This call's tools, in chat completions form.
         tokenizer: The model's tokenizer and chat template.
+        earlier_text: The earlier call's :attr:`Stitched.text`, when it has one: the answer's
+            turn then starts where it ends, which spares rendering the conversation a second
+            time (once this template was seen to give the same cut both ways).
 
     Returns:
-        ``(ids, None)``, or ``(None, why)`` when the template does not allow it: it renders the
+        The ids; or no ids, and why, when the template does not allow it: it renders the
         earlier turns differently once the conversation grows, or ends the answer's turn with
         no end-of-turn token.
     """
-    upto = tokenizer.render(messages[: answer_at + 1], tools, add_generation_prompt=False)
     whole = tokenizer.render(messages, tools, add_generation_prompt=True)
-    if not whole.startswith(upto):
-        return (
-            None,
-            "the chat template renders the earlier turns differently as the conversation grows",
-        )
-    closing = upto.rfind(tokenizer.end_of_turn)
-    if closing < 0 or upto[closing:].strip() != tokenizer.end_of_turn:
-        return (
-            None,
-            f"the chat template does not end the answer's turn with {tokenizer.end_of_turn}",
-        )
+    quick = _answer_end(whole, earlier_text, tokenizer)
+    if quick >= 0 and tokenizer.quick_cut_checked:
+        closing = quick
+    else:
+        upto = tokenizer.render(messages[: answer_at + 1], tools, add_generation_prompt=False)
+        if not whole.startswith(upto):
+            note = (
+                "the chat template renders the earlier turns differently as the conversation grows"
+            )
+            return Stitched(None, note)
+        closing = upto.rfind(tokenizer.end_of_turn)
+        if closing < 0 or upto[closing:].strip() != tokenizer.end_of_turn:
+            note = f"the chat template does not end the answer's turn with {tokenizer.end_of_turn}"
+            return Stitched(None, note)
+        tokenizer.quick_cut_checked = tokenizer.quick_cut_checked or quick == closing
     if sampled_ids and sampled_ids[-1] == tokenizer.end_of_turn_id:
         closing += len(tokenizer.end_of_turn)
     tail = tokenizer.encode(whole[closing:])
-    return [*prompt_ids, *sampled_ids, *tail], None
+    return Stitched([*prompt_ids, *sampled_ids, *tail], None, whole)
+
+
+def _answer_end(whole: str, earlier_text: str | None, tokenizer: ChatTokenizer) -> int:
+    """Where the answer's end-of-turn token is in ``whole``, found from the earlier call's
+    prompt text (the answer's turn starts where it ends); -1 when that text is not a prefix."""
+    if not earlier_text or not whole.startswith(earlier_text):
+        return -1
+    return whole.find(tokenizer.end_of_turn, len(earlier_text))

@@ -56,7 +56,7 @@ def test_a_continuing_prompt_is_the_earlier_ids_then_the_templates_new_turns(
     messages = _conversation(answer)
     before = tokenizer.encode(tokenizer.render(messages[:1], [TOOL], add_generation_prompt=True))
     sampled = [*tokenizer.encode("Let me look."), tokenizer.end_of_turn_id]
-    ids, why = stitch(
+    made = stitch(
         prompt_ids=before,
         sampled_ids=sampled,
         messages=messages,
@@ -64,18 +64,19 @@ def test_a_continuing_prompt_is_the_earlier_ids_then_the_templates_new_turns(
         tools=[TOOL],
         tokenizer=tokenizer,
     )
+    ids, why = made.ids, made.note
     whole = tokenizer.encode(tokenizer.render(messages, [TOOL], add_generation_prompt=True))
     assert why is None and ids == whole  # answers that tokenise back: the same as text
     odd = [*(tokenizer.encode(c)[0] for c in "Let me look."), tokenizer.end_of_turn_id]
     assert odd != sampled  # the same text in other tokens, one per character
-    ids, _ = stitch(
+    ids = stitch(
         prompt_ids=before,
         sampled_ids=odd,
         messages=messages,
         answer_at=1,
         tools=[TOOL],
         tokenizer=tokenizer,
-    )
+    ).ids
     assert ids is not None and ids[: len(before) + len(odd)] == before + odd
     assert ids[len(before) + len(odd) :] == whole[len(before) + len(sampled) :]
 
@@ -87,7 +88,7 @@ def test_an_answer_cut_short_is_closed_as_the_template_closes_a_turn(
     messages = _conversation({"role": "assistant", "content": "Let me"})
     before = [1, 2, 3]
     cut = tokenizer.encode("Let me")  # no end-of-turn token: stopped by max_tokens
-    ids, why = stitch(
+    made = stitch(
         prompt_ids=before,
         sampled_ids=cut,
         messages=messages,
@@ -95,7 +96,8 @@ def test_an_answer_cut_short_is_closed_as_the_template_closes_a_turn(
         tools=[TOOL],
         tokenizer=tokenizer,
     )
-    assert why is None and ids is not None
+    ids = made.ids
+    assert made.note is None and ids is not None
     assert ids[len(before) + len(cut)] == tokenizer.end_of_turn_id
     tail = tokenizer.render(messages, [TOOL], add_generation_prompt=True).split("Let me", 1)[1]
     assert ids[len(before) + len(cut) :] == tokenizer.encode(tail)
@@ -124,7 +126,7 @@ def test_a_template_that_rewrites_earlier_turns_is_not_stitched(
         {"role": "assistant", "content": "ok"},
     ]
     messages.append({"role": "user", "content": "Go on."})
-    ids, why = stitch(
+    made = stitch(
         prompt_ids=[1],
         sampled_ids=[2],
         messages=messages,
@@ -132,4 +134,35 @@ def test_a_template_that_rewrites_earlier_turns_is_not_stitched(
         tools=[],
         tokenizer=tokenizer,
     )
-    assert ids is None and why is not None and "renders the earlier turns differently" in why
+    assert made.ids is None and made.note is not None
+    assert "renders the earlier turns differently" in made.note
+
+
+class CountingTokenizer(ChatTokenizer):
+    """A ChatTokenizer that counts its renders."""
+
+    renders = 0
+
+    def render(self, *args: Any, **options: Any) -> str:
+        self.renders += 1
+        return super().render(*args, **options)
+
+
+def test_the_earlier_calls_prompt_text_spares_a_render_once_it_gave_the_same_cut(
+    tiny_chat_model_folder: Path,
+) -> None:
+    tokenizer = CountingTokenizer(tiny_chat_model_folder)
+    messages = _conversation({"role": "assistant", "content": "Let me look."})
+    earlier = tokenizer.render(messages[:1], [TOOL], add_generation_prompt=True)
+    sampled = [*tokenizer.encode("Let me look."), tokenizer.end_of_turn_id]
+    asked = {"prompt_ids": [1], "sampled_ids": sampled, "messages": messages, "answer_at": 1}
+    asked.update(tools=[TOOL], tokenizer=tokenizer)
+    slow = stitch(**asked)
+    assert not tokenizer.quick_cut_checked  # nothing to check it against yet
+    checked = stitch(**asked, earlier_text=earlier)
+    assert tokenizer.quick_cut_checked and checked == slow
+    tokenizer.renders = 0
+    quick = stitch(**asked, earlier_text=earlier)
+    assert quick == slow and tokenizer.renders == 1  # the whole conversation only
+    stitch(**asked, earlier_text="something else")  # not a prefix: rendered up to the answer too
+    assert tokenizer.renders == 3
