@@ -36,6 +36,7 @@ from openenv_hub.capture.recorder import Recorder
 from openenv_hub.capture.sessions import CaptureSession, SessionRegistry
 from openenv_hub.capture.stitching import ChatTokenizer
 from openenv_hub.errors import ConfigurationError
+from openenv_hub.shown_urls import shown
 
 __all__ = ["HOST", "CaptureProxy"]
 
@@ -87,7 +88,8 @@ class CaptureProxy:
     ) -> None:
         if not engine_url.startswith(("http://", "https://")):
             raise ConfigurationError(
-                f"engine_url must be an http(s) URL such as http://127.0.0.1:8000/v1, not {engine_url!r}"
+                "engine_url must be an http(s) URL such as http://127.0.0.1:8000/v1, not "
+                f"{shown(engine_url)!r}"
             )
         load_aiohttp()  # fail here, not at the first call
         self.model = model

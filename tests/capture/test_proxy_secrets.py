@@ -14,6 +14,7 @@ from serving import free_port
 from wire_bodies import ENGINE_KEY, PATHS, body_for, post
 
 from openenv_hub.capture import CaptureProxy, write_capture
+from openenv_hub.errors import ConfigurationError
 
 WIRES = list(PATHS)
 
@@ -83,3 +84,9 @@ def test_the_session_key_is_never_logged_shown_or_recorded(
     for text in shown:
         assert session.key not in text
         assert session.key[4:20] not in text  # nor a piece of it
+
+
+def test_an_engine_url_that_is_not_http_is_refused_without_its_credentials() -> None:
+    with pytest.raises(ConfigurationError, match="must be an http") as refused:
+        CaptureProxy(engine_url="ftp://alice:s3cret@127.0.0.1:8000/v1", model="tiny")
+    assert "s3cret" not in str(refused.value) and "***@127.0.0.1:8000" in str(refused.value)
