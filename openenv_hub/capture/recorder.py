@@ -69,15 +69,18 @@ class Recorder:
         parent = next(c for c in session.calls if c.index == link.call)
         if not parent.prompt_ids or not parent.sampled_ids:
             return None, f"call {parent.index} has no ids to continue from"
-        stitched = stitch(
-            prompt_ids=parent.prompt_ids,
-            sampled_ids=parent.sampled_ids,
-            messages=call.messages,
-            answer_at=link.answer_at,
-            tools=call.tools,
-            tokenizer=self.tokenizer,
-            earlier_text=session.prompt_text(parent.index),
-        )
+        try:
+            stitched = stitch(
+                prompt_ids=parent.prompt_ids,
+                sampled_ids=parent.sampled_ids,
+                messages=call.messages,
+                answer_at=link.answer_at,
+                tools=call.tools,
+                tokenizer=self.tokenizer,
+                earlier_text=session.prompt_text(parent.index),
+            )
+        except Exception as error:  # the model's own template code, run on a harness's messages
+            return None, f"the chat template failed on this conversation ({error})"
         if stitched.text is not None:
             session.keep_prompt_text(index, stitched.text)
         return stitched.ids, stitched.note

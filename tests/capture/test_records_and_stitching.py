@@ -166,3 +166,30 @@ def test_the_earlier_calls_prompt_text_spares_a_render_once_it_gave_the_same_cut
     assert quick == slow and tokenizer.renders == 1  # the whole conversation only
     stitch(**asked, earlier_text="something else")  # not a prefix: rendered up to the answer too
     assert tokenizer.renders == 3
+
+
+def test_a_template_that_fails_on_a_conversation_lets_the_engine_render_it(
+    fake_engine: Any, proxies: Any, tiny_chat_model_folder: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "strict"
+    folder.mkdir()
+    for name in ("tokenizer.json", "tokenizer_config.json", "config.json"):
+        (folder / name).write_text((tiny_chat_model_folder / name).read_text())
+    template = (
+        "{% for m in messages %}{% if m.role == 'tool' %}"
+        "{{ raise_exception('this template takes no tool messages') }}{% endif %}"
+        "<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    (folder / "chat_template.jinja").write_text(template)
+    proxy = proxies(engine_url=f"{fake_engine.url}/v1", model="fake", tokenizer=folder)
+    session = proxy.open_session()
+    first = [{"role": "user", "content": "hello"}]
+    assert post(proxy.url, "chat", session.key, {"messages": first}).status_code == 200
+    answer = session.calls[0].reply
+    second = [*first, answer, {"role": "tool", "tool_call_id": "c", "content": "x"}]
+    assert post(proxy.url, "chat", session.key, {"messages": second}).status_code == 200
+    call = session.calls[1]
+    assert (call.continues, call.stitched) == (0, False)
+    assert "the chat template failed on this conversation" in str(call.link_note)
+    assert "takes no tool messages" in str(call.link_note)
