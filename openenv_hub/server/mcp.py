@@ -155,17 +155,20 @@ async def _tools_call(pool: SessionPool, params: dict[str, Any], caller: _Caller
 
 
 async def _session_create(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
+    """A new session addressed by the key answered, to this caller only; on a socket, the
+    socket's own session (bound to it: its display id names it, and grants nothing)."""
     if caller.bound is not None:
-        return {"session_id": caller.bound.id}
-    session = await pool.open("mcp-http", client=caller.client)
-    return {"session_id": session.id}
+        return {"session_id": caller.bound.key or caller.bound.id}
+    session = await pool.open("mcp-http", client=caller.client, addressable=True)
+    return {"session_id": session.key}
 
 
 async def _session_close(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
     session_id = params.get("session_id")
     if not session_id:
         raise _RpcError(JsonRpcCode.INVALID_PARAMS, "Invalid params - 'session_id' is required")
-    if caller.bound is not None and caller.bound.id == session_id:
+    bound = caller.bound
+    if bound is not None and session_id in (bound.id, bound.key):
         raise _RpcError(
             JsonRpcCode.INVALID_REQUEST,
             "Cannot close active WebSocket-managed session via MCP method",
