@@ -25,6 +25,9 @@ class ServerThread:
         options = {"log_level": "warning", **defaults(app=app)}
         options.update(uvicorn_options)
         self.config = uvicorn.Config(app, host="127.0.0.1", port=self.port, **options)
+        pool = getattr(getattr(app, "state", None), "sessions", None)
+        if pool is not None:  # as serve_app tells it (the rule of who may watch)
+            pool.bind_host = "127.0.0.1"
         self.server = uvicorn.Server(self.config)
         self.thread = threading.Thread(
             target=self.server.run, name=f"uvicorn-{self.port}", daemon=True

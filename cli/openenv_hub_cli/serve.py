@@ -125,6 +125,9 @@ def command(
         )
     reload_path = target.reload_path() if reload else None
     _set_env(web, max_sessions or target.max_concurrent_envs, target.variables)
+    from openenv_hub.server.watch import BIND_HOST_SETTING
+
+    os.environ[BIND_HOST_SETTING] = host  # who may watch its sessions (openenv_hub.server.watch)
     app = target.make_app()
     _print_urls(host, port, web_on=_web_on())
     import uvicorn
