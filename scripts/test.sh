@@ -85,7 +85,8 @@ if [ $# -eq 0 ]; then
     venv=".venv-py$version"
     [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
     "$venv/bin/python" -m pip install -q -U pip 'setuptools>=70.1' wheel
-    "$venv/bin/python" -m pip install -q -e . -e envs/echo_env pytest pytest-asyncio pytest-timeout pytest-xdist
+    "$venv/bin/python" -m pip install -q -e . -e envs/echo_env pytest pytest-asyncio pytest-timeout pytest-xdist \
+      hypothesis
     "$venv/bin/python" -m pytest -p no:cacheprovider -n 2 --dist loadfile \
       tests/client tests/server tests/security/test_server_limits.py tests/test_error_table.py
   done
