@@ -59,6 +59,12 @@ def command(
         help="Upload this secret-looking file (*.pem, *.key, id_rsa*, credentials*.json, ...) "
         "on purpose; a path or a .gitignore-style pattern (repeatable).",
     ),
+    allow_hard_links: bool = typer.Option(
+        False,
+        "--allow-hard-links",
+        help="Upload files that have more than one hard link (another name of such a file may "
+        "be outside the folder).",
+    ),
     force: bool = typer.Option(False, "--force", help="Move an existing version tag here."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show what would change; change nothing."
@@ -76,8 +82,8 @@ def command(
     .openenv/space.json, which is never uploaded), else to YOU/<name in openenv.yaml>; the
     target is printed before anything is sent. 'openenv whoami' tells where it would go.
 
-    Files deleted locally are deleted from the Space. Links to outside the folder, .git files
-    and secret-looking files are never uploaded; each is listed. Variables come from
+    Files deleted locally are deleted from the Space. Links to outside the folder, hard links,
+    .git files and secret-looking files are never uploaded; each is listed. Variables come from
     openenv.yaml and --env-var; secrets from --secret and, for names openenv.yaml lists, from
     the environment.
     """
@@ -105,6 +111,7 @@ def command(
             version=version,
             exclude=exclude,
             include_secrets=include_secret,
+            allow_hard_links=allow_hard_links,
             dry_run=dry_run,
             force=force,
             on_step=step,

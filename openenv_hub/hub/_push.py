@@ -79,6 +79,7 @@ def push(
     version: str | None = None,
     exclude: Sequence[str] = (),
     include_secrets: Sequence[str] = (),
+    allow_hard_links: bool = False,
     dry_run: bool = False,
     force: bool = False,
     endpoint: str | None = None,
@@ -103,6 +104,8 @@ def push(
         exclude: More ``.gitignore``-style patterns to leave out.
         include_secrets: Secret-looking files to upload anyway (paths or patterns); others
             (``*.pem``, ``*.key``, ``id_rsa*``, ...) are left out and listed.
+        allow_hard_links: Upload files that have more than one hard link (left out and listed
+            otherwise: another name of such a file may be outside the folder).
         dry_run: Report what would change; change nothing.
         force: Move an existing version tag to this push.
         endpoint: The Hub; default ``HF_ENDPOINT`` or https://huggingface.co.
@@ -133,6 +136,7 @@ def push(
             Path(tmp) / source.name,
             exclude=exclude,
             include_secrets=include_secrets,
+            allow_hard_links=allow_hard_links,
             bundle_wheel=bundle_wheel,
         )
         user = whoami(ctx)
