@@ -170,3 +170,17 @@ def test_at_a_terminal_push_asks_about_declared_secrets_but_never_about_a_hub_to
     assert _stored_secrets(hub_env, repo_id) == {"AWS_SECRET_ACCESS_KEY": AWS_VALUE}
     assert "Secrets uploaded: AWS_SECRET_ACCESS_KEY (names only" in shown
     assert AWS_VALUE not in shown and token not in shown
+
+
+def test_a_value_shaped_like_a_hub_token_is_held_back_as_one(
+    hub_env: HubEnv, echo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another account's token under any name (``TEAM_KEY=hf_...``) is a Hub token too: the
+    report says so, as it does for ``HF_TOKEN``, so nobody is asked to send it."""
+    _declaring(echo_copy, "TEAM_KEY")
+    monkeypatch.setenv("TEAM_KEY", "hf_" + "a1B2" * 9)
+    plan = push(echo_copy, unique_repo(hub_env, "shaped"), dry_run=True, bundle_wheel=False).plan
+    assert plan.secrets == []
+    (missing,) = plan.missing_secrets
+    assert missing.name == "TEAM_KEY" and "a Hugging Face token" in missing.reason
+    assert "hf_a1B2" not in missing.reason
