@@ -39,12 +39,14 @@ from openenv_hub.hub._jobs import TERMINAL_STAGES, JobsClient, JobState, job_lab
 from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
+from openenv_hub.hub._secrets import HUB_TOKEN_VARIABLES, MissingSecret
 from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link
 from openenv_hub.hub._urls import SpaceUrls
 from openenv_hub.hub._versions import Version, version_key, versions
 from openenv_hub.hub._wait import SpaceState, wait_for_space
 
 __all__ = [
+    "HUB_TOKEN_VARIABLES",
     "TERMINAL_STAGES",
     "TRUST_ENV",
     "Account",
@@ -55,6 +57,7 @@ __all__ = [
     "InstallResult",
     "JobState",
     "JobsClient",
+    "MissingSecret",
     "PushPlan",
     "PushResult",
     "PushTarget",
