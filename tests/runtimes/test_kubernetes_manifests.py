@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import shutil
 import pytest
 import yaml
 from ray_support import require_extra
@@ -271,3 +272,30 @@ def test_apply_needs_each_secret_in_the_environment(
     result = cli(*args, "API_KEY", "--apply")
     assert result.code == 1 and "API_KEY is not set" in result.err, result.text
     assert "Hint: Export it first" in result.err
+
+
+def test_apply_sends_only_the_secrets_named_on_the_command_line(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A manifest's ``secrets:`` (its author wrote the code that reads them) never takes a
+    value from the deployer's environment, a Hugging Face token least of all."""
+    from openenv_hub_cli.deploy import secret_values
+
+    environ = {"API_KEY": "k", "HF_TOKEN": "hf_" + "x" * 34, "AWS_SECRET_ACCESS_KEY": "a"}
+    assert secret_values([], environ) == {}
+    assert secret_values(["API_KEY"], environ) == {"API_KEY": "k"}
+    assert secret_values(["HF_TOKEN", "HF_TOKEN"], environ) == {"HF_TOKEN": environ["HF_TOKEN"]}
+
+    require_extra("kubernetes")
+    monkeypatch.setenv("API_KEY", "k")
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))  # no cluster: the run ends there
+    args = ["deploy", "kubernetes", ECHO_ENV, "--image", "i", "--out", tmp_path / "o"]
+    result = cli(*args, "--secret", "OTHER_KEY", "--apply")
+    assert "OTHER_KEY is not set" in result.err  # only the named one is read
+    manifest = tmp_path / "env"
+    shutil.copytree(ECHO_ENV, manifest)
+    text = (manifest / "openenv.yaml").read_text()
+    (manifest / "openenv.yaml").write_text(text + "secrets: [API_KEY]\n")
+    result = cli("deploy", "kubernetes", manifest, "--image", "i", "--out", tmp_path / "p", "--apply")
+    assert "--apply leaves API_KEY empty" in result.text
+    assert "No Kubernetes cluster" in result.err and "API_KEY is not set" not in result.err
