@@ -4,10 +4,10 @@ values; ``--apply`` without a cluster names the kubeconfig it looked for."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
-import shutil
 import pytest
 import yaml
 from ray_support import require_extra
@@ -296,6 +296,8 @@ def test_apply_sends_only_the_secrets_named_on_the_command_line(
     shutil.copytree(ECHO_ENV, manifest)
     text = (manifest / "openenv.yaml").read_text()
     (manifest / "openenv.yaml").write_text(text + "secrets: [API_KEY]\n")
-    result = cli("deploy", "kubernetes", manifest, "--image", "i", "--out", tmp_path / "p", "--apply")
+    result = cli(
+        "deploy", "kubernetes", manifest, "--image", "i", "--out", tmp_path / "p", "--apply"
+    )
     assert "--apply leaves API_KEY empty" in result.text
     assert "No Kubernetes cluster" in result.err and "API_KEY is not set" not in result.err
