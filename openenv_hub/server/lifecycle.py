@@ -42,7 +42,7 @@ from openenv_hub.server.session import Session, SessionUse
 from openenv_hub.server.session_keys import SessionKeys, new_display_id
 from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_TIMEOUT_S
 from openenv_hub.server.threads import SessionThreads
-from openenv_hub.server.watch import WatchRule, watch_rule
+from openenv_hub.server.watch_rule import WatchRule, watch_rule
 from openenv_hub.server.watchdog import Watchdog
 from openenv_hub.server.worker import within
 from openenv_hub.serving import collector_follows
