@@ -81,6 +81,15 @@ class HarborEnvironment(MCPEnvironment):
         }
         return type(cls.__name__, (cls,), attributes)
 
+    @classmethod
+    def longest_step_s(cls) -> float:
+        """The longest a step may take: a build, a command, or a grading (the server's bound
+        on a step is set above it)."""
+        longest = [cls.command_timeout_s]
+        for task in cls.tasks.values():
+            longest += [task.build_timeout_s + 60, task.verifier_timeout_s + 120]
+        return max(longest) + 60
+
     def __init__(self) -> None:
         super().__init__()
         self._task: HarborTask | None = None

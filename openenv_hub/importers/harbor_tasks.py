@@ -173,9 +173,10 @@ def _config(folder: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigurationError(f"{folder} is not a Harbor task: it has no task.toml.")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        config: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigurationError(f"{path} is not valid TOML: {exc}") from None
+    return config
 
 
 def _refuse_unsupported(folder: Path, config: dict[str, Any]) -> None:

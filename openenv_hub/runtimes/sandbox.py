@@ -21,14 +21,22 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import subprocess
 import tarfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from openenv_hub.docker import container_name, docker_client, sdk_error, sdk_errors
+from openenv_hub.docker import (
+    container_name,
+    docker_client,
+    require_engine,
+    sdk_error,
+    sdk_errors,
+)
 from openenv_hub.errors import DockerError
 from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import StopsOnExit
@@ -82,6 +90,7 @@ class DockerSandbox(StopsOnExit):
 
     def __init__(self, client: docker.DockerClient, container: Container, shell: str) -> None:
         self._client = client
+        self._cli = require_engine()
         self.container = container
         self.shell = shell
         self._stopped = False
@@ -140,10 +149,11 @@ class DockerSandbox(StopsOnExit):
         sandbox = cls(client, container, shell="sh")
         sandbox.runtime = runtime
         cleanup.track(sandbox)
+        failures: tuple[type[BaseException], ...] = (DockerError, *sdk_errors())
         try:
             container.start()
             found = sandbox.run("command -v bash", timeout_s=30)
-        except (DockerError, *sdk_errors()) as exc:
+        except failures as exc:
             sandbox.stop()
             raise DockerError(f"The container of {image} did not start: {exc}") from None
         if found.exit_code == 0:
@@ -160,20 +170,28 @@ class DockerSandbox(StopsOnExit):
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     ) -> RunResult:
         """Run ``command`` with the container's shell, killed (with its process group) after
-        ``timeout_s``; variables in ``env`` reach it through the Engine API, never a command
+        ``timeout_s``; variables in ``env`` reach it by name (``docker exec -e NAME``), never on a command
         line."""
         bound = max(1, int(timeout_s + 0.999))
-        argv = ["timeout", "-s", "KILL", f"{bound}s", self.shell, "-c", command]
-        api = self._client.api
-        try:
-            created = api.exec_create(
-                self.container.id, argv, workdir=workdir, environment=dict(env or {})
-            )
-            stream = api.exec_start(created["Id"], stream=True, demux=False)
-        except sdk_error() as exc:
-            raise DockerError(f"Could not run a command in {self.name}: {exc}") from None
-        kept, truncated, finished = _read(stream, max_output_bytes, timeout_s + 10)
-        code = api.exec_inspect(created["Id"]).get("ExitCode") if finished else None
+        variables = dict(env or {})
+        argv = [self._cli, "exec", "-i"]
+        argv += ["--workdir", workdir] if workdir else []
+        for name in variables:
+            argv += ["-e", name]  # the value comes from the CLI's environment, not its arguments
+        argv += [self.name, "timeout", "-s", "KILL", f"{bound}s", self.shell, "-c", command]
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **variables},
+        )
+        with process:
+            assert process.stdout is not None
+            kept, truncated, finished = _read(process.stdout, max_output_bytes, timeout_s + 10)
+            if not finished:
+                process.kill()
+            code = process.wait()
         timed_out = not finished or code == KILLED
         return RunResult(
             exit_code=None if timed_out else code,
@@ -237,15 +255,15 @@ class DockerSandbox(StopsOnExit):
         return f"DockerSandbox({self.name})"
 
 
-def _read(stream: Any, max_bytes: int, deadline_s: float) -> tuple[bytes, bool, bool]:
-    """Read an exec's output on a thread until it ends or ``deadline_s`` passes: (what was
+def _read(stream: IO[bytes], max_bytes: int, deadline_s: float) -> tuple[bytes, bool, bool]:
+    """Read a command's output on a thread until it ends or ``deadline_s`` passes: (what was
     kept, whether more was dropped, whether it ended)."""
     kept = bytearray()
     state = {"truncated": False}
 
     def pump() -> None:
         with contextlib.suppress(Exception):
-            for chunk in stream:
+            for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
                 room = max_bytes - len(kept)
                 if len(chunk) > room:
                     state["truncated"] = True
@@ -254,8 +272,4 @@ def _read(stream: Any, max_bytes: int, deadline_s: float) -> tuple[bytes, bool, 
     reader = threading.Thread(target=pump, name="openenv-sandbox-output", daemon=True)
     reader.start()
     reader.join(deadline_s)
-    finished = not reader.is_alive()
-    if not finished:
-        with contextlib.suppress(Exception):
-            stream.close()
-    return bytes(kept), state["truncated"], finished
+    return bytes(kept), state["truncated"], not reader.is_alive()
