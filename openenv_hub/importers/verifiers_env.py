@@ -221,6 +221,7 @@ class VerifiersEnvironment(MCPEnvironment):
         if self._rollout is None or self._rollout.finished:
             raise RuntimeError("The episode has ended: reset to start another.")
         self._calls += 1
+        message: dict[str, Any]
         if name == self.submit_tool:
             message = {"content": str(arguments.get("completion", "")), "tool_calls": None}
         else:

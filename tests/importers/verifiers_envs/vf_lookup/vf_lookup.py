@@ -41,7 +41,11 @@ def right_total(completion, answer, **kwargs) -> float:
 async def used_tools(completion, **kwargs) -> float:
     calls = 0
     for message in completion:
-        tool_calls = message.get("tool_calls") if isinstance(message, dict) else getattr(message, "tool_calls", None)
+        tool_calls = (
+            message.get("tool_calls")
+            if isinstance(message, dict)
+            else getattr(message, "tool_calls", None)
+        )
         calls += len(tool_calls or [])
     return min(calls, 3) / 3
 
