@@ -172,6 +172,12 @@ class Manifest(BaseModel):
         description="Where the environment's tasks are, e.g. {source: tasks} or "
         "{generator: 'my_env.tasks:make_task', size: 1000}.",
     )
+    oracle: str | None = Field(
+        None,
+        description="'module:function': a policy (messages, tools, seed) that reaches the best "
+        "reward on every task, for checks of the environment itself (an imported Harbor task "
+        "set's is its solution/solve.sh).",
+    )
     type: str | None = Field(None, description="OpenEnv compatibility; 'space'.")
     runtime: str | None = Field(None, description="OpenEnv compatibility; 'fastapi'.")
     validation: dict[str, Any] | None = Field(
@@ -185,7 +191,7 @@ class Manifest(BaseModel):
             raise ValueError(f"'{value}' is not a Python identifier; try '{suggest_name(value)}'")
         return value
 
-    @field_validator("action", "observation", "client", "app")
+    @field_validator("action", "observation", "client", "app", "oracle")
     @classmethod
     def _import_path(cls, value: str | None) -> str | None:
         if value is not None and not _IMPORT_PATH.match(value):

@@ -62,7 +62,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("services", ("docker", "hub", "packaging", "discovery")),
     ("runtimes", ("runtimes", "localhub", "providers")),
-    ("client", ("client", "trajectories", "eval", "gymnasium", "trl", "validation")),
+    ("client", ("client", "trajectories", "eval", "gymnasium", "trl", "validation", "importers")),
     ("server", ("server",)),
     ("ui", ("ui", "testing")),
 ]

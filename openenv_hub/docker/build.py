@@ -28,7 +28,7 @@ from openenv_hub.progress import Progress, report_progress
 if TYPE_CHECKING:
     from openenv_hub.hub import FileSelection
 
-__all__ = ["build_image", "default_tag", "space_image_tag", "stage_context"]
+__all__ = ["build_context", "build_image", "default_tag", "space_image_tag", "stage_context"]
 
 
 def default_tag(name: str) -> str:
@@ -114,6 +114,48 @@ def build_image(
             hint=_build_hint(tail, base_image),
         )
     return selection
+
+
+def build_context(
+    context: Path,
+    tag: str,
+    *,
+    build_args: Sequence[str] = (),
+    timeout_s: float = 600.0,
+) -> None:
+    """``docker build`` of the folder ``context`` as it is (no file selection, no wheels: a
+    task's own image, whose author chose its files), on the host network, within
+    ``timeout_s``; its output is kept, not printed.
+
+    Raises:
+        DockerError: No engine, the build failed (the message ends with its output), or it
+            took longer than ``timeout_s``.
+    """
+    cli = require_engine()
+    command = [cli, "build", "--network", "host", "-t", tag]
+    for arg in build_args:
+        command += ["--build-arg", arg]
+    env = {**os.environ, "DOCKER_BUILDKIT": "0"}
+    try:
+        done = subprocess.run(
+            [*command, str(context)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise DockerError(
+            f"docker build of {context} took longer than {timeout_s:g} s.",
+            hint="Raise the task's build_timeout_sec, or build the image once beforehand.",
+        ) from None
+    if done.returncode != 0:
+        tail = (done.stdout + done.stderr)[-3000:]
+        raise DockerError(
+            f"docker build of {context} failed (exit {done.returncode}).\n{tail}",
+            hint=_build_hint(done.stdout + done.stderr, None),
+        )
 
 
 _PULL_FAILURES = (
