@@ -1,0 +1,183 @@
+"""A model server that fails on a schedule (tests/fault_model.py: 500s, 429 bursts with
+Retry-After, a stall, ``choices: []``, a body that is not JSON, a kill and restart) and a word
+game server killed and restarted mid-run: each run ends with the pass@k of a clean run with the
+same seeds, or exits non-zero naming the errors, and never reports pass@k computed over them."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eval_support import read_rows
+from restartable import child_server, fault_command, game_command
+
+__all__ = ["child_server"]  # fixtures
+
+#: Six turns at most: the scripted model guesses a word a turn, as the guesser policy does.
+RUN = ("--model", "scripted", "--tasks", "tasks", "-k", 2, "-c", 2, "--max-turns", 6)
+
+
+def evaluate(cli: Any, env_url: str, model_url: str, output: str, *more: object) -> Any:
+    return cli(
+        "eval", env_url, *RUN, "--base-url", f"{model_url}/v1", "--request-timeout", 3,
+        "-o", output, *more,
+    )  # fmt: skip
+
+
+def outcome(folder: Path) -> tuple[dict[str, float], list[tuple[str, int, bool, float]]]:
+    """pass@k of the summary, and each rollout's (task, sample, passed, return)."""
+    summary = json.loads((folder / "summary.json").read_text())
+    rows = sorted((r["task_key"], r["sample"], r["passed"], r["return"]) for r in read_rows(folder))
+    return summary["pass_at_k"], rows
+
+
+@pytest.fixture
+def clean(cli: Any, workdir: Path, child_server: Any) -> tuple[Any, Any]:
+    """The word game in a process of its own, and the outcome of a run with no fault."""
+    game = child_server(game_command, "/health")
+    model = child_server(fault_command(), "/requests")
+    result = evaluate(cli, game.url, model.url, "clean")
+    assert result.code == 0, result.text
+    passes, rows = outcome(workdir / "clean")
+    assert 0 < passes["1"] < 1 and len(rows) == 6  # a run where passes and failures both count
+    return game, (passes, rows)
+
+
+FAULTS = {
+    "500 burst": '{"3": "500", "4": "500", "5": "500"}',
+    "429 burst": '{"3": "429", "4": "429", "5": "429", "6": "429"}',
+    "stall": '{"4": "stall"}',
+    "no choices": '{"3": "empty", "6": "empty"}',
+    "not JSON": '{"3": "not_json", "5": "not_json"}',
+}
+
+
+@pytest.mark.parametrize("faults", list(FAULTS.values()), ids=list(FAULTS))
+def test_model_faults_are_retried_to_the_clean_result(
+    cli: Any, workdir: Path, child_server: Any, clean: Any, faults: str
+) -> None:
+    game, expected = clean
+    model = child_server(fault_command(faults), "/requests")
+    result = evaluate(cli, game.url, model.url, "faulty")
+    assert result.code == 0, result.text
+    assert outcome(workdir / "faulty") == expected
+    rows = read_rows(workdir / "faulty")
+    assert sum(r["retries"] for r in rows) >= 1  # each fault cost a retry, recorded
+    assert {r["finish"] for r in rows} <= {"done", "max_turns"}
+
+
+def test_a_rate_limit_waits_what_retry_after_asks(
+    cli: Any, workdir: Path, child_server: Any
+) -> None:
+    from openenv_hub.eval import Backoff, ChatPolicy
+
+    model = child_server(fault_command('{"1": "429", "2": "429"}'), "/requests")
+    policy = ChatPolicy(f"{model.url}/v1", "scripted", backoff=Backoff(base_s=0.01))
+    import asyncio
+
+    async def ask() -> Any:
+        try:
+            return await policy([{"role": "user", "content": "hi"}], [], 1)
+        finally:
+            await policy.aclose()
+
+    started = time.monotonic()
+    completion = asyncio.run(ask())
+    assert time.monotonic() - started >= 2.0  # Retry-After: 1, twice (not the 0.01 s back-off)
+    assert completion.retries == 2 and completion.message["content"] == "OK"
+
+
+def test_a_killed_model_server_restarted_gives_the_clean_result(
+    cli: Any, workdir: Path, child_server: Any, clean: Any
+) -> None:
+    game, expected = clean
+    model = child_server(fault_command('{"6": "exit"}'), "/requests")
+    watcher = model.restart_when_dead(fault_command(), after_s=1.0)
+    result = evaluate(cli, game.url, model.url, "killed")
+    watcher.join(timeout=5)
+    assert model.starts == 2, "the server was not killed and restarted"
+    assert result.code == 0, result.text
+    assert outcome(workdir / "killed") == expected
+
+
+def test_an_environment_killed_and_restarted_gives_the_clean_result(
+    cli: Any, workdir: Path, child_server: Any, clean: Any
+) -> None:
+    game, expected = clean
+    model = child_server(fault_command(), "/requests")
+    rollouts = workdir / "env-killed" / "rollouts.jsonl"
+
+    def kill_then_restart() -> None:  # after the first rollout is written, for 3 s
+        deadline = time.monotonic() + 60
+        while not (rollouts.is_file() and rollouts.read_text().count("\n") >= 1):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+        game.kill()
+        time.sleep(3)
+        game.start()
+
+    chaos = threading.Thread(target=kill_then_restart, daemon=True)
+    chaos.start()
+    result = evaluate(cli, game.url, model.url, "env-killed", "--max-retries", 5)
+    chaos.join(timeout=30)
+    assert game.starts == 2, "the environment was not killed and restarted"
+    assert result.code == 0, result.text
+    assert outcome(workdir / "env-killed") == expected
+    rows = read_rows(workdir / "env-killed")
+    assert sum(r["retries"] for r in rows) >= 1  # rollouts replayed on a fresh session
+
+
+def test_a_model_that_keeps_failing_exits_non_zero_naming_the_errors(
+    cli: Any, workdir: Path, child_server: Any
+) -> None:
+    game = child_server(game_command, "/health")
+    model = child_server(fault_command("{}", "--from", "16", "500"), "/requests")
+    result = evaluate(cli, game.url, model.url, "broken", "--max-retries", 1)
+    assert result.code == 1, result.text
+    assert "rollouts ended in an error, not a result (server_error" in result.err
+    assert "--resume" in result.err
+    rows = read_rows(workdir / "broken")
+    failed = [r for r in rows if r["finish"] == "error"]
+    assert failed and len(rows) == 6
+    for row in failed:
+        assert row["error_kind"] == "server_error" and row["passed"] is None
+        assert f"{model.url}/v1/chat/completions answered 500" in row["error"]
+        assert "internal failure" in row["error"]  # the first bytes of the body
+        assert f"task test/{row['task_key']}, sample {row['sample']}, turn " in row["error"]
+        assert "(after 1 retries)" in row["error"]
+    summary = json.loads((workdir / "broken" / "summary.json").read_text())
+    scored = [r for r in rows if r["finish"] != "error"]
+    assert summary["errors"] == len(failed) and summary["rollouts"] == len(scored)
+    assert summary["errors_by_kind"] == {"server_error": len(failed)}
+    assert not summary["complete"] and summary["incomplete_tasks"]
+    mean = sum(r["return"] for r in scored) / len(scored)
+    assert summary["return"]["mean"] == pytest.approx(mean)  # the errors count nowhere
+    assert "rollouts that ended in an error are not counted" in result.out
+
+
+def test_a_wrong_base_url_stops_before_the_first_rollout(
+    cli: Any, workdir: Path, child_server: Any
+) -> None:
+    game = child_server(game_command, "/health")
+    model = child_server(fault_command(), "/requests")
+    result = cli(
+        "eval", game.url, *RUN, "--base-url", model.url, "-o", "no-v1",
+    )  # fmt: skip
+    assert result.code == 1
+    assert f"{model.url}/chat/completions answered 404" in result.err
+    assert "ending in /v1" in result.err and "Traceback" not in result.err
+    assert not (workdir / "no-v1" / "rollouts.jsonl").exists()
+
+    refused = cli("eval", game.url, *RUN, "--base-url", "http://127.0.0.1:9/v1", "-o", "none")
+    assert refused.code == 1
+    assert "http://127.0.0.1:9/v1/chat/completions could not be reached" in refused.err
+
+    game.kill()
+    gone = cli("eval", game.url, *RUN, "--base-url", f"{model.url}/v1", "-o", "gone")
+    assert gone.code == 1
+    assert game.url in gone.err and "Traceback" not in gone.err
