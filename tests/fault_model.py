@@ -14,7 +14,9 @@ Faults, by the number of the chat request (from 1; the preflight is request 1):
 
 ``--from N KIND`` answers KIND to every request from the Nth on. Run it with
 ``python tests/fault_model.py --port PORT --faults '{"3": "500", "4": "500"}'``; ``GET
-/requests`` says how many chat requests it had.
+/requests`` says how many chat requests it had, and what the last one set besides its messages
+and tools. A request with ``"greedy": true`` is answered as if its seed were 0 (as a server that
+ignores the temperature answers every sample alike).
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": "OK"}
         reason = "stop"
     else:
-        word = random.Random(body.get("seed", 0)).sample(WORDS, 6)[min(turn, 5)]
+        seed = 0 if body.get("greedy") else body.get("seed", 0)
+        word = random.Random(seed).sample(WORDS, 6)[min(turn, 5)]
         call = {"name": "guess", "arguments": json.dumps({"word": word})}
         message = {
             "role": "assistant",
@@ -61,10 +64,10 @@ def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
 
 def create_app(faults: dict[int, str], from_on: tuple[int, str] | None = None) -> FastAPI:
     app = FastAPI()
-    count = {"chat": 0}
+    count: dict[str, Any] = {"chat": 0, "last": {}}
 
     @app.get("/requests")
-    async def requests() -> dict[str, int]:
+    async def requests() -> dict[str, Any]:
         return count
 
     @app.post("/v1/chat/completions")
@@ -75,6 +78,7 @@ def create_app(faults: dict[int, str], from_on: tuple[int, str] | None = None) -
         if from_on is not None and number >= from_on[0]:
             fault = from_on[1]
         body = await request.json()
+        count["last"] = {k: v for k, v in body.items() if k not in ("messages", "tools")}
         if fault == "500":
             return JSONResponse({"error": {"message": "internal failure"}}, status_code=500)
         if fault == "429":

@@ -28,9 +28,21 @@ from openenv_hub.eval.tasksets import Task
 
 __all__ = ["ResultsFolder"]
 
-#: Settings a resume may change: the tasks to play (checked task by task instead), and the
-#: environment's URL (checked by what the server says it is instead).
-RESUMABLE_CHANGES = frozenset({"env", "limit", "expected_rollouts", "taskset_digest"})
+#: Settings a resume may change: the tasks to play (checked task by task instead), the
+#: environment's URL (checked by what the server says it is instead), and how failures are
+#: retried, none of which changes a result.
+RESUMABLE_CHANGES = frozenset(
+    {
+        "env",
+        "limit",
+        "expected_rollouts",
+        "taskset_digest",
+        "max_retries",
+        "request_timeout_s",
+        "rollout_timeout_s",
+        "toolkit_version",
+    }
+)
 
 
 class ResultsFolder:

@@ -29,9 +29,13 @@ def evaluate(cli: Any, env_url: str, model_url: str, output: str, *more: object)
 
 
 def outcome(folder: Path) -> tuple[dict[str, float], list[tuple[str, int, bool, float]]]:
-    """pass@k of the summary, and each rollout's (task, sample, passed, return)."""
+    """pass@k of the summary, and each rollout's (task, sample, passed, return), of the last
+    row of each (a rollout played again on a resume is appended)."""
+    from openenv_hub.eval import ResultsFolder
+
     summary = json.loads((folder / "summary.json").read_text())
-    rows = sorted((r["task_key"], r["sample"], r["passed"], r["return"]) for r in read_rows(folder))
+    latest = ResultsFolder(folder).rows()
+    rows = sorted((r["task_key"], r["sample"], r["passed"], r["return"]) for r in latest)
     return summary["pass_at_k"], rows
 
 
@@ -181,3 +185,41 @@ def test_a_wrong_base_url_stops_before_the_first_rollout(
     gone = cli("eval", game.url, *RUN, "--base-url", f"{model.url}/v1", "-o", "gone")
     assert gone.code == 1
     assert game.url in gone.err and "Traceback" not in gone.err
+
+
+def test_resume_after_errors_plays_exactly_the_errored_and_missing_pairs(
+    cli: Any, workdir: Path, child_server: Any, clean: Any
+) -> None:
+    game, expected = clean
+    broken = child_server(fault_command("{}", "--from", "16", "500"), "/requests")
+    first = evaluate(cli, game.url, broken.url, "run", "--max-retries", 0)
+    assert first.code == 1
+    rows = read_rows(workdir / "run")
+    errored = {(r["task_key"], r["sample"]) for r in rows if r["finish"] == "error"}
+    good = [r for r in rows if r["finish"] != "error"]
+    assert errored and good
+    lines = (workdir / "run" / "rollouts.jsonl").read_text().splitlines()
+    dropped = (good[-1]["task_key"], good[-1]["sample"])  # a missing pair too
+    kept = [line for line in lines if _pair(json.loads(line)) != dropped]
+    (workdir / "run" / "rollouts.jsonl").write_text("\n".join(kept) + "\n")
+
+    broken.kill()  # the model server, mended, on the same URL
+    broken.command = fault_command()
+    healed = broken.start()
+    kept_errors = evaluate(cli, game.url, healed.url, "run", "--resume", "--keep-errors")
+    assert kept_errors.code == 1  # the errors kept still fail the run
+    assert "Played 1 rollouts" in kept_errors.out
+    assert "eval: 6 of 6 rollouts" in kept_errors.out  # the whole run's count, not 1 of 1
+    resumed = evaluate(cli, game.url, healed.url, "run", "--resume")
+    assert resumed.code == 0, resumed.text
+    assert f"Played {len(errored)} rollouts; 6 of 6" in resumed.out
+    lines = (workdir / "run" / "rollouts.jsonl").read_text().splitlines()
+    played = [json.loads(line) for line in lines]
+    assert (played[len(kept)]["task_key"], played[len(kept)]["sample"]) == dropped
+    replayed = played[len(kept) + 1 :]
+    assert sorted((r["task_key"], r["sample"]) for r in replayed) == sorted(errored)
+    assert outcome(workdir / "run") == expected
+
+
+def _pair(row: dict[str, Any]) -> tuple[str, int]:
+    return (row["task_key"], row["sample"])
