@@ -19,6 +19,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
@@ -58,6 +59,7 @@ class ResultsFolder:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._lock: IO[str] | None = None
+        self._writing = threading.Lock()
 
     @property
     def rollouts_file(self) -> Path:
@@ -150,9 +152,10 @@ class ResultsFolder:
             self._lock = None
 
     def append(self, row: dict[str, Any]) -> None:
-        """Write one rollout and flush it to disk."""
-        with self.rollouts_file.open("a", encoding="utf-8") as file:
-            file.write(json.dumps(row, ensure_ascii=False) + "\n")
+        """Write one rollout and flush it to disk (from any thread: one at a time)."""
+        line = json.dumps(row, ensure_ascii=False) + "\n"
+        with self._writing, self.rollouts_file.open("a", encoding="utf-8") as file:
+            file.write(line)
             file.flush()
             os.fsync(file.fileno())
 

@@ -118,7 +118,7 @@ async def run_eval(
                 task, sample = queue.get_nowait()
                 player = _Player(session, toolset, policy, plan, on_retry)
                 row = await player.play(task, sample)
-                results.append(row)
+                await asyncio.to_thread(results.append, row)  # its fsync off the loop
                 if on_row is not None:
                     on_row(row)
 
