@@ -4,14 +4,15 @@ verifiers ships an OpenEnv taskset: it resets an OpenEnv server with each of its
 shows the model the observation and the action's schema, and steps with the model's reply.
 So the same word game server, model and concurrency serve both tools, run one after the other.
 
-verifiers runs in a virtual environment of its own: its pins (``mcp==2.0.0``, ``openai<3``)
-would replace ours. Make it once with::
+verifiers runs in a virtual environment of its own: its pins (``openai``, ``mcp``) would
+replace ours. Make it once with::
 
     python3 -m venv ~/.cache/openenv-hub/verifiers-venv
-    ~/.cache/openenv-hub/verifiers-venv/bin/pip install verifiers openenv==0.10.0 "fastmcp>=4" mcp==2.0.0
+    ~/.cache/openenv-hub/verifiers-venv/bin/pip install verifiers==0.3.1 openenv==0.10.0
 
-(``openenv`` is the client verifiers' taskset drives the server with; ``fastmcp>=4`` is the one
-that imports beside verifiers' ``mcp``), or point ``--verifiers-python`` at another.
+(``openenv`` is the client verifiers' taskset drives the server with; verifiers 0.4.0 pins
+``mcp==2.0.0``, which ``openenv`` 0.10's ``fastmcp<4`` cannot take, so 0.3.1 is the newest
+verifiers that installs beside it), or point ``--verifiers-python`` at another.
 
 verifiers streams each model call and waits for the OpenAI ``data: [DONE]`` line, which
 ``transformers serve`` does not send: :class:`DoneRelay` adds it. Both tools reach the model

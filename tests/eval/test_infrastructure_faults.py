@@ -223,3 +223,73 @@ def test_resume_after_errors_plays_exactly_the_errored_and_missing_pairs(
 
 def _pair(row: dict[str, Any]) -> tuple[str, int]:
     return (row["task_key"], row["sample"])
+
+
+WORDED = {
+    "500": ("server_error", 'answered 500: \'{"error":{"message":"internal failure"}}\''),
+    "429": ("rate_limit", 'answered 429: \'{"error":{"message":"rate limited"}}\''),
+    "stall": ("timeout", "did not answer within 1 s"),
+    "empty": ("bad_reply", "answered 200 with a reply that is not a completion (no choices"),
+    "not_json": ("bad_reply", "answered 200 with a body that is not JSON: '<html><body>502"),
+    "exit": ("connection", "could not be reached: "),
+}
+
+
+@pytest.mark.parametrize("fault", list(WORDED))
+def test_each_error_says_the_endpoint_the_status_and_the_body(
+    child_server: Any, fault: str
+) -> None:
+    import asyncio
+
+    from openenv_hub.eval import Backoff, ChatPolicy, InfrastructureError
+
+    model = child_server(fault_command(json.dumps({"1": fault})), "/requests")
+    policy = ChatPolicy(f"{model.url}/v1", "scripted", timeout_s=1, backoff=Backoff(0))
+
+    async def ask() -> None:
+        try:
+            await policy([{"role": "user", "content": "hi"}], [], 1)
+        finally:
+            await policy.aclose()
+
+    with pytest.raises(InfrastructureError) as raised:
+        asyncio.run(ask())
+    kind, said = WORDED[fault]
+    assert raised.value.kind == kind
+    assert str(raised.value).startswith(f"{kind}: {model.url}/v1/chat/completions {said}")
+    assert not str(raised.value).rstrip().endswith(":")  # never an empty reason
+
+
+SLOW_FIRST = """
+import time
+
+import guesser
+
+
+def guess(messages, tools, seed):
+    if len(messages) == 1 and seed % 2 == 0:
+        time.sleep(2)  # the first turn of some rollouts stalls
+    return guesser.guess(messages, tools, seed)
+"""
+
+
+def test_a_rollout_past_its_timeout_is_played_again_then_written_as_an_error(
+    cli: Any, word_game: Any, workdir: Path
+) -> None:
+    (workdir / "slow_first.py").write_text(SLOW_FIRST)
+    try:
+        result = cli(
+            "eval", word_game.url, "--policy", "slow_first:guess", "--tasks", "tasks", "-k", 2,
+            "--rollout-timeout", 1, "--max-retries", 1, "-o", "out",
+        )  # fmt: skip
+    finally:
+        import sys
+
+        sys.modules.pop("slow_first", None)
+    assert result.code == 1
+    rows = read_rows(workdir / "out")
+    slow = [r for r in rows if r["seed"] % 2 == 0]
+    assert slow and all(r["error_kind"] == "rollout_timeout" for r in slow)
+    assert all(r["retries"] == 1 and r["duration_s"] >= 2 for r in slow)  # played twice
+    assert all("longer than --rollout-timeout 1 s" in r["error"] for r in slow)
+    assert all(r["finish"] != "error" for r in rows if r["seed"] % 2)
