@@ -73,8 +73,10 @@ def compare(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
-    """Compare two runs on the same tasks: per-task differences, pass@k with confidence
-    intervals, and a paired test (see docs/eval.md)."""
+    """Compare two runs: per-task differences, pass@k with intervals, a paired test.
+
+    See docs/eval.md.
+    """
     from openenv_hub.eval import ResultsFolder, compare_runs
 
     rows = []

@@ -44,7 +44,8 @@ class _RunUnlessNamed(TyperGroup):
 
 app = typer.Typer(
     cls=_RunUnlessNamed,
-    help="Evaluate a model or a policy on an environment's tasks; publish and compare results.",
+    help="Evaluate a model or a policy on an environment's tasks ('openenv eval ENV ...' is "
+    "'openenv eval run ENV ...'); publish a results folder; compare two.",
     no_args_is_help=True,
 )
 app.command("push")(_eval_more.push)
@@ -180,38 +181,41 @@ def run(
             "toolkit_version": _toolkit_version(),
         }
         results.start(settings, resume=resume, tasks=found)
-        names = [f"{t.split}/{t.key}" for t in found]
-        display = _display(plan, results, settings)
-        if chosen is not None:
-            chosen.on_retry = display.on_retry
         try:
-            if display.already < display.total:
-                preflight(url, found[0], playing)
-                play(url, plan, playing, results, display)
+            summary = _play_and_finish(url, plan, playing, results, settings, chosen is not None)
+            if push_to_hub:
+                _eval_more.push_folder(results, push_to_hub, partial=partial, private=private)
         except KeyboardInterrupt:
             err_console.print(
                 f"Stopped: {len(results.rows())} of {settings['expected_rollouts']} rollouts are "
                 f"in {output}; run the same command with --resume to play the others."
             )
             if push_to_hub and partial:
-                finish(results, settings, names, display)
+                finish(results, settings, [f"{t.split}/{t.key}" for t in found], None)
                 _eval_more.push_folder(results, push_to_hub, partial=True, private=private)
             raise
         finally:
             results.unlock()
-    summary = finish(results, settings, names, display)
-    if push_to_hub:
-        _eval_more.push_folder(results, push_to_hub, partial=partial, private=private)
     check_error_policy(summary, fail_on_error, output)
 
 
-def _display(plan: Any, results: Any, settings: dict[str, Any]) -> Display:
+def _play_and_finish(
+    url: str, plan: Any, policy: Any, results: Any, settings: dict[str, Any], model: bool
+) -> dict[str, Any]:
+    """Check the endpoints and play what is missing (if anything is), then summarize."""
     from openenv_hub.eval import missing_pairs
 
     total = len(plan.tasks) * plan.rollouts_per_task
     watched = [f"{t.split}/{t.key}" for t in plan.tasks[:FIRST_TASKS]]
-    watch = SameSamples(plan.rollouts_per_task, watched) if settings["model"] else None
-    return Display(total, total - len(missing_pairs(plan, results)), watch)
+    watch = SameSamples(plan.rollouts_per_task, watched) if model else None
+    missing = missing_pairs(plan, results)
+    display = Display(total, total - len(missing), watch)
+    if model:
+        policy.on_retry = display.on_retry
+    if missing:
+        preflight(url, missing[0][0], policy)
+        play(url, plan, policy, results, display)
+    return finish(results, settings, [f"{t.split}/{t.key}" for t in plan.tasks], display)
 
 
 def _sampling_args(text: str | None) -> dict[str, Any]:

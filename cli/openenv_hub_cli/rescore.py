@@ -34,8 +34,10 @@ def command(
         help="A rollout passes when its return reaches this (default: the run's).",
     ),
 ) -> None:
-    """Replay saved rollouts with no model, compare their rewards, and recompute passes and
-    pass@k (see docs/eval.md)."""
+    """Replay saved rollouts with no model; recompute rewards, passes and pass@k.
+
+    See docs/eval.md.
+    """
     from openenv_hub.eval import ResultsFolder, rescore_rows, rescored_rows, summarize
 
     folder = ResultsFolder(results)
