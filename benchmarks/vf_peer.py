@@ -94,7 +94,7 @@ def run_vf_eval(
             base_url=base_url,
         )
     )
-    command = [str(python.parent / "vf-eval"), "@", str(config)]
+    command = [*vf_eval(python), "@", str(config)]
     started = time.perf_counter()
     subprocess.run(
         command, cwd=work, check=True, capture_output=True,
@@ -114,10 +114,19 @@ def _outside_model(trace: dict[str, Any]) -> float:
     return float(span - timing["agent"]["model"]["duration"])
 
 
+def vf_eval(python: Path) -> list[str]:
+    """The command of verifiers' evaluation CLI (``vf-eval`` in 0.4; in 0.3 the ``vf-eval``
+    script is the legacy one, and the CLI that reads this config is ``eval``)."""
+    return [str(python), "-c", VF_EVAL_MAIN]
+
+
+VF_EVAL_MAIN = "import sys; from verifiers.v1.cli.eval.main import main; sys.exit(main())"
+
+
 def vf_start_time(python: Path) -> float:
     """Wall time of ``vf-eval --help``: the process start alone."""
     started = time.perf_counter()
-    subprocess.run([str(python.parent / "vf-eval"), "--help"], capture_output=True, check=True)
+    subprocess.run([*vf_eval(python), "--help"], capture_output=True, check=True)
     return time.perf_counter() - started
 
 
