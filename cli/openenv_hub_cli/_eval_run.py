@@ -5,6 +5,7 @@ written)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,8 +70,6 @@ class SameSamples:
             return ""
         if row.get("finish") == "error":
             return ""
-        import json
-
         assistant = [m for m in json.loads(row["messages"]) if m.get("role") == "assistant"]
         self.replies.setdefault(name, []).append(json.dumps(assistant[:1], sort_keys=True))
         full = [self.replies.get(t, []) for t in self.watched]
