@@ -130,3 +130,21 @@ def test_policies_run_side_by_side(cli: Any, word_game: Any, workdir: Path, func
     summary = json.loads((workdir / function / "summary.json").read_text())
     assert summary["rollouts"] == 48
     assert summary["last_run"]["rollouts_per_s"] >= 0.8 * 8 / 0.3, summary["last_run"]
+
+
+def test_the_taskset_columns_are_kept_in_the_rows(cli: Any, word_game: Any, workdir: Path) -> None:
+    from openenv_hub.eval import load_tasks
+
+    tasks = [
+        {"key": "brick", "reset": {"seed": 0}, "difficulty": "easy", "category": "build", "n": 2},
+        {"key": "pious", "reset": {"seed": 1}, "difficulty": "hard", "notes": ["a list"]},
+    ]
+    (workdir / "tasks" / "test.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    result = cli("eval", word_game.url, "--policy", "guesser:guess", "--tasks", "tasks", "-o", "o")
+    assert result.code == 0, result.text
+    rows = {r["task_key"]: r for r in read_rows(workdir / "o")}
+    assert rows["brick"]["task_difficulty"] == "easy" and rows["brick"]["task_category"] == "build"
+    assert rows["brick"]["task_n"] == 2 and rows["pious"]["task_difficulty"] == "hard"
+    assert "task_notes" not in rows["pious"]  # only plain values: numbers, booleans, short text
+    digests = {t.key: t.digest for t in load_tasks(str(workdir / "tasks"))}
+    assert {k: r["task_digest"] for k, r in rows.items()} == digests
