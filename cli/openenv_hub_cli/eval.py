@@ -92,7 +92,7 @@ def run(
         4, "--max-retries", min=0, help="Retries of a failed request, and of a failed rollout."
     ),
     request_timeout: float = typer.Option(
-        60.0, "--request-timeout", min=0.1, metavar="SECONDS", help="Bound of one model request."
+        120.0, "--request-timeout", min=0.1, metavar="SECONDS", help="Bound of one model request."
     ),
     rollout_timeout: float | None = typer.Option(
         None, "--rollout-timeout", min=0.1, metavar="SECONDS", help="Bound of one rollout."

@@ -52,7 +52,7 @@ class ChatPolicy:
     model: str
     api_key_env: str = "OPENAI_API_KEY"
     sampling: dict[str, Any] = field(default_factory=dict)
-    timeout_s: float = 60.0
+    timeout_s: float = 120.0
     backoff: Backoff = field(default_factory=Backoff)
     on_retry: Callable[[InfrastructureError], None] | None = None
     _client: Any = field(default=None, init=False, repr=False)
