@@ -23,7 +23,7 @@ FIRST_TASKS = 3
 def preflight(url: str, first_task: Any, policy: Any) -> None:
     """One reset of the first task, and one request to the model (when there is one): a
     failure stops the run before any rollout, with the URL and the answer."""
-    from openenv_hub.eval import InfrastructureError, check_environment
+    from openenv_hub.eval import ChatPolicy, InfrastructureError, check_environment
 
     try:
         asyncio.run(check_environment(url, first_task))
@@ -33,13 +33,12 @@ def preflight(url: str, first_task: Any, policy: Any) -> None:
             f"{error.message}",
             hint="Is the environment server running, and does the task's reset fit it?",
         ) from None
-    check = getattr(policy, "check", None)
-    if check is None:
+    if not isinstance(policy, ChatPolicy):
         return
 
     async def ask() -> None:
         try:
-            await check()
+            await policy.check()
         finally:
             await policy.aclose()
 
