@@ -112,17 +112,27 @@ async def run_eval(
     for pair in pairs:
         queue.put_nowait(pair)
 
+    writes: list[asyncio.Task[None]] = []
+
+    async def write(row: dict[str, Any]) -> None:
+        await asyncio.to_thread(results.append, row)  # its fsync off the loop
+        if on_row is not None:
+            on_row(row)
+
     async def worker() -> None:
         async with _Session(base_url) as session:
             while not queue.empty():
                 task, sample = queue.get_nowait()
                 player = _Player(session, toolset, policy, plan, on_retry)
                 row = await player.play(task, sample)
-                await asyncio.to_thread(results.append, row)  # its fsync off the loop
-                if on_row is not None:
-                    on_row(row)
+                writes.append(asyncio.create_task(write(row)))  # the next rollout starts now
 
-    await asyncio.gather(*(worker() for _ in range(min(plan.concurrency, len(pairs)))))
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(plan.concurrency, len(pairs)))))
+    finally:
+        await asyncio.gather(*writes, return_exceptions=True)  # every row ended is written
+    for done in writes:
+        done.result()  # a write that failed fails the run
     return len(pairs)
 
 
