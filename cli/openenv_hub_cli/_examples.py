@@ -151,7 +151,7 @@ EXAMPLES: dict[str, list[Example]] = {
         Example("openenv cache prune --dry-run", "what pruning would remove"),
         Example("openenv cache prune --older-than 7", "remove those unused for a week"),
     ],
-    "eval": [
+    "eval run": [
         Example(
             "openenv eval http://127.0.0.1:8000 --model my-model "
             "--base-url http://127.0.0.1:8001/v1 -k 4 -c 4 -o results",
@@ -160,8 +160,22 @@ EXAMPLES: dict[str, list[Example]] = {
         ),
         Example(
             "openenv eval my_env --policy my_policy:act --tasks tasks/ -o results --resume",
-            "a Python policy on the tasks in tasks/*.jsonl; play only what is missing",
+            "a Python policy on the tasks in tasks/*.jsonl; play what is missing or failed",
             "a policy module",
+        ),
+    ],
+    "eval push": [
+        Example(
+            "openenv eval push results -r my-org/my-model-on-my-env",
+            "publish a results folder as a dataset (refused if rollouts failed)",
+            "a results folder",
+        ),
+    ],
+    "eval compare": [
+        Example(
+            "openenv eval compare results-a results-b",
+            "per-task differences, pass@k with 95% intervals, a paired test",
+            "two results folders",
         ),
     ],
     "tasks": [
