@@ -40,6 +40,9 @@ _DROPPED = {
     "transfer-encoding", "upgrade", "host", TOKEN_HEADER, "forwarded",
 }  # fmt: skip
 _POLICY_VIOLATION = 1008
+# Codes a server may not send: none received (1005) is a normal close; a connection lost (1006,
+# the sandbox deleted or stopped) is told as an error of the server (1011).
+_CLOSE_CODES = {1005: 1000, 1006: 1011}
 _TIMEOUTS = {"connect": 10.0, "read": 300.0, "write": 300.0, "pool": 30.0}
 
 
@@ -217,11 +220,11 @@ async def _relay_websocket(
                 await send(
                     {"type": "websocket.send", "text" if isinstance(data, str) else "bytes": data}
                 )
+        code = _CLOSE_CODES.get(remote.close_code, remote.close_code or 1000)
         with contextlib.suppress(Exception):  # the client may be gone already
             await send(
-                {"type": "websocket.close", "code": remote.close_code or 1000,
-                 "reason": remote.close_reason or ""}
-            )  # fmt: skip
+                {"type": "websocket.close", "code": code, "reason": remote.close_reason or ""}
+            )
 
     tasks = [asyncio.ensure_future(to_remote()), asyncio.ensure_future(to_client())]
     _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
