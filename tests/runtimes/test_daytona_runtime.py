@@ -1,13 +1,15 @@
 """The ``daytona`` runtime against the local Daytona on the CI engine, through the ``daytona``
 SDK from PyPI: a Space runs in a sandbox whose preview URL needs its token (sent in the
 handshake's header, never in the URL); its secret reaches the server's environment only;
-closing the client deletes the sandbox, and so does killing the process (its reaper)."""
+closing the client deletes the sandbox, and so does killing the process (its reaper);
+``openenv serve NS/NAME --runtime daytona`` serves replicas until Ctrl-C."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -34,6 +36,7 @@ from openenv_hub.runtimes.daytona import DaytonaProvider, DaytonaSettings
 __all__ = ["echo_space", "local_daytona"]  # the fixtures, imported to be registered here
 
 SECRET = "sk-daytona-41c7-never-printed"
+SANDBOX_ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 TOKEN_HEADER = "x-daytona-preview-token"
 
 
@@ -46,6 +49,7 @@ def _sdk(daytona: LocalDaytona) -> object:
 
 @pytest.mark.docker
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # the Space's image is built here, its packages from PyPI
 async def test_a_space_runs_in_a_sandbox_behind_its_token(
     local_daytona: LocalDaytona, echo_space: str
 ) -> None:
@@ -68,10 +72,7 @@ async def test_a_space_runs_in_a_sandbox_behind_its_token(
         await _refused_without_the_token(env.base_url)
         _labelled_with_auto_stop_and_no_network(local_daytona, sandbox_id)
         _secret_reached_only_the_server(local_daytona, sandbox_id)
-    sandbox_gone = not any(r.id == sandbox_id for r in local_daytona.sandboxes.listed(
-        labels={}, states=[], ids=[]
-    ))  # fmt: skip
-    assert sandbox_gone and sandbox_containers(sandbox_id) == []
+    assert sandbox_id not in _ids(local_daytona) and sandbox_containers(sandbox_id) == []
 
 
 async def _refused_without_the_token(base_url: str) -> None:
@@ -127,6 +128,49 @@ def _command_lines() -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # the Space's image is built here, its packages from PyPI
+def test_serve_a_space_with_daytona_prints_each_replica_and_ctrl_c_deletes_them(
+    local_daytona: LocalDaytona, echo_space: str
+) -> None:
+    build = {
+        "OPENENV_BASE_IMAGE": SPACE_BUILD["base_image"],
+        "OPENENV_BUILD_ARGS": " ".join(SPACE_BUILD["build_args"]),
+        "OPENENV_TRUST_REMOTE_CODE": "1",
+        "COLUMNS": "250",
+    }
+    command = ["serve", echo_space, "--runtime", "daytona", "--replicas", "2"]
+    child = start_child(
+        [sys.executable, "-c", "from openenv_hub_cli.main import main; main()", *command],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **build},
+    )  # fmt: skip
+    printed: list[str] = []
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            printed.append(line)
+            if "Press Ctrl+C" in line:
+                break
+        out = "".join(printed)
+        assert f"Starting the Space {echo_space} with the daytona runtime" in out, out
+        ids = set(SANDBOX_ID.findall(out))
+        assert len(ids) == 2 and ids == set(_ids(local_daytona)), out
+        for sandbox_id in ids:
+            assert f"/preview/8000-{sandbox_id}" in out
+        assert "x-daytona-preview-token" in out and "openenv ps --daytona" in out
+        child.send_signal(signal.SIGINT)
+        rest, _ = child.communicate(timeout=120)
+        assert "Stopped." in rest
+    finally:
+        end_child(child, signal.SIGTERM)
+    wait_until(lambda: _ids(local_daytona) == [], timeout_s=30, what="the sandboxes deleted")
+
+
+def _ids(daytona: LocalDaytona) -> list[str]:
+    return [record.id for record in daytona.sandboxes.listed(labels={}, states=[], ids=[])]
+
+
 CHILD = """
 import sys, time
 from echo_env import EchoEnv
@@ -156,8 +200,8 @@ def test_killing_the_process_deletes_its_sandbox(
         child.communicate(timeout=30)
     finally:
         end_child(child, signal.SIGTERM)
-    ids = lambda: [r.id for r in local_daytona.sandboxes.listed(labels={}, states=[], ids=[])]  # noqa: E731
-    wait_until(lambda: sandbox_id not in ids(), timeout_s=60, what="the sandbox deleted")
+    gone = lambda: sandbox_id not in _ids(local_daytona)  # noqa: E731
+    wait_until(gone, timeout_s=60, what="the sandbox deleted")
     wait_until(lambda: sandbox_containers(sandbox_id) == [], timeout_s=30, what="its container")
 
 
@@ -175,7 +219,7 @@ def test_a_server_that_exits_says_so_with_its_last_lines(local_daytona: LocalDay
     assert failed.value.runtime == "daytona" and "its server exited" in message
     assert "(sandbox started)" in message and "cannot open the game data" in message
     assert "Traceback" not in message
-    assert local_daytona.sandboxes.listed(labels={}, states=[], ids=[]) == []
+    assert _ids(local_daytona) == []
 
 
 def test_the_daytona_runtime_is_registered_with_its_options(
