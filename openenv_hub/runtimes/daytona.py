@@ -187,8 +187,12 @@ class DaytonaProvider(StopsOnExit):
 
     @property
     def headers(self) -> dict[str, str]:
-        """:meth:`headers_for` the first replica (for a client of :attr:`base_url`)."""
-        return self.headers_for(self.base_url)
+        """What a client of the first sandbox sends (its preview token, unless public)."""
+        with self._lock:
+            first = next(iter(self._replicas.values()), None)
+        if self.public or first is None or not first.token:
+            return {}
+        return {server.PREVIEW_TOKEN_HEADER: first.token}
 
     @property
     def base_url(self) -> str:
@@ -285,9 +289,12 @@ class DaytonaProvider(StopsOnExit):
         ) as progress:
             replica = _Replica(self._create())
             with self._lock:
-                self._replicas[replica.sandbox.id] = replica
-                if self._stopped:
-                    raise ServerStartError("Stopped while starting.", runtime="daytona")
+                stopped = self._stopped
+                if not stopped:
+                    self._replicas[replica.sandbox.id] = replica
+            if stopped:  # stop() ran meanwhile, without this sandbox
+                self._delete(replica)
+                raise ServerStartError("Stopped while starting.", runtime="daytona")
             progress.stage("starting the server")
             server.launch(replica.sandbox, self.command, secrets=self._secrets, cwd=self.workdir)
             link = replica.sandbox.get_preview_link(self.port)
