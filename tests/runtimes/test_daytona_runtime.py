@@ -30,6 +30,7 @@ from openenv_hub.errors import (
     ServerStartError,
 )
 from openenv_hub.localdaytona import LocalDaytona
+from openenv_hub.progress import ProgressEvent, listening
 from openenv_hub.runtimes import get_runtime, runtime_names
 from openenv_hub.runtimes.daytona import DaytonaProvider, DaytonaSettings
 
@@ -211,14 +212,28 @@ CRASHING = "print('cannot open the game data', flush=True); raise SystemExit(3)"
 @pytest.mark.docker
 @pytest.mark.slow
 def test_a_server_that_exits_says_so_with_its_last_lines(local_daytona: LocalDaytona) -> None:
+    """...and the wait is reported as it goes (a terminal shows it), then as failed."""
     from docker_support.engine import BASE_IMAGE
 
-    with pytest.raises(ServerStartError) as failed:
+    events: list[ProgressEvent] = []
+    with listening(events.append), pytest.raises(ServerStartError) as failed:
         DaytonaProvider.start(BASE_IMAGE, command=["python3", "-c", CRASHING], startup_timeout_s=60)
     message = str(failed.value)
     assert failed.value.runtime == "daytona" and "its server exited" in message
     assert "(sandbox started)" in message and "cannot open the game data" in message
     assert "Traceback" not in message
+    assert _ids(local_daytona) == []
+    assert any(event.stage == "waiting for /health" for event in events), events
+    assert events[-1].task == f"Daytona sandbox of {BASE_IMAGE}" and events[-1].failed
+
+
+@pytest.mark.docker
+def test_an_image_daytona_cannot_pull_is_said_plainly(local_daytona: LocalDaytona) -> None:
+    with pytest.raises(ServerStartError) as failed:
+        DaytonaProvider.start("openenv-no-such/image:never", command=["true"])
+    message = str(failed.value)
+    assert "Daytona did not start a sandbox of openenv-no-such/image:never" in message
+    assert "is not on this Docker engine" in message and "Traceback" not in message
     assert _ids(local_daytona) == []
 
 
