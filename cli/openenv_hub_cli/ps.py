@@ -98,8 +98,7 @@ def _list_sandboxes(as_json: bool) -> None:
     for sandbox in found:
         size = f"{sandbox.cpu} CPU, {sandbox.memory_gib} GiB, {sandbox.disk_gib} GiB disk"
         stop = f"{sandbox.auto_stop_minutes:g} min" if sandbox.auto_stop_minutes else "never"
-        owner = "detached" if sandbox.detached else f"pid {sandbox.owner_pid or '?'}"
-        owner += "" if sandbox.detached or sandbox.owner_alive else " (gone)"
+        owner = f"pid {sandbox.owner_pid or '?'}" + ("" if sandbox.owner_alive else " (gone)")
         table.add_row(
             sandbox.id,
             sandbox.state,

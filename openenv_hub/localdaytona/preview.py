@@ -220,7 +220,8 @@ async def _relay_websocket(
                 await send(
                     {"type": "websocket.send", "text" if isinstance(data, str) else "bytes": data}
                 )
-        code = _CLOSE_CODES.get(remote.close_code, remote.close_code or 1000)
+        received = remote.close_code or 1005
+        code = _CLOSE_CODES.get(received, received)
         with contextlib.suppress(Exception):  # the client may be gone already
             await send(
                 {"type": "websocket.close", "code": code, "reason": remote.close_reason or ""}

@@ -28,7 +28,7 @@ __all__ = [
 DEFAULT_API_URL = "https://app.daytona.io/api"
 #: The label of every sandbox this toolkit creates (``openenv-hub=true``).
 MANAGED_LABEL = "openenv-hub"
-#: The label naming the process that created a sandbox (``detached``: none does).
+#: The label naming the process that created a sandbox (its pid, then a random part).
 OWNER_LABEL = "openenv-hub-owner"
 
 

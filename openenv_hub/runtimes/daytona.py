@@ -103,7 +103,6 @@ class DaytonaProvider(StopsOnExit):
         memory: int | None = None, disk: int | None = None, network: bool = False,
         auto_stop: int = DEFAULT_AUTO_STOP_MINUTES, public: bool = False,
         startup_timeout_s: float = 300.0, replace_failed: bool = False, source: str = "",
-        detached: bool = False,
     ) -> None:  # fmt: skip
         if auto_stop < 0:
             raise ConfigurationError(f"auto_stop is minutes, 0 (never) or more, not {auto_stop}.")
@@ -117,8 +116,6 @@ class DaytonaProvider(StopsOnExit):
         self.startup_timeout_s = startup_timeout_s
         self.replace_failed = replace_failed
         self.source = source or image
-        #: Left running when this process ends (until auto-stop, or ``openenv stop``).
-        self.detached = detached
         self._replicas: dict[str, _Replica] = {}  # sandbox id -> replica, in start order
         self._ended: dict[str, ReplicaFailure] = {}
         self._stopped = False
@@ -145,8 +142,7 @@ class DaytonaProvider(StopsOnExit):
         elif isinstance(command, str):
             command = ["sh", "-c", command]
         provider = cls(settings, image, command=command, **options)
-        if not provider.detached:
-            cleanup.track(provider)
+        cleanup.track(provider)
         try:
             provider._add(replicas)
         except BaseException:
@@ -277,8 +273,7 @@ class DaytonaProvider(StopsOnExit):
 
     def _add(self, count: int) -> list[str]:
         """Start ``count`` sandboxes at once and wait until each answers; their ids."""
-        if not self.detached:
-            watch_sandboxes(self.settings.api_url, self.settings.api_key, self.settings.target)
+        watch_sandboxes(self.settings.api_url, self.settings.api_key, self.settings.target)
         with ThreadPoolExecutor(max_workers=count) as pool:
             started = [pool.submit(self._start_one) for _ in range(count)]
             return [future.result() for future in started]
@@ -340,7 +335,7 @@ class DaytonaProvider(StopsOnExit):
     def _labels(self) -> dict[str, str]:
         return {
             MANAGED_LABEL: "true",
-            OWNER_LABEL: "detached" if self.detached else labels.owner_id(),
+            OWNER_LABEL: labels.owner_id(),
             "openenv-hub-runtime": "daytona",
             "openenv-hub-source": label_value(self.source),
         }
@@ -366,7 +361,7 @@ class DaytonaProvider(StopsOnExit):
 #: What starting sandboxes takes.
 OPTIONS = frozenset(
     {"replicas", "port", "env", "secrets", "command", "cpu", "memory", "disk", "network",
-     "auto_stop", "public", "startup_timeout_s", "replace_failed", "detached", "api_key",
+     "auto_stop", "public", "startup_timeout_s", "replace_failed", "api_key",
      "api_url", "target"}
 )  # fmt: skip
 

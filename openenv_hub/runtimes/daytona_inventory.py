@@ -35,7 +35,6 @@ class ManagedSandbox:
     memory_gib: int
     disk_gib: int
     auto_stop_minutes: float | None
-    detached: bool
     owner_pid: int | None
 
     @property
@@ -71,8 +70,7 @@ def _managed(sandbox: Any) -> ManagedSandbox:
         id=str(sandbox.id), state=str(getattr(sandbox.state, "value", sandbox.state)),
         source=tags.get("openenv-hub-source", ""), age_s=_age_s(sandbox.created_at),
         cpu=sandbox.cpu, memory_gib=sandbox.memory, disk_gib=sandbox.disk,
-        auto_stop_minutes=sandbox.auto_stop_interval, detached=owner == "detached",
-        owner_pid=int(pid) if pid.isdigit() else None,
+        auto_stop_minutes=sandbox.auto_stop_interval, owner_pid=int(pid) if pid.isdigit() else None,
     )  # fmt: skip
 
 

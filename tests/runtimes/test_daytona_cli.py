@@ -40,7 +40,9 @@ def test_ps_lists_the_sandboxes_and_stop_deletes_them(
         (mine,) = [
             s for s in json.loads(cli("ps", "--daytona", "--json").out) if s["id"] == sandbox_id
         ]
-        assert mine["owner_alive"] and not mine["detached"] and mine["state"] == "started"
+        assert (
+            mine["owner_alive"] and mine["owner_pid"] == os.getpid() and mine["state"] == "started"
+        )
 
         unknown = cli("stop", "--daytona", "ffffffff")
         assert unknown.code == 1 and "nothing was deleted" in unknown.text

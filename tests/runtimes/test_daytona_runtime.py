@@ -227,6 +227,28 @@ def test_a_server_that_exits_says_so_with_its_last_lines(local_daytona: LocalDay
     assert events[-1].task == f"Daytona sandbox of {BASE_IMAGE}" and events[-1].failed
 
 
+HEALTHY = (
+    "import http.server as h, os; h.HTTPServer(('127.0.0.1', int(os.environ['PORT'])), "
+    "type('Ok', (h.BaseHTTPRequestHandler,), {'do_GET': lambda s: (s.send_response(200), "
+    "s.end_headers())})).serve_forever()"
+)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_network_true_creates_the_sandbox_with_the_network(local_daytona: LocalDaytona) -> None:
+    from docker_support.engine import BASE_IMAGE
+
+    from openenv_hub.network import free_port
+
+    port = free_port()  # on an engine without a bridge the sandbox shares the host's network
+    command = ["python3", "-c", HEALTHY]
+    with DaytonaProvider.start(BASE_IMAGE, command=command, network=True, port=port) as opened:
+        (sandbox_id,) = opened.sandbox_ids
+        assert local_daytona.sandboxes.find(sandbox_id).spec.network_block_all is False
+        assert opened.base_url.endswith(f"/preview/{port}-{sandbox_id}")
+
+
 @pytest.mark.docker
 def test_an_image_daytona_cannot_pull_is_said_plainly(local_daytona: LocalDaytona) -> None:
     with pytest.raises(ServerStartError) as failed:
