@@ -40,7 +40,8 @@ log "Python environment (.venv)"
 # test was measured with; pip picks the CPU wheel where the index offers it. Scaling out: Ray (the
 # tests start a two-node cluster on loopback), the Kubernetes client and kubernetes-validate (the
 # OpenAPI schemas the manifests are validated against). The coding environment brings pyseccomp.
-.venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots]" -e envs/echo_env -e envs/coding_env \
+# The daytona runtime's tests drive the daytona SDK from PyPI against the local Daytona.
+.venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots,daytona]" -e envs/echo_env -e envs/coding_env \
   -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]" torch==2.13.0 \
   kubernetes-validate "transformers[serving]"
 

@@ -61,7 +61,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("services", ("docker", "hub", "packaging", "discovery")),
-    ("runtimes", ("runtimes", "localhub", "providers")),
+    ("runtimes", ("runtimes", "localhub", "localdaytona", "providers")),
     ("client", ("client", "trajectories", "eval", "gymnasium", "trl", "validation", "importers")),
     ("server", ("server",)),
     ("ui", ("ui", "testing")),
