@@ -151,6 +151,30 @@ EXAMPLES: dict[str, list[Example]] = {
         Example("openenv cache prune --dry-run", "what pruning would remove"),
         Example("openenv cache prune --older-than 7", "remove those unused for a week"),
     ],
+    "import harbor": [
+        Example(
+            "openenv import harbor tasks/ -o harbor_env",
+            "a folder of Harbor task folders as an environment in ./harbor_env",
+            "Harbor task folders",
+        ),
+        Example(
+            "openenv import harbor hf://datasets/my-org/my-tasks -o harbor_env --build --yes",
+            "a Harbor dataset on the Hub, its task images built now",
+            "a Harbor dataset on the Hub and a Docker engine",
+        ),
+    ],
+    "import verifiers": [
+        Example(
+            "openenv import verifiers my_vf_env.py -o vf_env",
+            "a verifiers environment (its load_environment()) as an environment in ./vf_env",
+            "a verifiers environment",
+        ),
+        Example(
+            "openenv import verifiers my_vf_env --args '{\"max_turns\": 4}' -o vf_env",
+            "an installed module, with load_environment's arguments",
+            "an installed verifiers environment",
+        ),
+    ],
     "eval run": [
         Example(
             "openenv eval http://127.0.0.1:8000 --model my-model "
