@@ -23,6 +23,7 @@ from openenv_hub.server import settings
 from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
 from openenv_hub.server.http import build_router
 from openenv_hub.server.limits import RequestBodyLimit
+from openenv_hub.server.proxies import add_trusted_proxies
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
 from openenv_hub.server.tasks import build_task_router
 from openenv_hub.server.web_ui import registered_web_ui
@@ -71,6 +72,7 @@ def create_app(
     trajectories: str | os.PathLike[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
     allowed_hosts: Sequence[str] | None = None,
+    trusted_proxies: Sequence[str] | None = None,
 ) -> FastAPI:
     """Serve an environment over HTTP, ``/ws`` and ``/mcp`` (and the web UI at ``/web``).
 
@@ -88,8 +90,9 @@ def create_app(
         max_concurrent_envs: Sessions allowed at once, stateless HTTP calls included. Default
             ``$MAX_CONCURRENT_ENVS`` or 64.
         max_sessions_per_client: Sessions one client address may hold at once. Default
-            ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own. Behind a proxy every
-            client has the proxy's address.
+            ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own. The address is the
+            one that connected: behind a proxy every client has the proxy's, unless the proxy
+            is trusted (``trusted_proxies``) to name the client in ``X-Forwarded-For``.
         session_idle_timeout_s: Close sessions idle this long; ``None`` keeps them forever.
         step_hard_timeout_s: A call stuck on a session's thread this long is abandoned and its
             slot freed. Default ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600.
@@ -108,8 +111,14 @@ def create_app(
             call the server besides its own pages. Default ``$OPENENV_ALLOWED_ORIGINS``; on a
             Space, its own origin is added. Other pages are refused
             (:mod:`openenv_hub.server.browsers`); clients that are not browsers are unaffected.
-        allowed_hosts: Host names (or ``"*"``) answered over loopback besides ``localhost``,
-            ``127.0.0.1`` and ``[::1]``. Default ``$OPENENV_ALLOWED_HOSTS``.
+        allowed_hosts: Host names answered besides the loopback names (``localhost``,
+            ``127.0.0.1``, ``[::1]``) and the address a client connected to (``.example.com``
+            for that name and every name under it, ``"*"`` for any). Default
+            ``$OPENENV_ALLOWED_HOSTS``; on a Space, its own host is added.
+        trusted_proxies: Addresses or networks (``"10.0.0.0/8"``, or ``"*"``) of the proxies
+            in front of the server, whose ``X-Forwarded-For``, ``X-Forwarded-Proto``,
+            ``X-Forwarded-Host`` and ``Forwarded`` headers are believed. Default
+            ``$OPENENV_TRUSTED_PROXIES``, else none (:mod:`openenv_hub.server.proxies`).
     """
     action_cls = action_cls or getattr(env_factory, "action_cls", None) or Action
     observation_cls = (
@@ -127,7 +136,7 @@ def create_app(
         env_name=env_name,
     )
     message_mb = settings.max_message_size_mb(max_message_size_mb)
-    browsers = BrowserPolicy.from_settings(allowed_origins, allowed_hosts)
+    browsers = BrowserPolicy.from_settings(allowed_origins, allowed_hosts, trusted_proxies)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -146,6 +155,7 @@ def create_app(
     app.state.sessions = pool
     app.state.max_message_size_mb = message_mb
     app.add_middleware(RequestBodyLimit, max_bytes=int(message_mb * 1024 * 1024))
+    add_trusted_proxies(app, browsers.proxies)  # inside the guard, which sees the proxy itself
     add_browser_guard(app, browsers)  # outermost: refused requests are never read
     simulation = _server_mode(mode) == "simulation"
     app.include_router(
