@@ -14,13 +14,16 @@ included), refuses:
 - a request without ``Origin`` that the browser marks ``Sec-Fetch-Site: cross-site``, unless it
   is a navigation (following a link to the UI works);
 - a request whose ``Host`` is none of the names the server may be reached by: a loopback name
-  (``localhost``, ``*.localhost``, ``127.0.0.1``, ``[::1]``, with any port), the address the
-  connection arrived at (``10.0.0.5`` for a server on ``0.0.0.0`` that a client reached at
-  ``http://10.0.0.5:8000``; ``0.0.0.0`` too), or an allowed host (``allowed_hosts``,
-  ``$OPENENV_ALLOWED_HOSTS``, the Space's host). A page that rebound its own name to the
-  server's address (DNS rebinding) sends its own name, whichever address it reached: loopback,
-  the machine's own on a server bound to ``0.0.0.0``, or a container's behind a published
-  port;
+  (``localhost``, ``*.localhost``, with any port), an IP address (``127.0.0.1``, ``[::1]``,
+  ``10.0.0.5``: what a client that typed ``http://10.0.0.5:8000`` sends), or an allowed host
+  (``allowed_hosts``, ``$OPENENV_ALLOWED_HOSTS``, the Space's host). A page that rebound its
+  own name to the server's address (DNS rebinding) sends its own name, whichever address it
+  reached: loopback, the machine's own on a server bound to ``0.0.0.0``, or a container's
+  behind a published port. An address is never such a name: a page whose origin is an address
+  is served from that address, the server's own or another's (whose origin the ``Origin``
+  check refuses), so every address is answered, whatever address the connection arrived at
+  (behind a load balancer, a NAT or a port published on another address, the one the client
+  typed is not the server's);
 - a body sent to the API (every route but the UI's, whose uploads are forms) that is not
   ``application/json``.
 
@@ -119,20 +122,19 @@ class BrowserPolicy:
         """Why the request of ``scope`` is refused, or None to serve it."""
         headers = _headers(scope)
         return (
-            self._host_refusal(scope, headers)
+            self._host_refusal(headers)
             or self._origin_refusal(scope, headers)
             or _body_refusal(scope, headers)
         )
 
-    def answers(self, host: str, scope: Scope) -> bool:
-        """Whether the server answers the name ``host`` (lowercase, without its port) on the
-        connection of ``scope``."""
-        if "*" in self.hosts or _is_loopback_name(host) or host in self.hosts:
+    def answers(self, host: str) -> bool:
+        """Whether the server answers the name ``host`` (lowercase, without its port)."""
+        if "*" in self.hosts or _is_loopback_name(host) or _is_address(host):
+            return True
+        if host in self.hosts:
             return True
         domains = (entry for entry in self.hosts if entry.startswith("."))
-        if any(host.endswith(domain) or host == domain[1:] for domain in domains):
-            return True
-        return _is_own_address(host, scope)
+        return any(host.endswith(domain) or host == domain[1:] for domain in domains)
 
     def frame_headers(self) -> list[tuple[bytes, bytes]]:
         """The headers saying who may show the server's pages in a frame."""
@@ -142,18 +144,18 @@ class BrowserPolicy:
         policy = [(b"content-security-policy", f"frame-ancestors {ancestors}".encode())]
         return policy if self.frame_ancestors else [(b"x-frame-options", b"DENY"), *policy]
 
-    def _host_refusal(self, scope: Scope, headers: dict[bytes, str]) -> Refusal | None:
+    def _host_refusal(self, headers: dict[bytes, str]) -> Refusal | None:
         host = _hostname(headers.get(b"host", ""))
-        if host is None or self.answers(host, scope):
+        if host is None or self.answers(host):
             return None
         return Refusal(
             403,
             {
                 "detail": f"Host {host!r} refused: this server answers only the names it may be "
-                "reached by (localhost, 127.0.0.1, [::1], the address a client connected to, "
-                "and the allowed hosts), so that a web page cannot reach it under a name of its "
-                "own (DNS rebinding). To serve this name, add it to allowed_hosts in "
-                "create_app, or to OPENENV_ALLOWED_HOSTS.",
+                "reached by (localhost, IP addresses such as 127.0.0.1, and the allowed hosts), "
+                "so that a web page cannot reach it under a name of its own (DNS rebinding). To "
+                "serve this name, add it to allowed_hosts in create_app, or to "
+                "OPENENV_ALLOWED_HOSTS (.example.com allows every name under example.com).",
                 "code": "HOST_NOT_ALLOWED",
                 "host": host,
             },
@@ -280,34 +282,17 @@ def _headers(scope: Scope) -> dict[bytes, str]:
     return found
 
 
-def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """The address ``text`` writes (``[::1]``, ``::ffff:10.0.0.5`` as ``10.0.0.5``), or None."""
+def _is_address(host: str) -> bool:
+    """Whether ``host`` is an IP address (``10.0.0.5``, ``[::1]``), not a name."""
     try:
-        address = ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
+        ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
     except ValueError:
-        return None
-    mapped = getattr(address, "ipv4_mapped", None)
-    return mapped if mapped is not None else address
-
-
-def _is_loopback_ip(text: str) -> bool:
-    address = _ip(text)
-    return address is not None and address.is_loopback
-
-
-def _is_own_address(host: str, scope: Scope) -> bool:
-    """Whether ``host`` is the address the connection arrived at (the one a client typed, for
-    a server bound to every address), or ``0.0.0.0`` / ``::`` (this machine)."""
-    address = _ip(host)
-    if address is None:
         return False
-    server = scope.get("server")
-    local = _ip(server[0]) if server and isinstance(server[0], str) else None
-    return address.is_unspecified or address == local
+    return True
 
 
 def _is_loopback_name(host: str) -> bool:
-    return host == "localhost" or host.endswith(".localhost") or _is_loopback_ip(host)
+    return host == "localhost" or host.endswith(".localhost")
 
 
 def _hostname(host: str) -> str | None:
