@@ -5,7 +5,7 @@ headers) in size and in time.
 uvicorn bounds neither: llhttp keeps a header however long it grows (a 100 MB header was read
 whole, the server's memory growing by more than that while other requests waited), and a
 connection that never finishes its headers is kept open for ever (200 such connections were all
-still open after 90 s). With :func:`bounded_http_protocol`:
+still open after 90 s). With :class:`BoundedHeadsProtocol`:
 
 - a head over ``max_header_bytes`` is answered 431 (Request Header Fields Too Large) and the
   connection closed, as soon as the bytes received say so: at most one read of the socket
@@ -24,24 +24,31 @@ Layer: core.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
+from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-__all__ = ["BoundedHeadsProtocol", "bounded_http_protocol"]
+from openenv_hub.settings import header_timeout_s, max_header_size_kb
+
+__all__ = ["BoundedHeadsProtocol"]
 
 HEADER_TOO_LARGE: Final = 431
 REQUEST_TIMEOUT: Final = 408
 
 
 class BoundedHeadsProtocol(HttpToolsProtocol):
-    """See the module's docstring; :func:`bounded_http_protocol` makes one with its bounds."""
+    """See the module's docstring. The size bound is uvicorn's ``h11_max_incomplete_event_size``
+    (the same bound with uvicorn's own ``h11`` protocol), else ``$OPENENV_MAX_HEADER_SIZE_KB``
+    or 64 KB; the time bound ``$OPENENV_HEADER_TIMEOUT_S``, else 20 s, read as each connection
+    opens (uvicorn's settings must be picklable, for its reloader and workers: a class made for
+    each bound would not be)."""
 
-    max_header_bytes: ClassVar[int] = 64 * 1024
-    header_timeout_s: ClassVar[float] = 20.0
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: Config, *args: Any, **kwargs: Any) -> None:
+        super().__init__(config, *args, **kwargs)
+        configured = config.h11_max_incomplete_event_size
+        self.max_header_bytes = configured or int(max_header_size_kb(None) * 1024)
+        self.header_timeout_s = header_timeout_s(None)
         self.reading_head = True  # from the connection's start, or a request's first byte
         self.head_bytes = 0  # bytes received since then (an upper bound of the head's size)
         self.in_message = False  # between a request's first byte and its end
@@ -122,14 +129,3 @@ class BoundedHeadsProtocol(HttpToolsProtocol):
         ]
         self.transport.write(b"".join(head) + body)
         self.transport.close()
-
-
-def bounded_http_protocol(
-    max_header_bytes: int, header_timeout_s: float
-) -> type[BoundedHeadsProtocol]:
-    """A :class:`BoundedHeadsProtocol` with these bounds, to pass to uvicorn as ``http``."""
-    return type(
-        "BoundedHeadsProtocol",
-        (BoundedHeadsProtocol,),
-        {"max_header_bytes": max_header_bytes, "header_timeout_s": header_timeout_s},
-    )

@@ -56,7 +56,6 @@ def uvicorn_options(
     max_message_size_mb: float | None = None,
     graceful_shutdown_s: float = DEFAULT_GRACEFUL_SHUTDOWN_S,
     max_header_size_kb: float | None = None,
-    header_timeout_s: float | None = None,
     app: Any = None,
 ) -> dict[str, Any]:
     """The uvicorn settings environment servers run with.
@@ -83,41 +82,38 @@ def uvicorn_options(
         "ws_ping_timeout": ws_ping_timeout_s,
         "ws_max_size": int(message_mb * 1024 * 1024),
         "timeout_graceful_shutdown": graceful_shutdown_s,
-        **http_options(max_header_size_kb=max_header_size_kb, header_timeout_s=header_timeout_s),
+        **http_options(max_header_size_kb=max_header_size_kb),
     }
 
 
-def http_options(
-    *, max_header_size_kb: float | None = None, header_timeout_s: float | None = None
-) -> dict[str, Any]:
+def http_options(*, max_header_size_kb: float | None = None) -> dict[str, Any]:
     """The uvicorn settings of every server of the toolkit (environments' and LocalHub's) for
     HTTP requests before they reach the app.
 
     A request's head (request line and headers) over ``max_header_size_kb`` (default
     ``$OPENENV_MAX_HEADER_SIZE_KB`` or 64) is answered 431, and one not received within
-    ``header_timeout_s`` (default ``$OPENENV_HEADER_TIMEOUT_S`` or 20) 408, the connection then
-    closed (:mod:`openenv_hub.http_protocol`; with uvicorn's ``h11`` protocol, where
+    ``$OPENENV_HEADER_TIMEOUT_S`` (default 20) 408, the connection then closed (:mod:`openenv_hub.http_protocol`; with uvicorn's ``h11`` protocol, where
     ``httptools`` is missing, only the size is bounded). ``X-Forwarded-For`` and
     ``X-Forwarded-Proto`` are not uvicorn's to trust (it trusts them from 127.0.0.1 by
     default, so any local process could pass for another client): an app trusts the proxies
     it is told of (``trusted_proxies`` in ``create_app``).
     """
     header_bytes = int(max_header_size_kb_setting(max_header_size_kb) * 1024)
-    timeout_s = header_timeout_s_setting(header_timeout_s)
+    header_timeout_s_setting(None)  # read by each connection: a wrong one fails here, at once
     return {
-        "http": http_protocol_class(header_bytes, timeout_s),
+        "http": http_protocol_class(),
         "h11_max_incomplete_event_size": header_bytes,
         "proxy_headers": False,
     }
 
 
-def http_protocol_class(max_header_bytes: int, header_timeout_s: float) -> Any:
+def http_protocol_class() -> Any:
     """The HTTP protocol class of :func:`http_options`, or ``"h11"`` without ``httptools``."""
     try:
-        from openenv_hub.http_protocol import bounded_http_protocol
+        from openenv_hub.http_protocol import BoundedHeadsProtocol
     except ImportError:
         return "h11"
-    return bounded_http_protocol(max_header_bytes, header_timeout_s)
+    return BoundedHeadsProtocol
 
 
 def websocket_protocol() -> Any:
