@@ -26,7 +26,7 @@ from openenv_hub.localhub import LocalHub
 
 __all__ = ["browser", "new_page"]  # the fixtures, imported for pytest
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(1800)]
 
 ECHO, ATTACKER = "alice/echo_env", "bob/attacker"
 
@@ -77,15 +77,16 @@ def spaces_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
         shutil.copytree(ECHO_ENV, echo, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         subprocess.run(["git", "init", "-q"], cwd=echo, check=True)
         push(echo, ECHO, token=hub.token_for("alice"), endpoint=hub.endpoint)
-        push_space(hub, ATTACKER, tiny_space())
-        _wait_running(hub, ECHO)
+        push_space(hub, ATTACKER, tiny_space(), wait_for=("BUILDING", "RUNNING"))
+        for repo_id in (ECHO, ATTACKER):  # LocalHub builds one at a time: minutes, loaded
+            _wait_running(hub, repo_id)
         yield hub
     finally:
         hub.stop()
         monkeypatch.undo()
 
 
-def _wait_running(hub: LocalHub, repo_id: str, timeout_s: float = 600) -> None:
+def _wait_running(hub: LocalHub, repo_id: str, timeout_s: float = 900) -> None:
     from huggingface_hub import HfApi
 
     api = HfApi(endpoint=hub.endpoint, token=hub.token_for("alice"))
@@ -119,7 +120,6 @@ def test_one_spaces_page_cannot_drive_another_spaces_app(
 
     page = new_page()
     page.goto(f"{attacker}/")  # the app's URL, as the Hub's API gives it
-    assert page.url == f"http://bob--attacker.localhost:{spaces_hub.port}/", page.url
     spaces_hub.clear_requests()
     for target in (echo_path, echo_origin):
         seen = page.evaluate(ATTEMPTS, target)
@@ -128,6 +128,7 @@ def test_one_spaces_page_cannot_drive_another_spaces_app(
     refused = _echo_requests(spaces_hub)
     assert refused, "the blind requests reached neither LocalHub nor the app"
     assert all(status in (403, 415) for _, _, status in refused), refused
+    assert page.url == f"http://bob--attacker.localhost:{spaces_hub.port}/"  # its own origin
 
     own_page = new_page()  # the echo app's own page may, which shows the attempts could
     own_page.goto(f"{echo_path}/health")
