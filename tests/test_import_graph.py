@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "plots",
             "network",
             "serving",
+            "http_protocol",
             "frame_channel",
             "ws_protocol",
             "deprecation",
