@@ -158,6 +158,11 @@ class Manifest(BaseModel):
         default_factory=list, description="Names of secrets the Space needs (never values)."
     )
     hardware: str | None = Field(None, description="Space hardware, e.g. cpu-basic.")
+    network: bool = Field(
+        False,
+        description="Whether the server reaches out to the network. Sandbox runtimes (daytona) "
+        "give it none unless this is true.",
+    )
     resources: Resources | None = Field(
         None,
         description="CPU and memory per server, e.g. {requests: {cpu: 500m, memory: 512Mi}} "
@@ -172,6 +177,12 @@ class Manifest(BaseModel):
         description="Where the environment's tasks are, e.g. {source: tasks} or "
         "{generator: 'my_env.tasks:make_task', size: 1000}.",
     )
+    oracle: str | None = Field(
+        None,
+        description="'module:function': a policy (messages, tools, seed) that reaches the best "
+        "reward on every task, for checks of the environment itself (an imported Harbor task "
+        "set's is its solution/solve.sh).",
+    )
     type: str | None = Field(None, description="OpenEnv compatibility; 'space'.")
     runtime: str | None = Field(None, description="OpenEnv compatibility; 'fastapi'.")
     validation: dict[str, Any] | None = Field(
@@ -185,7 +196,7 @@ class Manifest(BaseModel):
             raise ValueError(f"'{value}' is not a Python identifier; try '{suggest_name(value)}'")
         return value
 
-    @field_validator("action", "observation", "client", "app")
+    @field_validator("action", "observation", "client", "app", "oracle")
     @classmethod
     def _import_path(cls, value: str | None) -> str | None:
         if value is not None and not _IMPORT_PATH.match(value):

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from typing import TYPE_CHECKING
@@ -35,9 +36,16 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def port_in_use(host: str, port: int) -> bool:
-    """Whether binding ``host:port`` fails (another server holds it)."""
+    """Whether a server could not listen on ``host:port``: another socket listens there.
+
+    It binds as uvicorn (asyncio's ``create_server``) does, with ``SO_REUSEADDR`` on POSIX, so
+    that the connections a stopped server leaves in TIME_WAIT (for a minute or so after it
+    stopped with clients connected) do not count: a bind without it fails then, uvicorn's not.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
+        if os.name == "posix":  # on Windows the option lets a bind take a port in use
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:

@@ -9,7 +9,14 @@ straight to it, and its replies straight to the socket: no queue, no task woken,
 ``pause_reading``/``resume_reading`` per message. When writes outrun the client the endpoint
 is told (``writing_paused``), and answers nothing more until the transport's buffer drains,
 so a client that sends without reading holds at most that buffer and the requests it may
-pipeline.
+pipeline; its pings, meanwhile, are answered once it reads, the latest only (RFC 6455, 5.5.3).
+
+What a client sends is refused as ``websockets``' own reading refuses it, with the same close
+code at the same frame (``tests/server/test_ws_reader_differential.py`` holds the two readers
+to that): a message is bounded in bytes (``ws_max_size``, counted from each frame's header, so
+a frame announced past what is left of it is refused unread) and in frames
+(:data:`MAX_FRAGMENTS`), so that a message sent in millions of empty fragments is closed with
+1009 rather than held.
 
 A connection that agreed on an extension (``permessage-deflate``, when the server was started
 with ``ws_per_message_deflate=True``; :func:`~openenv_hub.serving.uvicorn_options` turns it off)
@@ -23,7 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-from websockets.frames import Frame, Opcode
+from websockets.frames import EXTERNAL_CLOSE_CODES, Frame, Opcode
 from websockets.http11 import Request
 
 from openenv_hub.frame_channel import EXTENSION, FrameListener
@@ -39,6 +46,9 @@ except ImportError:  # pragma: no cover - websockets without its C extension
 __all__ = ["WebSocketProtocol"]
 
 CONTINUATION, TEXT, BINARY, CLOSE, PING, PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
+OPCODES: Final = frozenset((CONTINUATION, TEXT, BINARY, CLOSE, PING, PONG))
+#: Frames one message may come in, as ``websockets`` allows when it assembles messages itself.
+MAX_FRAGMENTS: Final = 4096
 PROTOCOL_ERROR: Final = 1002
 INVALID_DATA: Final = 1007
 TOO_BIG: Final = 1009
@@ -64,7 +74,9 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
         self.unread = bytearray()  # the start of a frame not yet whole
         self.fragments: list[bytes] | None = None  # a message coming in pieces
         self.fragments_opcode = TEXT
-        self.fragments_size = 0
+        self.fragments_size = 0  # its bytes so far (0 when no message is in pieces)
+        self.max_fragments = MAX_FRAGMENTS
+        self.pending_pong: bytes | None = None  # a ping's payload, answered once writes drain
         self.listener: FrameListener | None = None
         self.reading_held = False  # the listener asked to hold the next messages
         self.failed = False  # closed for what the client sent: the rest is not read
@@ -121,6 +133,10 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
         start, end, limit = 0, len(data), self.config.ws_max_size
         while end - start >= 2:
             first, second = data[start], data[start + 1]
+            if (first & 0x0F) not in OPCODES:
+                return self.fail(PROTOCOL_ERROR, f"unknown opcode {first & 0x0F}")
+            if not second & 0x80:
+                return self.fail(PROTOCOL_ERROR, "frames from a client must be masked")
             size, head = second & 0x7F, start + 2
             if size == 126:
                 if end - head < 2:
@@ -130,15 +146,13 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
                 if end - head < 8:
                     break
                 size, head = int.from_bytes(data[head : head + 8], "big"), head + 8
-            if not second & 0x80:
-                return self.fail(PROTOCOL_ERROR, "frames from a client must be masked")
-            if first & 0x70:
-                return self.fail(PROTOCOL_ERROR, "reserved bits set: no extension was agreed")
-            if size > limit:
+            if size > limit - self.fragments_size:  # what is left of the message's bound
                 return self.fail(TOO_BIG, f"message over {limit} bytes")
             stop = head + 4 + size
             if stop > end:
                 break
+            if first & 0x70:
+                return self.fail(PROTOCOL_ERROR, "reserved bits set: no extension was agreed")
             payload = apply_mask(data[head + 4 : stop], data[head : head + 4])
             start = stop
             read_on = self.frame_received(first & 0x0F, bool(first & 0x80), payload)
@@ -172,27 +186,36 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
                 self.fragments, self.fragments_opcode = [payload], opcode
                 self.fragments_size = len(payload)
         elif opcode == CONTINUATION:
-            if self.fragments is None:
+            fragments = self.fragments
+            if fragments is None:
                 self.fail(PROTOCOL_ERROR, "a continuation of no message")
-                return True
-            self.fragments.append(payload)
-            self.fragments_size += len(payload)
-            if self.fragments_size > self.config.ws_max_size:
-                self.fail(TOO_BIG, f"message over {self.config.ws_max_size} bytes")
+            elif len(fragments) >= self.max_fragments:
+                self.fail(TOO_BIG, f"a message in more than {self.max_fragments} frames")
             elif final:
-                whole, self.fragments = b"".join(self.fragments), None
-                return self.message_received(self.fragments_opcode, whole)
+                fragments.append(payload)
+                self.fragments, self.fragments_size = None, 0
+                return self.message_received(self.fragments_opcode, b"".join(fragments))
+            else:
+                fragments.append(payload)
+                self.fragments_size += len(payload)
         elif not final or len(payload) > 125:
             self.fail(PROTOCOL_ERROR, "a control frame fragmented or over 125 bytes")
         elif opcode == PING:
-            self.transport.write(server_frame(PONG, payload))
+            self.ping_received(payload)
         elif opcode == PONG:
             self.handle_pong(Frame(Opcode.PONG, payload))
-        elif opcode == CLOSE:
-            self.close_received(payload)
         else:
-            self.fail(PROTOCOL_ERROR, f"unknown opcode {opcode}")
+            self.close_received(payload)
         return True
+
+    def ping_received(self, payload: bytes) -> None:
+        """Answer a ping now, or, while the client reads nothing, once it does: the latest
+        ping only (RFC 6455, 5.5.3), so that pings from a client that never reads hold one
+        payload here, not a pong each."""
+        if self.writable.is_set():
+            self.transport.write(server_frame(PONG, payload))
+        else:
+            self.pending_pong = payload
 
     def message_received(self, opcode: int, payload: bytes) -> bool:
         data: str | bytes = payload
@@ -222,8 +245,15 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
             return
         if len(payload) == 1:
             return self.fail(PROTOCOL_ERROR, "a close frame of one byte")
+        try:
+            reason = payload[2:].decode()
+        except UnicodeDecodeError:
+            return self.fail(INVALID_DATA, "a close reason that is not UTF-8")
         code = int.from_bytes(payload[:2], "big") if payload else NO_STATUS
-        reason = payload[2:].decode(errors="replace")
+        if payload and not (code in EXTERNAL_CLOSE_CODES or 3000 <= code < 5000):
+            return self.fail(PROTOCOL_ERROR, f"close code {code} is not one a peer may send")
+        if self.fragments is not None:
+            return self.fail(PROTOCOL_ERROR, "a close before the fragmented message ended")
         self.close_sent = True
         self.transport.write(server_frame(CLOSE, payload[:2]))
         self.transport.close()
@@ -271,5 +301,8 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
 
     def resume_writing(self) -> None:
         super().resume_writing()
+        pong, self.pending_pong = self.pending_pong, None
+        if pong is not None and not (self.close_sent or self.transport.is_closing()):
+            self.transport.write(server_frame(PONG, pong))
         if self.listener is not None:
             self.listener.writing_paused(False)

@@ -40,7 +40,8 @@ log "Python environment (.venv)"
 # test was measured with; pip picks the CPU wheel where the index offers it. Scaling out: Ray (the
 # tests start a two-node cluster on loopback), the Kubernetes client and kubernetes-validate (the
 # OpenAPI schemas the manifests are validated against). The coding environment brings pyseccomp.
-.venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots,capture]" -e envs/echo_env -e envs/coding_env \
+# The daytona runtime's tests drive the daytona SDK from PyPI against the local Daytona.
+.venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots,daytona,capture]" -e envs/echo_env -e envs/coding_env \
   -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]" torch==2.13.0 \
   kubernetes-validate "transformers[serving]"
 
@@ -103,7 +104,8 @@ if [ $# -eq 0 ]; then
     venv=".venv-py$version"
     [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
     "$venv/bin/python" -m pip install -q -U pip 'setuptools>=70.1' wheel
-    "$venv/bin/python" -m pip install -q -e . -e envs/echo_env pytest pytest-asyncio pytest-timeout pytest-xdist
+    "$venv/bin/python" -m pip install -q -e . -e envs/echo_env pytest pytest-asyncio pytest-timeout pytest-xdist \
+      hypothesis
     "$venv/bin/python" -m pytest -p no:cacheprovider -n 2 --dist loadfile \
       tests/client tests/server tests/security/test_server_limits.py tests/test_error_table.py
   done

@@ -40,5 +40,25 @@ def ensure_peer_python() -> Path:
     return python
 
 
+def ensure_venv_of(requirements: Path, *, editable: tuple[Path, ...] = ()) -> Path:
+    """The python of a venv with ``requirements`` and the ``editable`` folders installed,
+    made once per content of the requirements (and the folders' ``pyproject.toml``), locked."""
+    digest = hashlib.sha256(requirements.read_bytes())
+    for folder in editable:
+        digest.update((folder / "pyproject.toml").read_bytes())
+    root = cache_root() / f"{requirements.stem}-venv-{digest.hexdigest()[:12]}"
+    python, marker = root / "bin" / "python", root / ".complete"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f"{root.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists():
+            venv.EnvBuilder(with_pip=True, clear=True).create(root)
+            pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+            extra = [arg for folder in editable for arg in ("-e", str(folder))]
+            subprocess.run([*pip, "-r", str(requirements), *extra], check=True, stdout=sys.stderr)
+            marker.write_text(root.name)
+    return python
+
+
 if __name__ == "__main__":
     print(ensure_peer_python())

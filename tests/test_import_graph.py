@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "plots",
             "network",
             "serving",
+            "http_protocol",
             "frame_channel",
             "ws_protocol",
             "deprecation",
@@ -61,8 +62,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("services", ("docker", "hub", "packaging", "discovery", "capture")),
-    ("runtimes", ("runtimes", "localhub", "providers")),
-    ("client", ("client", "trajectories", "eval", "gymnasium", "trl", "validation")),
+    ("runtimes", ("runtimes", "localhub", "localdaytona", "providers")),
+    ("client", ("client", "trajectories", "eval", "gymnasium", "trl", "validation", "importers")),
     ("server", ("server",)),
     ("ui", ("ui", "testing")),
 ]

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
 
 from openenv_hub_cli._utils import CommandError, err_console
+
+if TYPE_CHECKING:
+    from rich.status import Status
 
 __all__ = [
     "EnvVarOption",
     "HardwareOption",
     "SecretOption",
     "SpaceArg",
+    "Steps",
     "TokenOption",
     "parse_secrets",
     "parse_variables",
@@ -84,20 +89,41 @@ def parse_secrets(values: Sequence[str], option: str = "--secret") -> dict[str, 
     return pairs
 
 
-@contextmanager
-def progress(first: str) -> Iterator[Callable[[str], None]]:
-    """Shows the current step on stderr: a spinner at a terminal (starting with ``first``),
-    else one line per step reported through the yielded callback."""
-    if not err_console.is_terminal:
+class Steps:
+    """The step a command is at, shown on stderr: call it with each new step.
 
-        def line(text: str) -> None:
+    At a terminal it is a spinner (``status``), which :meth:`paused` takes off the screen while
+    the user answers a question; elsewhere each step is a line of its own.
+    """
+
+    def __init__(self, status: Status | None = None) -> None:
+        self._status = status
+
+    def __call__(self, text: str) -> None:
+        if self._status is None:
             err_console.print(f"{text}...", style="dim")
+        else:
+            self._status.update(text)
 
-        yield line
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No spinner inside the block (a prompt would be drawn over)."""
+        if self._status is None:
+            yield
+            return
+        self._status.stop()
+        try:
+            yield
+        finally:
+            self._status.start()
+
+
+@contextmanager
+def progress(first: str) -> Iterator[Steps]:
+    """Shows the current step on stderr: a spinner at a terminal (starting with ``first``),
+    else one line per step reported through the yielded :class:`Steps`."""
+    if not err_console.is_terminal:
+        yield Steps()
         return
     with err_console.status(first) as status:
-
-        def update(text: str) -> None:
-            status.update(text)
-
-        yield update
+        yield Steps(status)

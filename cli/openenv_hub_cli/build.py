@@ -39,11 +39,17 @@ def command(
         help="Build this secret-looking file (*.pem, *.key, ...) into the image on purpose; a "
         "path or a .gitignore-style pattern (repeatable).",
     ),
+    allow_hard_links: bool = typer.Option(
+        False,
+        "--allow-hard-links",
+        help="Build in files that have more than one hard link (another name of such a file "
+        "may be outside the folder).",
+    ),
 ) -> None:
     """Build the environment's image with the local Docker engine (on the host network).
 
     The image gets the files 'openenv push' would upload: no .env, no secret-looking file,
-    no link to outside the folder. A development version of openenv-hub is bundled into the
+    no link to outside the folder, no hard link. A development version of openenv-hub is bundled into the
     build context as a wheel, so the image runs the same openenv-hub as this command.
     """
     env_dir = resolve_env_dir(path)
@@ -60,6 +66,7 @@ def command(
         build_args=build_arg,
         no_cache=no_cache,
         include_secrets=include_secret,
+        allow_hard_links=allow_hard_links,
     )
     if selection.skipped:
         console.print("[yellow]Not in the image:[/]", markup=True)

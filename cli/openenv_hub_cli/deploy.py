@@ -5,6 +5,7 @@ through the official client and wait for the pods."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ def kubernetes(
     secret: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
         [],
         "--secret",
-        help="A secret's name, repeatable; --apply sends $NAME (the manifest's secrets too).",
+        help="A secret's name, repeatable; --apply sends $NAME (and only the names given here).",
     ),
     apply: bool = typer.Option(False, "--apply", help="Apply to the cluster and wait for pods."),
     kubeconfig: Path | None = typer.Option(  # noqa: B008 - typer reads defaults from here
@@ -79,21 +80,32 @@ def kubernetes(
     if names:
         console.print(
             f"{folder / 'secret.yaml'} lists {', '.join(names)} with empty values: fill them in, "
-            "or use --apply, which sends them from your environment."
+            "or name each with --secret NAME and use --apply, which sends $NAME."
+        )
+    unsent = [key for key in names if key not in secret]
+    if apply and unsent:
+        console.print(
+            f"--apply leaves {', '.join(unsent)} empty: the manifest asks for them, and the code "
+            "it runs would read them, so only the names given with --secret are sent."
         )
     if apply:
-        _apply(objects_with(_secret_values(names)), kubeconfig, timeout_s)
+        _apply(objects_with(secret_values(secret)), kubeconfig, timeout_s)
 
 
-def _secret_values(names: list[str]) -> dict[str, str]:
-    missing = [key for key in names if key not in os.environ]
+def secret_values(named: list[str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The values ``--apply`` sends: those of the secrets named with ``--secret``, from the
+    environment, and never one that a manifest alone asks for (its author wrote the code that
+    reads them), a Hugging Face token included."""
+    env = os.environ if environ is None else environ
+    names = list(dict.fromkeys(named))
+    missing = [key for key in names if key not in env]
     if missing:
         raise CommandError(
             f"--apply sends each secret from your environment, and {', '.join(missing)} "
             "is not set.",
             hint="Export it first (e.g. read -s NAME; export NAME), then run the command again.",
         )
-    return {key: os.environ[key] for key in names}
+    return {key: env[key] for key in names}
 
 
 def _apply(objects: list[dict[str, Any]], kubeconfig: Path | None, timeout_s: float) -> None:

@@ -17,6 +17,7 @@ from openenv_hub_cli import (
     cache,
     deploy,
     fork,
+    import_env,
     init,
     install,
     ps,
@@ -84,7 +85,8 @@ app.command("ps")(ps.command)
 app.command("stop")(stop.command)
 app.add_typer(deploy.app, name="deploy")
 app.add_typer(cache.app, name="cache")
-app.command("eval")(evaluate.command)
+app.add_typer(import_env.app, name="import")
+app.add_typer(evaluate.app, name="eval")
 app.command("tasks")(tasks.command)
 app.command("rescore")(rescore.command)
 app.command("help")(help_command)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,6 +60,12 @@ def command(
         help="Upload this secret-looking file (*.pem, *.key, id_rsa*, credentials*.json, ...) "
         "on purpose; a path or a .gitignore-style pattern (repeatable).",
     ),
+    allow_hard_links: bool = typer.Option(
+        False,
+        "--allow-hard-links",
+        help="Upload files that have more than one hard link (another name of such a file may "
+        "be outside the folder).",
+    ),
     force: bool = typer.Option(False, "--force", help="Move an existing version tag here."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show what would change; change nothing."
@@ -76,10 +83,12 @@ def command(
     .openenv/space.json, which is never uploaded), else to YOU/<name in openenv.yaml>; the
     target is printed before anything is sent. 'openenv whoami' tells where it would go.
 
-    Files deleted locally are deleted from the Space. Links to outside the folder, .git files
-    and secret-looking files are never uploaded; each is listed. Variables come from
-    openenv.yaml and --env-var; secrets from --secret and, for names openenv.yaml lists, from
-    the environment.
+    Files deleted locally are deleted from the Space. Links to outside the folder, hard links,
+    .git files and secret-looking files are never uploaded; each is listed. Variables come from
+    openenv.yaml and --env-var. A secret is uploaded only when --secret names it, or when you
+    say yes at a terminal to one that openenv.yaml lists (never a Hugging Face token): the
+    Space's code reads every secret it gets. Push names the secrets it uploaded, and those the
+    Space needs and lacks.
     """
     from openenv_hub.hub import push
 
@@ -94,6 +103,11 @@ def command(
         )
 
     with progress(f"Checking {env_dir.name}") as step:
+
+        def ask(question: str) -> bool:
+            with step.paused():
+                return typer.confirm(question, default=False, err=True)
+
         result = push(
             env_dir,
             repo_id,
@@ -105,6 +119,8 @@ def command(
             version=version,
             exclude=exclude,
             include_secrets=include_secret,
+            allow_hard_links=allow_hard_links,
+            confirm_secret=ask if sys.stdin.isatty() else None,
             dry_run=dry_run,
             force=force,
             on_step=step,
@@ -150,14 +166,7 @@ def _report(result: PushResult) -> None:
         console.print(f"[yellow]pyproject.toml:[/] {escape(change)}", markup=True)
     if plan.variables:
         console.print("Variables: " + ", ".join(f"{k}={v}" for k, v in plan.variables.items()))
-    if plan.secrets:
-        console.print("Secrets: " + ", ".join(plan.secrets) + " (values not shown)")
-    for name in plan.missing_secrets:
-        err_console.print(
-            f"[yellow]Warning:[/] openenv.yaml lists secret {name}, which is not set. "
-            f"Pass --secret {name}=... or set it in the Space settings.",
-            markup=True,
-        )
+    _print_secrets(result)
     if result.dry_run:
         console.print("[bold]Dry run:[/] nothing was changed.", markup=True)
         return
@@ -166,6 +175,27 @@ def _report(result: PushResult) -> None:
     console.print(f"App:     {result.app_url}")
     if result.pip_install:  # an app Space (kind: app) installs nothing
         console.print(f"Install: {result.pip_install}")
+
+
+def _print_secrets(result: PushResult) -> None:
+    """The names of the secrets uploaded, and of those the Space needs and will lack."""
+    plan = result.plan
+    if plan.secrets:
+        done = "Secrets to upload" if result.dry_run else "Secrets uploaded"
+        console.print(f"{done}: {', '.join(plan.secrets)} (names only; values are never shown)")
+    for name in plan.hub_token_secrets:
+        err_console.print(
+            f"[yellow]Note:[/] {name} holds the Hugging Face token this push uses: the Space's "
+            "code can act as you with it.",
+            markup=True,
+        )
+    for missing in plan.missing_secrets:
+        err_console.print(
+            f"[yellow]Secret {missing.name} not uploaded:[/] openenv.yaml says the Space needs "
+            f"it, but {escape(missing.reason)}; or add it in the Space's settings "
+            f"({result.url}/settings).",
+            markup=True,
+        )
 
 
 def _print_files(result: PushResult) -> None:

@@ -24,7 +24,13 @@ Layer: services.
 
 from __future__ import annotations
 
-from openenv_hub.docker.build import build_image, default_tag, space_image_tag, stage_context
+from openenv_hub.docker.build import (
+    build_context,
+    build_image,
+    default_tag,
+    space_image_tag,
+    stage_context,
+)
 from openenv_hub.docker.engine import (
     docker_client,
     has_bridge_network,
@@ -46,6 +52,7 @@ from openenv_hub.docker.run import (
 __all__ = [
     "DEFAULT_PORT",
     "Network",
+    "build_context",
     "build_image",
     "container_name",
     "create_container",

@@ -28,7 +28,7 @@ from openenv_hub.progress import Progress, report_progress
 if TYPE_CHECKING:
     from openenv_hub.hub import FileSelection
 
-__all__ = ["build_image", "default_tag", "space_image_tag", "stage_context"]
+__all__ = ["build_context", "build_image", "default_tag", "space_image_tag", "stage_context"]
 
 
 def default_tag(name: str) -> str:
@@ -53,13 +53,19 @@ def space_image_tag(repo_id: str, commit: str, *, prefix: str = "openenv-space")
 
 
 def stage_context(
-    env_dir: Path, staging: Path, *, include_secrets: Sequence[str] = ()
+    env_dir: Path,
+    staging: Path,
+    *,
+    include_secrets: Sequence[str] = (),
+    allow_hard_links: bool = False,
 ) -> FileSelection:
     """Copy what ``openenv push`` would upload of ``env_dir`` to ``staging`` (never touching
     ``env_dir``), with the bundled wheels; return what was selected and what was left out."""
     from openenv_hub.hub import stage_files
 
-    selection = stage_files(env_dir, staging, include_secrets=include_secrets)
+    selection = stage_files(
+        env_dir, staging, include_secrets=include_secrets, allow_hard_links=allow_hard_links
+    )
     bundle_wheels(staging)
     return selection
 
@@ -73,12 +79,14 @@ def build_image(
     no_cache: bool = False,
     quiet: bool = False,
     include_secrets: Sequence[str] = (),
+    allow_hard_links: bool = False,
 ) -> FileSelection:
     """``docker build`` of a staged copy of ``env_dir`` on the host network; returns the file
     selection the context was staged with (``skipped`` lists what the safety rules left out).
 
     ``include_secrets`` names secret-looking files to build in anyway (as ``openenv push
-    --include-secret`` does).
+    --include-secret`` does); ``allow_hard_links`` builds in files with more than one hard
+    link (as ``--allow-hard-links``).
 
     Raises:
         DockerError: No engine, or the build failed (the hint says why when it can tell).
@@ -86,7 +94,9 @@ def build_image(
     cli = require_engine()
     with tempfile.TemporaryDirectory(prefix="openenv-build-") as tmp:
         context = Path(tmp) / "context"
-        selection = stage_context(env_dir, context, include_secrets=include_secrets)
+        selection = stage_context(
+            env_dir, context, include_secrets=include_secrets, allow_hard_links=allow_hard_links
+        )
         command = [cli, "build", "--network", "host", "-t", tag]
         args = ([f"BASE_IMAGE={base_image}"] if base_image else []) + list(build_args)
         for arg in args:
@@ -104,6 +114,48 @@ def build_image(
             hint=_build_hint(tail, base_image),
         )
     return selection
+
+
+def build_context(
+    context: Path,
+    tag: str,
+    *,
+    build_args: Sequence[str] = (),
+    timeout_s: float = 600.0,
+) -> None:
+    """``docker build`` of the folder ``context`` as it is (no file selection, no wheels: a
+    task's own image, whose author chose its files), on the host network, within
+    ``timeout_s``; its output is kept, not printed.
+
+    Raises:
+        DockerError: No engine, the build failed (the message ends with its output), or it
+            took longer than ``timeout_s``.
+    """
+    cli = require_engine()
+    command = [cli, "build", "--network", "host", "-t", tag]
+    for arg in build_args:
+        command += ["--build-arg", arg]
+    env = {**os.environ, "DOCKER_BUILDKIT": "0"}
+    try:
+        done = subprocess.run(
+            [*command, str(context)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise DockerError(
+            f"docker build of {context} took longer than {timeout_s:g} s.",
+            hint="Raise the task's build_timeout_sec, or build the image once beforehand.",
+        ) from None
+    if done.returncode != 0:
+        tail = (done.stdout + done.stderr)[-3000:]
+        raise DockerError(
+            f"docker build of {context} failed (exit {done.returncode}).\n{tail}",
+            hint=_build_hint(done.stdout + done.stderr, None),
+        )
 
 
 _PULL_FAILURES = (

@@ -28,26 +28,38 @@ from __future__ import annotations
 from openenv_hub.hub._access import Account, account
 from openenv_hub.hub._client import HubContext, RepoId, parse_repo_id, resolve_endpoint
 from openenv_hub.hub._connect import app_url
+from openenv_hub.hub._datasets import (
+    DATASET_PREFIX,
+    DatasetRef,
+    DatasetSource,
+    download_dataset,
+    parse_dataset_ref,
+)
 from openenv_hub.hub._diff import FileChanges
 from openenv_hub.hub._download import SpaceSource, download_space
 from openenv_hub.hub._errors import hub_call, hub_error, translate
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
-from openenv_hub.hub._install import TRUST_ENV, InstallResult, install, parse_spec
+from openenv_hub.hub._install import TRUST_ENV, InstallResult, ensure_trusted, install, parse_spec
 from openenv_hub.hub._installed import ensure_installed, find_installed
 from openenv_hub.hub._jobs import TERMINAL_STAGES, JobsClient, JobState, job_label
 from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
+from openenv_hub.hub._secrets import HUB_TOKEN_VARIABLES, MissingSecret
 from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link
 from openenv_hub.hub._urls import SpaceUrls
 from openenv_hub.hub._versions import Version, version_key, versions
 from openenv_hub.hub._wait import SpaceState, wait_for_space
 
 __all__ = [
+    "DATASET_PREFIX",
+    "HUB_TOKEN_VARIABLES",
     "TERMINAL_STAGES",
     "TRUST_ENV",
     "Account",
+    "DatasetRef",
+    "DatasetSource",
     "FileChanges",
     "FileSelection",
     "ForkResult",
@@ -55,6 +67,7 @@ __all__ = [
     "InstallResult",
     "JobState",
     "JobsClient",
+    "MissingSecret",
     "PushPlan",
     "PushResult",
     "PushTarget",
@@ -67,14 +80,17 @@ __all__ = [
     "Version",
     "account",
     "app_url",
+    "download_dataset",
     "download_space",
     "ensure_installed",
+    "ensure_trusted",
     "find_installed",
     "fork",
     "hub_call",
     "hub_error",
     "install",
     "job_label",
+    "parse_dataset_ref",
     "parse_repo_id",
     "parse_spec",
     "pull",

@@ -32,7 +32,8 @@ class Bundle:
         root: The staged copy (a temporary folder).
         files: What is uploaded, as sorted relative POSIX paths.
         ignored: What ignore rules left out (folders end with ``/``).
-        skipped: What the safety rules left out (links, ``.git`` files, secrets), with why.
+        skipped: What the safety rules left out (links, hard links, ``.git`` files, secrets),
+            with why.
         large: Published files above 10 MB (the Hub stores them with Xet / Git LFS).
         card_changes: What was changed in README.md's front matter (empty if nothing).
         wheels: Bundled wheels, relative to ``root``.
@@ -56,6 +57,7 @@ def stage_bundle(
     *,
     exclude: Sequence[str] = (),
     include_secrets: Sequence[str] = (),
+    allow_hard_links: bool = False,
     bundle_wheel: bool = True,
 ) -> Bundle:
     """Copy ``source`` into ``root`` as it will be uploaded, then validate the copy.
@@ -65,7 +67,13 @@ def stage_bundle(
     """
     manifest = _manifest(source)
     root.mkdir(parents=True)  # a fresh folder: never mixed with an earlier staging
-    selection = stage_files(source, root, exclude=exclude, include_secrets=include_secrets)
+    selection = stage_files(
+        source,
+        root,
+        exclude=exclude,
+        include_secrets=include_secrets,
+        allow_hard_links=allow_hard_links,
+    )
     bundle = Bundle(
         source,
         root,

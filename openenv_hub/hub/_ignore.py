@@ -10,9 +10,13 @@ Each path meets these rules in turn:
 3. **Safety rules** leave out, and list, what must not travel to a public Space by accident:
    a ``.git`` or ``.cache`` file (a submodule or worktree pointer the Hub refuses), a link that
    leads outside the folder (never followed) or nowhere, a link to something not published,
-   and secret-looking files (:data:`SECRET_PATTERNS`) unless ``include_secrets`` names them.
-   Fixed excludes of files and secret patterns match in any case (``ID_RSA``, ``server.PEM``):
-   a file system that ignores case, or a careless rename, must not let a key through.
+   secret-looking files (:data:`SECRET_PATTERNS`) unless ``include_secrets`` names them, and
+   files with more than one hard link unless ``allow_hard_links`` (a hard link is the file
+   itself under a second name, which may lie anywhere on the file system: a folder cannot
+   tell where).
+   Fixed excludes and secret patterns match in any case (``.Git/``, ``.VENV/``, ``ID_RSA``,
+   ``server.PEM``): a file system that ignores case (macOS, Windows), or a careless rename,
+   must not let a folder of tools or a key through.
 
 A link whose target is a published file of the same folder is published as that file. Files
 over :data:`LARGE_FILE_BYTES` are published and listed in ``large``: the Hub stores them with
@@ -59,7 +63,9 @@ ALWAYS_EXCLUDED_DIRS = frozenset(
         "dist", "htmlcov", ".idea", ".vscode", ".openenv", ".cache",
     }
 )  # fmt: skip
-ALWAYS_EXCLUDED_FILES = (".env", ".env.*", "*.pyc", "*.pyo", ".DS_Store", ".coverage", ".netrc")
+ALWAYS_EXCLUDED_FILES = (
+    ".env", ".env.*", "*.pyc", "*.pyo", ".DS_Store", ".coverage", ".netrc", "_netrc",
+)  # fmt: skip
 _ENV_EXAMPLES = (".env.example", ".env.sample", ".env.template")
 ALWAYS_EXCLUDED = (*sorted(ALWAYS_EXCLUDED_DIRS), "*.egg-info", *ALWAYS_EXCLUDED_FILES)
 
@@ -68,10 +74,15 @@ SECRET_PATTERNS = (
     "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
     "credentials", "credentials*.json", ".git-credentials", ".pypirc", ".npmrc", ".pgpass",
     ".vault-token", "kubeconfig*", "**/.kube/config", "**/.streamlit/secrets.toml",
-    "*.tfstate", "*.tfstate.backup", "*.env", ".envrc",
+    "*.tfstate", "*.tfstate.backup", "*.env", ".envrc", "deploy_key*",
+    "application_default_credentials.json", "client_secret*.json", "service-account*.json",
+    "service_account*.json", "**/.docker/config.json", "**/gh/hosts.yml",
+    "**/huggingface/token", "**/huggingface/stored_tokens", "**/.huggingface/token",
 )  # fmt: skip
 """Paths that look like keys or credentials (``.gitignore`` patterns, matched in any case):
-left out unless included on purpose. ``credentials`` covers ``.aws/credentials``."""
+left out unless included on purpose. ``credentials`` covers ``.aws/credentials``,
+``application_default_credentials.json`` gcloud's login, ``gh/hosts.yml`` GitHub's CLI login,
+``huggingface/token`` the Hub's."""
 
 LARGE_FILE_BYTES = 10 * 1024 * 1024
 """Files above this size are stored by the Hub with Xet (Git LFS), not as plain git blobs."""
@@ -133,7 +144,11 @@ class _Rules:
 
 
 def select_files(
-    root: Path, *, exclude: Sequence[str] = (), include_secrets: Sequence[str] = ()
+    root: Path,
+    *,
+    exclude: Sequence[str] = (),
+    include_secrets: Sequence[str] = (),
+    allow_hard_links: bool = False,
 ) -> FileSelection:
     """The files under ``root`` that belong in the Space.
 
@@ -142,8 +157,11 @@ def select_files(
         exclude: More patterns, ``.gitignore`` style, relative to ``root`` (after the
             manifest's own ``exclude``).
         include_secrets: Patterns (or plain paths) of secret-looking files to publish anyway.
+        allow_hard_links: Publish files that have more than one hard link (left out and
+            listed otherwise).
     """
-    walk = _Walk(root.resolve(), [*_manifest_excludes(root), *exclude], include_secrets)
+    excludes = [*_manifest_excludes(root), *exclude]
+    walk = _Walk(root.resolve(), excludes, include_secrets, allow_hard_links=allow_hard_links)
     walk.run()
     selection = walk.selection
     selection.files.sort()
@@ -154,30 +172,41 @@ def select_files(
 
 
 def stage_files(
-    source: Path, root: Path, *, exclude: Sequence[str] = (), include_secrets: Sequence[str] = ()
+    source: Path,
+    root: Path,
+    *,
+    exclude: Sequence[str] = (),
+    include_secrets: Sequence[str] = (),
+    allow_hard_links: bool = False,
 ) -> FileSelection:
     """Copy the files :func:`select_files` selects from ``source`` into the folder ``root``.
 
     A link is copied as the file it names (checked again, at copy time, to lie inside
-    ``source``), so nothing outside the folder is ever copied.
+    ``source`` and, unless ``allow_hard_links``, to have one name only), so nothing outside
+    the folder is ever copied.
 
     Raises:
-        PackagingError: A selected path became a link to outside ``source`` meanwhile.
+        PackagingError: A selected path became a link to outside ``source``, or a hard link,
+            meanwhile.
     """
-    selection = select_files(source, exclude=exclude, include_secrets=include_secrets)
+    selection = select_files(
+        source, exclude=exclude, include_secrets=include_secrets, allow_hard_links=allow_hard_links
+    )
     root.mkdir(parents=True, exist_ok=True)
     for rel in selection.files:
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(_inside(source, rel), target)
+        shutil.copy2(_inside(source, rel, allow_hard_links=allow_hard_links), target)
     return selection
 
 
-def _inside(source: Path, rel: str) -> Path:
+def _inside(source: Path, rel: str, *, allow_hard_links: bool) -> Path:
     """The file ``rel`` names (a link's target), checked again to lie inside ``source``."""
     real = Path(os.path.realpath(source / rel))
     if not real.is_relative_to(source.resolve()):
         raise PackagingError(f"{rel} changed into a link to outside {source} while staging")
+    if not allow_hard_links and real.stat().st_nlink > 1:
+        raise PackagingError(f"{rel} changed into a hard link while staging")
     return real
 
 
@@ -194,8 +223,16 @@ def _manifest_excludes(root: Path) -> list[str]:
 class _Walk:
     """One pass over the folder (links are never followed), deciding every path."""
 
-    def __init__(self, root: Path, exclude: Sequence[str], include: Sequence[str]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        exclude: Sequence[str],
+        include: Sequence[str],
+        *,
+        allow_hard_links: bool,
+    ) -> None:
         self.root = root
+        self.allow_hard_links = allow_hard_links
         top = _work_tree(root) or root
         self.prefix = root.relative_to(top).as_posix() if top != root else ""
         self.top_rules = [
@@ -239,7 +276,11 @@ class _Walk:
         elif self._secret(rel):
             self._skip(rel, f"looks like a secret (--include-secret {rel} uploads it)")
         elif path.is_file():
-            self._publish(rel, path)
+            links = path.lstat().st_nlink
+            if links > 1 and not self.allow_hard_links:
+                self._skip(rel, _hard_link_reason(links))
+            else:
+                self._publish(rel, path)
 
     def _resolve_links(self) -> None:
         """Publish a link only as a published file of this folder; list every other one."""
@@ -287,10 +328,17 @@ class _Walk:
 
 
 def _fixed_exclude(name: str, *, is_dir: bool) -> bool:
+    lowered = name.lower()  # .Git/ is .git/ where the file system ignores case
     if is_dir:
-        return name in ALWAYS_EXCLUDED_DIRS or name.endswith(".egg-info")
-    lowered = name.lower()
+        return lowered in ALWAYS_EXCLUDED_DIRS or lowered.endswith(".egg-info")
     return lowered not in _ENV_EXAMPLES and _FIXED_FILES.match_file(lowered)
+
+
+def _hard_link_reason(links: int) -> str:
+    return (
+        f"a hard link (the file has {links} names, and another may be outside the folder; "
+        "--allow-hard-links uploads it)"
+    )
 
 
 def _read_rules(folder: Path, base: str) -> _Rules | None:

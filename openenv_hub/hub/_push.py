@@ -7,13 +7,15 @@ Space exists), create the Space if needed, upload every change and delete what w
 locally in one commit, set variables and secrets, and tag the version. ``dry_run`` stops after
 reading the Space and reports what would change, including every file left out and why.
 
+Secrets go only when named (:mod:`openenv_hub.hub._secrets`): the manifest's ``secrets`` say
+what the Space needs, and push reports those it still lacks.
+
 If the Hub fails half-way, :class:`~openenv_hub.errors.PushIncompleteError` says what the Space
 holds; running the same push again completes it.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +31,7 @@ from openenv_hub.hub._diff import RemoteSpace, diff_files
 from openenv_hub.hub._errors import hub_call
 from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._publish import apply_push
+from openenv_hub.hub._secrets import SecretChoice, choose_secrets
 from openenv_hub.hub._target import PushTarget, choose_target, remember_push
 from openenv_hub.hub._urls import SpaceUrls
 from openenv_hub.hub._wheel_pin import plan_pin
@@ -79,6 +82,8 @@ def push(
     version: str | None = None,
     exclude: Sequence[str] = (),
     include_secrets: Sequence[str] = (),
+    allow_hard_links: bool = False,
+    confirm_secret: Callable[[str], bool] | None = None,
     dry_run: bool = False,
     force: bool = False,
     endpoint: str | None = None,
@@ -97,12 +102,19 @@ def push(
             public, an existing one as it is.
         token: Hub token; default ``HF_TOKEN`` or the saved login.
         variables: Space variables; override the manifest's ``variables`` defaults.
-        secrets: Space secrets. Secrets the manifest names are also read from the environment.
+        secrets: Space secrets to set, ``{name: value}``: the only way a secret goes without
+            a question. The manifest's ``secrets`` are names the Space needs; their values are
+            never read from the environment unless ``confirm_secret`` says yes.
         hardware: Space hardware flavour, e.g. ``cpu-basic``.
         version: Tag the pushed commit with this version (refused if it exists, unless ``force``).
         exclude: More ``.gitignore``-style patterns to leave out.
         include_secrets: Secret-looking files to upload anyway (paths or patterns); others
             (``*.pem``, ``*.key``, ``id_rsa*``, ...) are left out and listed.
+        allow_hard_links: Upload files that have more than one hard link (left out and listed
+            otherwise: another name of such a file may be outside the folder).
+        confirm_secret: Asked, at a terminal only and never in a dry run, whether to upload a
+            secret the manifest names, the Space lacks and the environment holds (a Hub token
+            is never asked about). ``None`` uploads none of them.
         dry_run: Report what would change; change nothing.
         force: Move an existing version tag to this push.
         endpoint: The Hub; default ``HF_ENDPOINT`` or https://huggingface.co.
@@ -133,6 +145,7 @@ def push(
             Path(tmp) / source.name,
             exclude=exclude,
             include_secrets=include_secrets,
+            allow_hard_links=allow_hard_links,
             bundle_wheel=bundle_wheel,
         )
         user = whoami(ctx)
@@ -151,15 +164,17 @@ def push(
         urls = SpaceUrls(ctx.endpoint, rid)
         pip_line = urls.pip_line(version) if bundle.manifest.is_environment else ""
         pin = plan_pin(ctx, bundle, remote, urls)
-        plan = _plan(bundle, remote, rid, private, variables, secrets, hardware, version)
+        chosen = choose_secrets(
+            bundle.manifest.secrets, secrets, repo_id=rid, on_space=remote.secrets,
+            token=ctx.token, confirm=None if dry_run else confirm_secret,
+        )  # fmt: skip
+        plan = _plan(bundle, remote, rid, private, variables, chosen, hardware, version)
         plan.pin = pin
         if dry_run:
             return PushResult(
                 plan, True, urls.web, urls.app_url(remote.info), pip_line, None, target
             )
-        commit, info = apply_push(
-            ctx, bundle, plan, remote, _secret_values(bundle, secrets), step, urls
-        )
+        commit, info = apply_push(ctx, bundle, plan, remote, chosen.values, step, urls)
     remember_push(source, endpoint=ctx.endpoint, repo_id=rid)
     return PushResult(plan, False, urls.web, urls.app_url(info), pip_line, commit, target)
 
@@ -228,17 +243,13 @@ def _plan(
     repo_id: str,
     private: bool | None,
     variables: Mapping[str, str] | None,
-    secrets: Mapping[str, str] | None,
+    secrets: SecretChoice,
     hardware: str | None,
     version: str | None,
 ) -> PushPlan:
     manifest = bundle.manifest
     merged = {key: str(value) for key, value in manifest.variables.items()}
     merged.update(variables or {})
-    provided = sorted(_secret_values(bundle, secrets))
-    missing = [
-        name for name in manifest.secrets if name not in provided and name not in remote.secrets
-    ]
     return PushPlan(
         repo_id=repo_id,
         create=not remote.exists,
@@ -250,16 +261,10 @@ def _plan(
         skipped=bundle.skipped,
         large=bundle.large,
         variables=merged,
-        secrets=provided,
-        missing_secrets=missing,
+        secrets=sorted(secrets.values),
+        missing_secrets=secrets.missing,
+        hub_token_secrets=secrets.hub_tokens,
         hardware=hardware or (manifest.hardware if not remote.exists else None),
         version=version,
         move_tag=version is not None and version in remote.tags,
     )
-
-
-def _secret_values(bundle: Bundle, secrets: Mapping[str, str] | None) -> dict[str, str]:
-    """Secrets from the arguments, and the manifest's declared ones found in the environment."""
-    values = {name: os.environ[name] for name in bundle.manifest.secrets if os.environ.get(name)}
-    values.update(secrets or {})
-    return values

@@ -10,6 +10,7 @@ import gc
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import pydantic_core
@@ -21,10 +22,14 @@ from openenv_hub.deprecation import warn_renamed
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
 from openenv_hub.server import settings
 from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
+from openenv_hub.server.episodes import build_episodes_router
 from openenv_hub.server.http import build_router
 from openenv_hub.server.limits import RequestBodyLimit
+from openenv_hub.server.log_redaction import redact_session_keys_in_logs
+from openenv_hub.server.proxies import add_trusted_proxies
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
 from openenv_hub.server.tasks import build_task_router
+from openenv_hub.server.watch import BIND_HOST_SETTING
 from openenv_hub.server.web_ui import registered_web_ui
 from openenv_hub.server.websocket import serve_mcp_socket, serve_ws
 from openenv_hub.serving import (
@@ -71,6 +76,8 @@ def create_app(
     trajectories: str | os.PathLike[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
     allowed_hosts: Sequence[str] | None = None,
+    watch: bool | None = None,
+    trusted_proxies: Sequence[str] | None = None,
 ) -> FastAPI:
     """Serve an environment over HTTP, ``/ws`` and ``/mcp`` (and the web UI at ``/web``).
 
@@ -88,8 +95,9 @@ def create_app(
         max_concurrent_envs: Sessions allowed at once, stateless HTTP calls included. Default
             ``$MAX_CONCURRENT_ENVS`` or 64.
         max_sessions_per_client: Sessions one client address may hold at once. Default
-            ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own. Behind a proxy every
-            client has the proxy's address.
+            ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own. The address is the
+            one that connected: behind a proxy every client has the proxy's, unless the proxy
+            is trusted (``trusted_proxies``) to name the client in ``X-Forwarded-For``.
         session_idle_timeout_s: Close sessions idle this long; ``None`` keeps them forever.
         step_hard_timeout_s: A call stuck on a session's thread this long is abandoned and its
             slot freed. Default ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600.
@@ -103,13 +111,26 @@ def create_app(
         ui_builder: Function ``(context) -> gradio.Blocks`` adding a custom UI tab.
         show_default_ui: Set False to show only the custom tab.
         trajectories: Record every session's episodes to this ``.jsonl`` or ``.parquet`` file
-            (see :mod:`openenv_hub.trajectories`); it is complete when the server stops.
+            (see :mod:`openenv_hub.trajectories`). A JSON Lines file is appended to as each
+            episode ends (readable while the server runs); a Parquet file is written when the
+            server stops, to the next free name (``NAME-1.parquet``) if one is there. The latest
+            episodes are also served by ``GET /episodes`` where watching is on.
         allowed_origins: Origins (``scheme://host[:port]``, or ``"*"``) whose web pages may
             call the server besides its own pages. Default ``$OPENENV_ALLOWED_ORIGINS``; on a
             Space, its own origin is added. Other pages are refused
             (:mod:`openenv_hub.server.browsers`); clients that are not browsers are unaffected.
-        allowed_hosts: Host names (or ``"*"``) answered over loopback besides ``localhost``,
-            ``127.0.0.1`` and ``[::1]``. Default ``$OPENENV_ALLOWED_HOSTS``.
+        allowed_hosts: Host names answered besides the loopback names (``localhost``,
+            ``127.0.0.1``, ``[::1]``) and the address a client connected to (``.example.com``
+            for that name and every name under it, ``"*"`` for any). Default
+            ``$OPENENV_ALLOWED_HOSTS``; on a Space, its own host is added.
+        trusted_proxies: Addresses or networks (``"10.0.0.0/8"``, or ``"*"``) of the proxies
+            in front of the server, whose ``X-Forwarded-For``, ``X-Forwarded-Proto``,
+            ``X-Forwarded-Host`` and ``Forwarded`` headers are believed. Default
+            ``$OPENENV_TRUSTED_PROXIES``, else none (:mod:`openenv_hub.server.proxies`).
+        watch: Let others watch, list and fork the sessions of this server (the web UI's
+            Sessions tab, the recorded episodes). Default ``$OPENENV_WATCH``, else on only for
+            a server bound to a loopback address and not on a Space
+            (:func:`~openenv_hub.server.watch.watch_rule`).
     """
     action_cls = action_cls or getattr(env_factory, "action_cls", None) or Action
     observation_cls = (
@@ -126,11 +147,16 @@ def create_app(
         run_on_event_loop=run_on_event_loop,
         env_name=env_name,
     )
+    pool.watch = watch
     message_mb = settings.max_message_size_mb(max_message_size_mb)
-    browsers = BrowserPolicy.from_settings(allowed_origins, allowed_hosts)
+    browsers = BrowserPolicy.from_settings(allowed_origins, allowed_hosts, trusted_proxies)
+    redact_session_keys_in_logs()
+    shows_sessions = bool(trajectories) or (web if web is not None else web_enabled_by_env())
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if shows_sessions:
+            _announce_watch_rule(pool)
         recorder = await _start_recording(pool, trajectories) if trajectories else None
         yield
         await pool.aclose()
@@ -146,6 +172,7 @@ def create_app(
     app.state.sessions = pool
     app.state.max_message_size_mb = message_mb
     app.add_middleware(RequestBodyLimit, max_bytes=int(message_mb * 1024 * 1024))
+    add_trusted_proxies(app, browsers.proxies)  # inside the guard, which sees the proxy itself
     add_browser_guard(app, browsers)  # outermost: refused requests are never read
     simulation = _server_mode(mode) == "simulation"
     app.include_router(
@@ -158,6 +185,7 @@ def create_app(
         )
     )
     app.include_router(build_task_router(pool, env_name or pool.factory_name))
+    app.include_router(build_episodes_router(pool))
     _add_sockets(app, pool)
     _install_error_handlers(app)
     if web if web is not None else web_enabled_by_env():
@@ -172,11 +200,27 @@ def create_app(
     return app
 
 
+def _announce_watch_rule(pool: SessionPool) -> None:
+    """Say at startup whether others may watch this server's sessions; loudly where it is on
+    for a server that others reach."""
+    rule = pool.watch_rule()
+    if rule.shared:
+        logger.warning(
+            "Watching sessions is ON for a server others can reach (%s): anyone who can open "
+            "its /web sees every client's sessions and recorded episodes.",
+            rule.reason,
+        )
+    else:
+        logger.info("Watching sessions: %s (%s)", "on" if rule.allowed else "off", rule.reason)
+
+
 async def _start_recording(pool: SessionPool, path: str | os.PathLike[str]) -> Any:
     """Attach a server-side trajectory recorder to the session core."""
     from openenv_hub.trajectories import ServerRecorder, TrajectoryWriter
 
-    writer = TrajectoryWriter(path)
+    writer = TrajectoryWriter(path, append=True)  # a restart keeps what was recorded before
+    if Path(writer.path) != Path(path):
+        logger.info("%s exists: recording this run's episodes to %s", path, writer.path)
     metadata = await pool.metadata()
     recorder = ServerRecorder(writer, metadata.name, metadata.version)
     pool.observers.append(recorder)
@@ -250,6 +294,10 @@ def serve_app(
         raise ConfigurationError(
             "reload=True needs the app as an import string, e.g. 'pkg.app:app'"
         )
+    os.environ[BIND_HOST_SETTING] = host  # for the rule of who may watch (server.watch)
+    pool = getattr(getattr(app, "state", None), "sessions", None)
+    if pool is not None:
+        pool.bind_host = host
     options = uvicorn_options(
         ws_ping_interval_s=ws_ping_interval_s,
         ws_ping_timeout_s=ws_ping_timeout_s,

@@ -22,7 +22,6 @@ import contextlib
 import functools
 import logging
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -40,8 +39,10 @@ from openenv_hub.server import settings
 from openenv_hub.server.capacity import SessionRoom, check_client_share, resolve_capacity
 from openenv_hub.server.observers import SessionObserver, notify
 from openenv_hub.server.session import Session, SessionUse
+from openenv_hub.server.session_keys import SessionKeys, new_display_id
 from openenv_hub.server.settings import DEFAULT_MAX_SESSIONS, DEFAULT_STEP_HARD_TIMEOUT_S
 from openenv_hub.server.threads import SessionThreads
+from openenv_hub.server.watch_rule import WatchRule, watch_rule
 from openenv_hub.server.watchdog import Watchdog
 from openenv_hub.server.worker import within
 from openenv_hub.serving import collector_follows
@@ -127,7 +128,8 @@ class SessionLifecycle:
         self.step_hard_timeout_s = settings.step_hard_timeout_s(step_hard_timeout_s)
         self.env_name = env_name
         self.close_timeout_s = CLOSE_TIMEOUT_S
-        self._sessions: dict[str, Session] = {}  # addressable: WebSocket, MCP and UI sessions
+        self._sessions: dict[str, Session] = {}  # by display id: WebSocket, MCP and UI sessions
+        self._keys = SessionKeys()  # the sessions addressed by name, by their keys
         self._ephemeral: set[Session] = set()  # stateless HTTP calls
         self._draining: set[Session] = set()  # closed, their thread still running a call
         self._finishing: set[asyncio.Task[None]] = set()
@@ -137,6 +139,11 @@ class SessionLifecycle:
         self.room = SessionRoom(self.max_concurrent_envs, env_name or self._factory_name)
         self.watchdog = Watchdog(self)
         self.observers: list[SessionObserver] = []  # told of every reset, step and close
+        #: Whether others may watch, list and fork this pool's sessions: ``create_app``'s
+        #: ``watch`` (None: by the rule of :func:`~openenv_hub.server.watch.watch_rule`).
+        self.watch: bool | None = None
+        #: The address the server is bound to, where the code serving it says (``serve_app``).
+        self.bind_host: str | None = None
 
     # -- configuration ---------------------------------------------------------------------
 
@@ -172,11 +179,19 @@ class SessionLifecycle:
     def sessions(self) -> list[Session]:
         return list(self._sessions.values())
 
+    def watch_rule(self) -> WatchRule:
+        """Whether others may watch, list and fork this pool's sessions, and why."""
+        return watch_rule(self.watch, self.bind_host)
+
     # -- opening ---------------------------------------------------------------------------
 
-    async def open(self, kind: str = "ws", *, client: str | None = None) -> Session:
+    async def open(
+        self, kind: str = "ws", *, client: str | None = None, addressable: bool = False
+    ) -> Session:
         """Reserve a slot and create a new environment for it; ``client`` is the address of
-        whoever asked (for ``max_sessions_per_client``).
+        whoever asked (for ``max_sessions_per_client``). An ``addressable`` session gets a key
+        (:attr:`Session.key`), which :meth:`get` and :meth:`attach` take: give it to the caller
+        and no one else.
 
         Raises:
             SessionCapacityError: every slot is in use, or the client's share is.
@@ -185,6 +200,8 @@ class SessionLifecycle:
         self._reserve(client)
         session = self._new_session(kind)
         session.client = client
+        if addressable:
+            self._keys.issue(session)
         self._sessions[session.id] = session
         collector_follows(self.active_sessions)
         self.watchdog.start()
@@ -217,7 +234,7 @@ class SessionLifecycle:
     def _new_session(self, kind: str, *, reuse_worker: bool = False) -> Session:
         """A session with where its calls run: a thread of its own, the shared one, a spare
         thread (for short-lived sessions), or the event loop."""
-        session_id = str(uuid.uuid4())
+        session_id = new_display_id(self._sessions)
         worker, owns = self.threads.assign(session_id, reuse=reuse_worker)
         return Session(
             id=session_id, kind=kind, worker=worker, owns_worker=owns, reuse_worker=reuse_worker
@@ -239,22 +256,28 @@ class SessionLifecycle:
         session.reward_range = declared_reward_range(env)
         session.env = env
 
-    def get(self, session_id: str) -> Session:
-        session = self._sessions.get(session_id)
-        if session is None:
-            raise SessionNotFoundError(session_id)
+    def get(self, key: str) -> Session:
+        """The session ``key`` addresses (see :mod:`openenv_hub.server.session_keys`).
+
+        Raises:
+            SessionNotFoundError: no session holds this key (closed, or never one of ours).
+            SessionError: the session is still being created.
+        """
+        session = self._keys.find(key)
+        if session is None or session.closed:
+            raise SessionNotFoundError(key)
         if session.env is None:
             raise SessionError(
-                f"Session {session_id} is still initializing; retry shortly", session_id=session_id
+                "The session is still initializing; retry shortly", session_id=session.id
             )
         return session
 
-    def attach(self, session_id: str) -> Session:
-        """Let a WebSocket join a session created over HTTP (``/ws?session_id=...``)."""
-        session = self.get(session_id)
+    def attach(self, key: str) -> Session:
+        """Let a WebSocket join a session created over HTTP, by its key."""
+        session = self.get(key)
         if session.attached:
             raise SessionError(
-                f"Session {session_id} already has an attached WebSocket", session_id=session_id
+                "The session already has an attached WebSocket", session_id=session.id
             )
         session.attached = True
         return session
@@ -308,6 +331,7 @@ class SessionLifecycle:
             return
         session.closed = True
         self._sessions.pop(session.id, None)
+        self._keys.forget(session)
         self._ephemeral.discard(session)
         if self.observers:
             notify(self.observers, "on_close", session.id)

@@ -5,7 +5,9 @@ Methods: ``tools/list``, ``tools/call``, ``openenv/session/create``, ``openenv/s
 :mod:`openenv_hub.server.snapshots`), plus ``initialize`` and ``ping`` so generic MCP clients
 can handshake. Notifications (requests
 without an ``id``) are carried out and get no reply. Errors are answered with the JSON-RPC code
-their exception class declares; anything unexpected with -32603 and the request's id.
+their exception class declares; anything unexpected with -32603 and the request's id. A batch
+(a JSON array of requests, at most :data:`MAX_BATCH`) is answered as JSON-RPC 2.0 says: one
+array of the replies, in order, notifications' left out.
 
 Layer: server.
 """
@@ -16,7 +18,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, overload
 
 from pydantic import ValidationError
 
@@ -32,7 +34,7 @@ from openenv_hub.protocol import (
 from openenv_hub.server.sessions import Session, SessionPool
 from openenv_hub.types import ToolErrorType
 
-__all__ = ["handle_jsonrpc", "parse_jsonrpc"]
+__all__ = ["MAX_BATCH", "handle_jsonrpc", "parse_jsonrpc"]
 
 logger = logging.getLogger("openenv_hub.server")
 
@@ -40,21 +42,62 @@ _PROTOCOL_VERSION = "2025-06-18"
 Reply = dict[str, Any]
 
 
+#: Requests one JSON-RPC batch may hold; a longer batch is refused whole (-32600).
+MAX_BATCH: Final = 32
+
+
 def parse_jsonrpc(raw: str | bytes | dict[str, Any]) -> JsonRpcRequest | Reply:
-    """Validate a JSON-RPC request, or return the error reply for it."""
+    """Validate one JSON-RPC request, or return the error reply for it: -32700 for text that is
+    not JSON, -32600 for JSON that is not a request (with the request's ``id`` when it has one
+    that can be read)."""
     if not isinstance(raw, dict):
         try:
-            raw = parse_json(raw)
+            return _request(parse_json(raw))
         except ValueError as exc:
             return jsonrpc_error(None, JsonRpcCode.PARSE_ERROR, f"Parse error: {exc}")
-        if not isinstance(raw, dict):
-            return jsonrpc_error(
-                None, JsonRpcCode.PARSE_ERROR, "Parse error: expected a JSON object"
-            )
+    return _request(raw)
+
+
+def _request(value: Any) -> JsonRpcRequest | Reply:
+    """``value`` (parsed JSON) as a request, or the -32600 reply that says why it is not one."""
+    if not isinstance(value, dict):
+        return jsonrpc_error(
+            None,
+            JsonRpcCode.INVALID_REQUEST,
+            f"Invalid request: expected a JSON object (a request), got {_json_type(value)}",
+        )
     try:
-        return JsonRpcRequest.model_validate(raw)
+        return JsonRpcRequest.model_validate(value)
     except ValidationError as exc:
-        return jsonrpc_error(None, JsonRpcCode.INVALID_REQUEST, f"Invalid request: {exc}")
+        request_id = value.get("id")
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            request_id = None
+        return jsonrpc_error(request_id, JsonRpcCode.INVALID_REQUEST, f"Invalid request: {exc}")
+
+
+def _json_type(value: Any) -> str:
+    kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return kinds.get(type(value), "a number")
+
+
+@overload
+async def handle_jsonrpc(
+    pool: SessionPool,
+    raw: dict[str, Any],
+    *,
+    bound: Session | None = None,
+    client: str | None = None,
+) -> Reply | None: ...
+
+
+@overload
+async def handle_jsonrpc(
+    pool: SessionPool,
+    raw: str | bytes,
+    *,
+    bound: Session | None = None,
+    client: str | None = None,
+) -> Reply | list[Reply] | None: ...
 
 
 async def handle_jsonrpc(
@@ -63,11 +106,35 @@ async def handle_jsonrpc(
     *,
     bound: Session | None = None,
     client: str | None = None,
-) -> Reply | None:
-    """Answer one JSON-RPC request; ``None`` for a notification (a request without ``id``),
-    which gets no reply. ``bound`` is the session of the socket the request arrived on;
-    ``client`` the address of who sent it (sessions it creates count towards its share)."""
-    request = parse_jsonrpc(raw)
+) -> Reply | list[Reply] | None:
+    """Answer one JSON-RPC request, ``None`` for a notification (a request without ``id``,
+    which gets no reply), or a batch of requests (text holding a JSON array): the list of their
+    replies in order, notifications' left out, ``None`` when all were notifications. ``bound``
+    is the session of the socket the request arrived on; ``client`` the address of who sent it
+    (sessions it creates count towards its share)."""
+    caller = _Caller(bound, client)
+    if isinstance(raw, dict):
+        return await _answer(pool, raw, caller)
+    try:
+        message = parse_json(raw)
+    except ValueError as exc:
+        return jsonrpc_error(None, JsonRpcCode.PARSE_ERROR, f"Parse error: {exc}")
+    if not isinstance(message, list):
+        return await _answer(pool, message, caller)
+    if not message or len(message) > MAX_BATCH:
+        size = f"a batch of {len(message)} requests; one may hold at most {MAX_BATCH}"
+        return jsonrpc_error(
+            None,
+            JsonRpcCode.INVALID_REQUEST,
+            f"Invalid request: {size if message else 'an empty batch'}",
+        )
+    replies = [await _answer(pool, request, caller) for request in message]
+    return [reply for reply in replies if reply is not None] or None
+
+
+async def _answer(pool: SessionPool, message: Any, caller: _Caller) -> Reply | None:
+    """The reply to one request (parsed JSON); ``None`` for a notification."""
+    request = _request(message)
     if isinstance(request, dict):
         return request
     notification = "id" not in request.model_fields_set
@@ -79,7 +146,6 @@ async def handle_jsonrpc(
             request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"
         )
     try:
-        caller = _Caller(bound, client)
         reply = jsonrpc_result(request.id, await handler(pool, request.params, caller))
     except _RpcError as exc:
         reply = jsonrpc_error(request.id, exc.code, exc.message, exc.data)
@@ -155,17 +221,20 @@ async def _tools_call(pool: SessionPool, params: dict[str, Any], caller: _Caller
 
 
 async def _session_create(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
+    """A new session addressed by the key answered, to this caller only; on a socket, the
+    socket's own session (bound to it: its display id names it, and grants nothing)."""
     if caller.bound is not None:
-        return {"session_id": caller.bound.id}
-    session = await pool.open("mcp-http", client=caller.client)
-    return {"session_id": session.id}
+        return {"session_id": caller.bound.key or caller.bound.id}
+    session = await pool.open("mcp-http", client=caller.client, addressable=True)
+    return {"session_id": session.key}
 
 
 async def _session_close(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
     session_id = params.get("session_id")
     if not session_id:
         raise _RpcError(JsonRpcCode.INVALID_PARAMS, "Invalid params - 'session_id' is required")
-    if caller.bound is not None and caller.bound.id == session_id:
+    bound = caller.bound
+    if bound is not None and session_id in (bound.id, bound.key):
         raise _RpcError(
             JsonRpcCode.INVALID_REQUEST,
             "Cannot close active WebSocket-managed session via MCP method",

@@ -27,7 +27,13 @@ CloseCallback = Callable[[str], Awaitable[None]]
 
 @dataclass(eq=False, slots=True)
 class Session:
-    """One environment instance and the thread its synchronous methods run on."""
+    """One environment instance and the thread its synchronous methods run on.
+
+    ``id`` is a display id: what the Sessions view, logs and observers show; it grants nothing.
+    ``key`` is the capability of a session addressed by name (``openenv/session/create``): only
+    the client that created the session is told it; WebSocket sessions have none (they are bound
+    to their connection).
+    """
 
     id: str
     kind: str
@@ -42,6 +48,7 @@ class Session:
     thread_call_since: float | None = None  # a call runs on the thread, since (monotonic)
     caller: asyncio.Task[Any] | None = None  # the task whose call holds the lock
     closed: bool = False
+    key: str | None = field(default=None, repr=False)
     attached: bool = False  # a WebSocket joined this session with /ws?session_id=...
     close_when_detached: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)

@@ -4,10 +4,15 @@ steps, return so far and its latest steps, for read-only viewers (the web UI's S
 The observer only appends to bounded buffers on the event loop, after each call, and sets the
 :class:`asyncio.Event` of each viewer following the session (:meth:`WatchedSession.follow`):
 watching never changes a session and adds no wait to its steps; a viewer reads the buffers in
-its own time, so a slow one holds nothing back and makes nothing grow. Whether watching is
-allowed is a setting, ``OPENENV_WATCH_SESSIONS`` (``1`` or ``0``); by default it is on locally
-and off on a Hugging Face Space (where ``SPACE_ID`` is set), since a Space's sessions are other
-people's.
+its own time, so a slow one holds nothing back and makes nothing grow.
+
+Who may watch (:func:`watch_rule`) is one rule for everything that shows one client's sessions
+to another: the Sessions view and its stream, forking a watched session, the episodes a server
+recorded (the Replay tab's list, ``GET /episodes``). It is on only where the server is local to
+one user: bound to a loopback address (``openenv serve``'s default) and not on a Hugging Face
+Space; or where the operator turns it on (``create_app(watch=True)``, ``$OPENENV_WATCH=1``).
+The images this project builds set ``OPENENV_WATCH=0``: a container's loopback may be the
+host's (a runtime that shares the host's network), and other people reach it.
 
 Layer: server.
 """
@@ -16,51 +21,42 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openenv_hub.server.watch_rule import (
+    BIND_HOST_SETTING,
+    LEGACY_WATCH_SETTING,
+    WATCH_SETTING,
+    WatchRule,
+    is_loopback_host,
+    watch_rule,
+    watching_allowed,
+    watching_refused_message,
+)
+
 if TYPE_CHECKING:
     from openenv_hub.server.sessions import SessionPool
 
 __all__ = [
+    "BIND_HOST_SETTING",
+    "LEGACY_WATCH_SETTING",
     "WATCH_SETTING",
     "SessionWatch",
+    "WatchRule",
     "WatchedSession",
     "WatchedStep",
+    "is_loopback_host",
     "session_watch",
+    "watch_rule",
     "watching_allowed",
     "watching_refused_message",
 ]
 
-WATCH_SETTING = "OPENENV_WATCH_SESSIONS"
 MAX_WATCHED_STEPS = 200  # the latest steps kept per session
 MAX_ENDED_SESSIONS = 20  # ended sessions kept, so a viewer sees how they ended
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def watching_allowed(environ: dict[str, str] | None = None) -> bool:
-    """Whether live sessions may be watched: ``$OPENENV_WATCH_SESSIONS``, else on unless the
-    server runs on a Space."""
-    env = os.environ if environ is None else environ
-    chosen = env.get(WATCH_SETTING, "").strip().lower()
-    if chosen in _TRUE:
-        return True
-    if chosen in _FALSE:
-        return False
-    return not env.get("SPACE_ID")
-
-
-def watching_refused_message() -> str:
-    """What a viewer is told where watching is off, and how to turn it on."""
-    return (
-        "Watching sessions is off on this server. Its owner can turn it on by setting "
-        f"{WATCH_SETTING}=1 (on a Space: a variable in the Space's settings) and restarting it."
-    )
 
 
 @dataclass
@@ -170,8 +166,9 @@ class SessionWatch:
 
 
 def session_watch(pool: SessionPool) -> SessionWatch | None:
-    """``pool``'s session watch, attached on first use; None where watching is off."""
-    if not watching_allowed():
+    """``pool``'s session watch, attached on first use; None where watching is off
+    (``pool.watch_rule()``)."""
+    if not pool.watch_rule().allowed:
         return None
     found = next((o for o in pool.observers if isinstance(o, SessionWatch)), None)
     if found is None:

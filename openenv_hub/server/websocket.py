@@ -50,6 +50,7 @@ from openenv_hub.protocol.connection import (
     PipeliningRefused,
     ServerConnection,
 )
+from openenv_hub.server.http import SESSION_HEADER
 from openenv_hub.server.sessions import Session, SessionPool
 from openenv_hub.server.ws_replies import (
     CLOSE,
@@ -81,7 +82,13 @@ async def _serve(
     attachable: bool = False,
 ) -> None:
     await websocket.accept()
-    attach_to = websocket.query_params.get("session_id") if attachable else None
+    # A session created over HTTP is joined by its key: the handshake's header (kept out of
+    # URLs and access logs), or the ``session_id`` query parameter OpenEnv's clients send.
+    attach_to = None
+    if attachable:
+        attach_to = websocket.headers.get(SESSION_HEADER) or websocket.query_params.get(
+            "session_id"
+        )
     try:
         client = websocket.client.host if websocket.client else None
         session = pool.attach(attach_to) if attach_to else await pool.open("ws", client=client)

@@ -19,7 +19,7 @@ from openenv_hub.trajectories.recorder import (
     record_episodes,
 )
 from openenv_hub.trajectories.records import COLUMNS, EpisodeBuffer, StepRecord
-from openenv_hub.trajectories.server import ServerRecorder
+from openenv_hub.trajectories.server import ServerRecorder, server_recorder
 
 __all__ = [
     "COLUMNS",
@@ -38,4 +38,5 @@ __all__ = [
     "read_hub_records",
     "read_records",
     "record_episodes",
+    "server_recorder",
 ]

@@ -4,14 +4,21 @@ extra). The format follows the file's suffix: ``.jsonl`` or ``.parquet``.
 A writer never leaves a half-written file where the data belongs: it writes to a temporary file
 beside it and moves it into place when closed. Episodes are written whole.
 
+A writer made with ``append=True`` (a recording server's) never replaces what a file holds: a
+JSON Lines file is appended to, each episode in one write as it ends, so the file is readable
+while the server runs; a Parquet file, which cannot be appended to, is left as it is and the
+new episodes go to the first free name with a number (``episodes-1.parquet``).
+
 Layer: client.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -62,7 +69,8 @@ class TrajectoryWriter:
     """Writes recorded episodes to ``path`` (``.jsonl`` or ``.parquet``).
 
     Use it as a context manager; the file appears when the writer closes. Writing to a file
-    that exists replaces it.
+    that exists replaces it, unless ``append`` (see the module's docstring): then
+    :attr:`path` is where the episodes go, which for Parquet may be a new name.
 
     Example::
 
@@ -70,7 +78,7 @@ class TrajectoryWriter:
             writer.write_episode(records)
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, append: bool = False) -> None:
         self.path = Path(path)
         self.format = _format_of(self.path)
         if self.format == ".parquet":
@@ -78,9 +86,16 @@ class TrajectoryWriter:
         self.episodes = 0
         self.steps = 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-        self._temporary = Path(temporary)
-        self._file: IO[str] = os.fdopen(fd, "w", encoding="utf-8")
+        self._appending = append and self.format == ".jsonl"
+        if append and self.format == ".parquet":
+            self.path = _free_name(self.path)
+        self._temporary: Path | None = None
+        if self._appending:
+            self._file: IO[str] = self.path.open("a", encoding="utf-8")
+        else:
+            fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+            self._temporary = Path(temporary)
+            self._file = os.fdopen(fd, "w", encoding="utf-8")
         self._rows: list[dict[str, Any]] = []
         self._closed = False
 
@@ -88,8 +103,10 @@ class TrajectoryWriter:
         """Append one whole episode."""
         rows = [record.as_dict() for record in records]
         if self.format == ".jsonl":
-            self._file.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-            self._file.flush()
+            text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+            with _locked(self._file) if self._appending else contextlib.nullcontext():
+                self._file.write(text)
+                self._file.flush()
         else:
             self._rows.extend(rows)
         self.episodes += 1
@@ -101,6 +118,8 @@ class TrajectoryWriter:
             return
         self._closed = True
         self._file.close()
+        if self._temporary is None:  # appended as it went
+            return
         if self.format == ".parquet":
             pa = _pyarrow()
             table = pa.Table.from_pylist(self._rows, schema=_schema(pa))
@@ -108,10 +127,12 @@ class TrajectoryWriter:
         os.replace(self._temporary, self.path)
 
     def discard(self) -> None:
-        """Close without writing anything (the temporary file is removed)."""
+        """Close without writing anything more (the temporary file is removed; what was
+        appended to a file stays)."""
         self._closed = True
         self._file.close()
-        self._temporary.unlink(missing_ok=True)
+        if self._temporary is not None:
+            self._temporary.unlink(missing_ok=True)
 
     def __enter__(self) -> TrajectoryWriter:
         return self
@@ -125,11 +146,45 @@ class TrajectoryWriter:
         self.close()
 
 
+def _free_name(path: Path) -> Path:
+    """``path`` if nothing is there, else the first of ``STEM-1.SUFFIX``, ``STEM-2.SUFFIX``...
+    that is free."""
+    candidate, number = path, 0
+    while candidate.exists():
+        number += 1
+        candidate = path.with_name(f"{path.stem}-{number}{path.suffix}")
+    return candidate
+
+
+@contextlib.contextmanager
+def _locked(file: IO[str]) -> Iterator[None]:
+    """Hold an exclusive lock on ``file`` (where the system has ``flock``), so that writers of
+    two processes appending to one file never interleave their episodes' lines."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: appends of one process only
+        yield
+        return
+    fcntl.flock(file.fileno(), fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+
+
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every record of a trajectory file, as dicts with the columns of :class:`StepRecord`."""
+    """Every record of a trajectory file, as dicts with the columns of :class:`StepRecord`.
+
+    A JSON Lines file whose last line was cut short (a server killed while it wrote) gives the
+    records before it."""
     file = Path(path)
     if _format_of(file) == ".jsonl":
-        with file.open(encoding="utf-8") as lines:
-            return [json.loads(line) for line in lines if line.strip()]
+        lines = file.read_text(encoding="utf-8").split("\n")
+        unfinished = lines.pop()  # "" when the file ends with its last line's newline
+        records = [json.loads(line) for line in lines if line.strip()]
+        if unfinished.strip():
+            with contextlib.suppress(ValueError):  # cut short: left out
+                records.append(json.loads(unfinished))
+        return records
     rows: list[dict[str, Any]] = _pyarrow().parquet.read_table(file).to_pylist()
     return rows

@@ -15,12 +15,13 @@ Layer: client.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 from openenv_hub.trajectories.files import TrajectoryWriter
 from openenv_hub.trajectories.records import EpisodeBuffer
 
-__all__ = ["RECENT_EPISODES", "ServerRecorder"]
+__all__ = ["RECENT_EPISODES", "ServerRecorder", "server_recorder"]
 
 RECENT_EPISODES = 50  # the latest episodes written, kept in memory
 
@@ -91,3 +92,8 @@ class ServerRecorder:
         for session_id in list(self._open):
             self._flush(session_id, truncated=True)
         self.writer.close()
+
+
+def server_recorder(observers: Iterable[object]) -> ServerRecorder | None:
+    """The recorder among a session core's observers, if the server records episodes."""
+    return next((o for o in observers if isinstance(o, ServerRecorder)), None)

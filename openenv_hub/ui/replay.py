@@ -24,7 +24,7 @@ from typing import Any
 from openenv_hub.client.fork import ForkPlan
 from openenv_hub.errors import EpisodeRecordError, ReplayMismatchError
 from openenv_hub.server.sessions import SessionPool
-from openenv_hub.trajectories import ServerRecorder, read_records
+from openenv_hub.trajectories import read_records, server_recorder
 from openenv_hub.types import StepResult
 from openenv_hub.ui.actions import Actions, Outcome, entry_of
 from openenv_hub.ui.tabs import Tab
@@ -47,11 +47,12 @@ def read_episodes(path: str | os.PathLike[str]) -> dict[str, Records]:
 
 
 def server_episodes(pool: SessionPool) -> dict[str, Records] | None:
-    """The latest episodes the server recorded (None: it records none)."""
-    for observer in pool.observers:
-        if isinstance(observer, ServerRecorder):
-            return group_episodes([r for records in observer.recent for r in records])
-    return None
+    """The latest episodes the server recorded (None: it records none, or others' episodes
+    may not be listed here: see :func:`~openenv_hub.server.watch.watch_rule`)."""
+    recorder = server_recorder(pool.observers)
+    if recorder is None or not pool.watch_rule().allowed:
+        return None
+    return group_episodes([r for records in recorder.recent for r in records])
 
 
 def group_episodes(records: Records) -> dict[str, Records]:

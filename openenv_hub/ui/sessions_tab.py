@@ -52,7 +52,7 @@ def sessions_tab(actions: Actions, view: ResultView, tabs: Any, watch: SessionWa
     Playground's ``view`` and selects it."""
     pool = actions.pool
     if watch is None:
-        gr.Markdown(watching_refused_message(), elem_id="watch-refused")
+        gr.Markdown(watching_refused_message(pool.watch_rule()), elem_id="watch-refused")
         return
     with gr.HTML(html_template=watch_template(), css_template=WATCH_CSS, js_on_load=WATCH_SCRIPT,
                  elem_id="watch-live", apply_default_css=False) as live:  # fmt: skip

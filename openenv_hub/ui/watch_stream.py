@@ -102,7 +102,7 @@ def watch_route(pool: SessionPool, watch: SessionWatch | None) -> Any:
     async def stream(request: Request) -> Response:
         nonlocal open_streams
         if watch is None:
-            return _refusal(403, watching_refused_message(), "WATCHING_OFF")
+            return _refusal(403, watching_refused_message(pool.watch_rule()), "WATCHING_OFF")
         chosen = request.query_params.get("session") or None
         if chosen is not None and len(chosen) > MAX_SESSION_ID_CHARS:
             return _refusal(400, f"session: an id is at most {MAX_SESSION_ID_CHARS} characters "

@@ -33,6 +33,54 @@ def test_refuses_a_port_in_use(cli: Callable[..., Any], rendered_env: Path) -> N
     assert "Traceback" not in result.err
 
 
+def _in_time_wait(port: int) -> bool:
+    """Whether a TCP connection of ``port`` on this machine is in TIME_WAIT."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            if int(local.rsplit(":", 1)[1], 16) == port and state == "06":
+                return True
+    return False
+
+
+def _serve_child(env_dir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "openenv_hub_cli.main", "serve", str(env_dir)]
+    with log.open("ab") as output:
+        return start_child([*command, "--port", str(port)], stdout=output, stderr=output)
+
+
+def test_a_port_a_stopped_server_left_in_time_wait_is_served_again_at_once(
+    rendered_env: Path, tmp_path: Path
+) -> None:
+    """A server stopped with a client connected leaves its end of the connection in TIME_WAIT
+    for about a minute. uvicorn binds over it (``SO_REUSEADDR``); the check before it refused
+    the port all that minute as "already in use"."""
+    from openenv_hub.network import wait_for_health
+
+    port, log = free_port(), tmp_path / "serve.log"
+    url = f"http://127.0.0.1:{port}"
+    first = _serve_child(rendered_env, port, log)
+    try:
+        wait_for_health(url, timeout_s=60, alive=lambda: first.poll() is None)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+            client.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert client.recv(65536).startswith(b"HTTP/1.1 200")  # and the connection stays
+            first.send_signal(signal.SIGINT)
+            first.wait(30)
+            while client.recv(65536):  # the server closed its end first
+                pass
+    finally:
+        end_child(first)
+    assert _in_time_wait(port)
+    second = _serve_child(rendered_env, port, log)
+    try:
+        wait_for_health(url, timeout_s=60, alive=lambda: second.poll() is None)
+    except Exception:
+        raise AssertionError(f"the second server did not start:\n{log.read_text()}") from None
+    finally:
+        end_child(second)
+
+
 @pytest.mark.parametrize("port", ["70000", "0", "-1"])
 def test_refuses_a_port_out_of_range(
     cli: Callable[..., Any], rendered_env: Path, port: str

@@ -33,12 +33,13 @@ def docker_host() -> str:
     return host
 
 
-def openenv_build(path: Path, tag: str) -> None:
-    """``openenv build PATH --tag TAG`` with the test base image, as a user runs it."""
+def openenv_build(path: Path, tag: str, *, web: bool = False) -> None:
+    """``openenv build PATH --tag TAG`` with the test base image, as a user runs it (without
+    the web UI unless ``web``)."""
     from docker_support.engine import BASE_IMAGE
 
     command = [sys.executable, "-m", "openenv_hub_cli.main", "build", str(path), "--tag", tag]
-    command += ["--base-image", BASE_IMAGE, "--build-arg", NO_UI]
+    command += ["--base-image", BASE_IMAGE, *([] if web else ["--build-arg", NO_UI])]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
 

@@ -4,9 +4,11 @@ values; ``--apply`` without a cluster names the kubeconfig it looked for."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from ray_support import require_extra
@@ -76,6 +78,7 @@ def test_every_object_validates_and_carries_the_manifest() -> None:
         "LOG_LEVEL": "debug",
         "MAX_STEPS": "10",
         "MAX_CONCURRENT_ENVS": "32",
+        "OPENENV_ALLOWED_HOSTS": "echo-env,echo-env.rl,echo-env.rl.svc,echo-env.rl.svc.cluster.local",
     }
     assert container["envFrom"] == [{"secretRef": {"name": "echo-env-secrets"}}]
     assert kinds["Secret"]["stringData"] == {"API_KEY": ""}  # values only when applying
@@ -83,6 +86,25 @@ def test_every_object_validates_and_carries_the_manifest() -> None:
     assert (hpa["minReplicas"], hpa["maxReplicas"]) == (2, 6)
     with_value = kubernetes_objects(manifest, image="i", secrets={"API_KEY": "s3cret"})
     assert with_value[-1]["stringData"] == {"API_KEY": "s3cret"}
+
+
+def test_a_pod_answers_its_services_names_and_no_other(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the cluster, clients reach the server by its Service's names (``service_url``), which
+    it must answer; a name rebound to its address (DNS rebinding) it still refuses."""
+    from echo_env.server.environment import EchoEnvironment
+
+    from openenv_hub import create_app
+
+    (deployment, _service) = kubernetes_objects(load_manifest(ECHO_ENV), image="echo-env:1")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    for variable in container["env"]:
+        monkeypatch.setenv(variable["name"], variable["value"])
+    server = serve(create_app(EchoEnvironment))
+    for host in ("echo-env", "echo-env.default.svc.cluster.local", "10.12.0.7:8000"):
+        assert httpx.get(f"{server.url}/health", headers={"host": host}).status_code == 200
+    assert httpx.get(f"{server.url}/health", headers={"host": "rebound.test"}).status_code == 403
 
 
 def test_pods_run_as_user_1000_locked_down_with_a_writable_tmp_only() -> None:
@@ -271,3 +293,32 @@ def test_apply_needs_each_secret_in_the_environment(
     result = cli(*args, "API_KEY", "--apply")
     assert result.code == 1 and "API_KEY is not set" in result.err, result.text
     assert "Hint: Export it first" in result.err
+
+
+def test_apply_sends_only_the_secrets_named_on_the_command_line(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A manifest's ``secrets:`` (its author wrote the code that reads them) never takes a
+    value from the deployer's environment, a Hugging Face token least of all."""
+    from openenv_hub_cli.deploy import secret_values
+
+    environ = {"API_KEY": "k", "HF_TOKEN": "hf_" + "x" * 34, "AWS_SECRET_ACCESS_KEY": "a"}
+    assert secret_values([], environ) == {}
+    assert secret_values(["API_KEY"], environ) == {"API_KEY": "k"}
+    assert secret_values(["HF_TOKEN", "HF_TOKEN"], environ) == {"HF_TOKEN": environ["HF_TOKEN"]}
+
+    require_extra("kubernetes")
+    monkeypatch.setenv("API_KEY", "k")
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))  # no cluster: the run ends there
+    args = ["deploy", "kubernetes", ECHO_ENV, "--image", "i", "--out", tmp_path / "o"]
+    result = cli(*args, "--secret", "OTHER_KEY", "--apply")
+    assert "OTHER_KEY is not set" in result.err  # only the named one is read
+    manifest = tmp_path / "env"
+    shutil.copytree(ECHO_ENV, manifest)
+    text = (manifest / "openenv.yaml").read_text()
+    (manifest / "openenv.yaml").write_text(text + "secrets: [API_KEY]\n")
+    result = cli(
+        "deploy", "kubernetes", manifest, "--image", "i", "--out", tmp_path / "p", "--apply"
+    )
+    assert "--apply leaves API_KEY empty" in result.text
+    assert "No Kubernetes cluster" in result.err and "API_KEY is not set" not in result.err

@@ -66,7 +66,8 @@ def test_an_image_holds_no_env_file_no_key_and_no_link_target_from_outside(
     echo_copy: Path, tmp_path: Path, image_tag: str
 ) -> None:
     """``docker run IMAGE cat .env`` showed the author's tokens; a link to ~/.ssh/id_rsa put
-    the key itself into the image."""
+    the key itself into the image, and so would a hard link to it, an OAuth client secret or
+    a ``.VENV/`` folder (``.venv/`` where case is ignored)."""
     outside = tmp_path / "home"
     outside.mkdir()
     (outside / "id_rsa").write_text(SECRET, encoding="utf-8")
@@ -75,13 +76,19 @@ def test_an_image_holds_no_env_file_no_key_and_no_link_target_from_outside(
     os.symlink(outside / "id_rsa", echo_copy / "leaked_key")
     os.symlink(outside, echo_copy / "linked_home")
     os.symlink("README.md", echo_copy / "README_LINK.md")
+    os.link(outside / "id_rsa", echo_copy / "hard_linked_key")
+    (echo_copy / "client_secret.json").write_text(SECRET, encoding="utf-8")
+    (echo_copy / ".VENV").mkdir()
+    (echo_copy / ".VENV" / "token.txt").write_text(SECRET, encoding="utf-8")
 
     output = _build(echo_copy, image_tag)
     files = _image_files(image_tag)
     assert "openenv.yaml" in files and "echo_env/server/app.py" in files
-    for name in (".env", "server.pem", "leaked_key", "linked_home/id_rsa"):
+    for name in (".env", "server.pem", "leaked_key", "linked_home/id_rsa", "hard_linked_key"):
         assert name not in files, f"{name} is in the image"
     assert not [name for name, text in files.items() if SECRET in text]
     assert files["README_LINK.md"] == files["README.md"]  # a link inside: the file it names
     assert "leaked_key: a link to outside the folder (never followed)" in output
     assert "server.pem: looks like a secret" in output
+    assert "client_secret.json: looks like a secret" in output
+    assert "hard_linked_key: a hard link (the file has 2 names" in output

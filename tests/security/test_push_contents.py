@@ -168,3 +168,77 @@ def test_files_over_10_mb_are_announced_with_what_the_hub_does(
     plan = push(echo_copy, unique_repo(hub_env, "large"), dry_run=True, bundle_wheel=False).plan
     assert "weights.bin" in plan.files.added
     assert [(item.path, item.size) for item in plan.large] == [("weights.bin", 11 * 1024 * 1024)]
+
+
+# What else leaves the folder: hard links, other tools' logins, folders named in another case
+
+LOGINS = [
+    "gcloud/application_default_credentials.json",
+    "client_secret.json",
+    "client_secret_1234-abc.apps.googleusercontent.com.json",
+    "service-account.json",
+    "service_account-prod.json",
+    ".docker/config.json",
+    ".config/gh/hosts.yml",
+    "deploy_key",
+    "deploy_key.pub",
+    ".huggingface/token",
+]
+TOOL_FOLDERS = [".Git/config", ".VENV/bin/python", "Node_Modules/x/index.js", "BUILD/lib.py"]
+
+
+def test_a_hard_link_to_a_file_outside_the_folder_is_left_out_unless_asked(
+    hub_env: HubEnv, echo_copy: Path, outside: Path, cli: Callable[..., CliResult]
+) -> None:
+    """``ln ~/notes.txt env/notes.txt`` makes the folder hold the outside file itself: no link
+    to follow, and nothing in the folder says where its other name is."""
+    os.link(outside / "notes.txt", echo_copy / "notes.txt")
+    os.link(outside / ".ssh" / "id_rsa", echo_copy / "data.bin")
+    reason = (
+        "a hard link (the file has 2 names, and another may be outside the folder; "
+        "--allow-hard-links uploads it)"
+    )
+    repo_id = unique_repo(hub_env, "hardlink")
+    result = cli("push", echo_copy, "--repo-id", repo_id)
+    assert result.code == 0, result.text
+    assert _listed(result.out) == {"data.bin": reason, "notes.txt": reason}
+    files = space_files(hub_env, repo_id)
+    assert "notes.txt" not in files and "data.bin" not in files
+    assert not [name for name, data in files.items() if SECRET.encode() in data]
+
+    asked = cli("push", echo_copy, "--repo-id", repo_id, "--allow-hard-links")
+    assert asked.code == 0, asked.text
+    assert space_files(hub_env, repo_id)["notes.txt"] == SECRET.encode()
+
+
+def test_cloud_and_tool_logins_are_left_out(
+    hub_env: HubEnv, echo_copy: Path, cli: Callable[..., CliResult]
+) -> None:
+    """gcloud's application default credentials, an OAuth client secret, a service account
+    key, Docker's and GitHub's CLI logins, a deploy key, a Hub token file and Windows' netrc
+    were published."""
+    for name in [*LOGINS, "_netrc"]:
+        (echo_copy / name).parent.mkdir(parents=True, exist_ok=True)
+        (echo_copy / name).write_text(SECRET, encoding="utf-8")
+    repo_id = unique_repo(hub_env, "logins")
+    result = cli("push", echo_copy, "--repo-id", repo_id)
+    assert result.code == 0, result.text
+    assert _listed(result.out) == {
+        name: f"looks like a secret (--include-secret {name} uploads it)" for name in LOGINS
+    }
+    assert "_netrc" in push(echo_copy, repo_id, dry_run=True, bundle_wheel=False).plan.ignored
+    files = space_files(hub_env, repo_id)
+    assert not [name for name, data in files.items() if SECRET.encode() in data]
+
+
+def test_tool_folders_named_in_another_case_are_left_out(hub_env: HubEnv, echo_copy: Path) -> None:
+    """``.Git/`` and ``.VENV/`` are ``.git/`` and ``.venv/`` on macOS and Windows (file systems
+    that ignore case), and went up whole."""
+    for name in TOOL_FOLDERS:
+        (echo_copy / name).parent.mkdir(parents=True, exist_ok=True)
+        (echo_copy / name).write_text(SECRET, encoding="utf-8")
+    repo_id = unique_repo(hub_env, "case")
+    plan = push(echo_copy, repo_id, bundle_wheel=False).plan
+    assert {".Git/", ".VENV/", "Node_Modules/", "BUILD/"} <= set(plan.ignored)
+    files = space_files(hub_env, repo_id)
+    assert not [name for name, data in files.items() if SECRET.encode() in data]

@@ -74,18 +74,97 @@ def test_errors(echo: httpx.Client, method: str, params: Any, code: int, message
     [
         (b"not json", -32700),
         (b'{"jsonrpc": "2.0", "method": "ping", "id": 1, "x": NaN}', -32700),
-        (b"[1]", -32700),
         (b"{}", -32600),
         (b'{"jsonrpc": "1.0", "method": "x"}', -32600),
+        (b"1", -32600),
+        (b'"tools/list"', -32600),
+        (b"[]", -32600),  # an empty batch
     ],
 )
 def test_envelope_errors(echo: httpx.Client, body: bytes, code: int) -> None:
-    """JSON-RPC's own error objects, as the `openenv` package answers them; a JSON body that
-    does not parse is a -32700, not the 422 the other routes answer."""
+    """JSON-RPC's own error objects; a JSON body that does not parse is a -32700, not the 422
+    the other routes answer, and JSON that parses but is no request a -32600 (the `openenv`
+    package says -32700 "Parse error" to both)."""
     response = echo.post("/mcp", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 200
     reply = response.json()
     assert reply["jsonrpc"] == "2.0" and reply["id"] is None and reply["error"]["code"] == code
+
+
+@pytest.mark.parametrize(
+    ("request_id", "echoed"), [(3, 3), ("three", "three"), (None, None), ([3], None), (True, None)]
+)
+def test_an_invalid_request_is_answered_with_its_id(
+    echo: httpx.Client, request_id: Any, echoed: Any
+) -> None:
+    """The client can tell which of its requests was refused, when the id can be read."""
+    body = {"jsonrpc": "1.0", "method": "tools/list", "id": request_id}
+    reply = echo.post("/mcp", json=body).json()
+    assert reply["id"] == echoed and reply["error"]["code"] == -32600, reply
+    assert "jsonrpc" in reply["error"]["message"]
+
+
+TOOL_CALL = {"name": "echo_message", "arguments": {"message": "in a batch"}}
+BATCH = [
+    {"jsonrpc": "2.0", "method": "tools/call", "params": TOOL_CALL, "id": 1},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "method": "ping"},  # a notification of a known method: carried out
+    {"jsonrpc": "2.0", "method": "nope", "id": "b"},
+    {"jsonrpc": "2.0", "method": 5, "id": 3},
+    1,
+    {"jsonrpc": "2.0", "method": "ping", "id": 4},
+]
+
+
+def answered_batch(replies: list[dict[str, Any]]) -> None:
+    """The replies to ``BATCH``: one per request but the notifications, in order."""
+    assert [r["id"] for r in replies] == [1, "b", 3, None, 4], replies
+    assert replies[0]["result"]["data"] == "in a batch"
+    assert [r["error"]["code"] for r in replies[1:4]] == [-32601, -32600, -32600]
+    assert replies[4]["result"] == {}
+
+
+def test_a_batch_is_answered_request_by_request(echo: httpx.Client) -> None:
+    response = echo.post("/mcp", json=BATCH)
+    assert response.status_code == 200
+    answered_batch(response.json())
+    reply = echo.post("/mcp", json=BATCH[1:3])  # notifications only: no reply, as for one
+    assert reply.status_code == 202 and reply.content == b""
+
+
+def test_a_batch_over_the_bound_is_refused_whole(echo: httpx.Client, echo_server: Any) -> None:
+    from openenv_hub.server.mcp import MAX_BATCH
+
+    create = {"jsonrpc": "2.0", "method": "openenv/session/create"}
+    reply = echo.post("/mcp", json=[{**create, "id": i} for i in range(MAX_BATCH + 1)]).json()
+    assert reply["id"] is None and reply["error"]["code"] == -32600
+    assert f"at most {MAX_BATCH}" in reply["error"]["message"]
+    assert echo_server.pool.active_sessions == 0  # none of it was carried out
+    replies = echo.post("/mcp", json=[{**create, "id": i} for i in range(MAX_BATCH)]).json()
+    assert [r["id"] for r in replies] == list(range(MAX_BATCH))
+    assert echo_server.pool.active_sessions == MAX_BATCH
+
+
+def test_a_batch_over_the_mcp_socket_and_in_ws_frames(echo_server: Any) -> None:
+    """On ``/mcp``'s socket a frame holding a batch is answered with one frame, as over HTTP.
+    On ``/ws`` an ``mcp`` message holds one request (its ``data`` is an object, as OpenEnv's
+    wire says): a batch there is a validation error, and the socket serves on."""
+    from websockets.sync.client import connect
+
+    base = echo_server.url.replace("http", "ws")
+    with connect(base + "/mcp") as ws:
+        ws.send(json.dumps(BATCH))
+        answered_batch(json.loads(ws.recv(timeout=10)))
+        ws.send(json.dumps(BATCH[1:3]))  # notifications only: no reply
+        ws.send(json.dumps([]))
+        assert json.loads(ws.recv(timeout=10))["error"]["code"] == -32600
+    with connect(base + "/ws") as ws:
+        ws.send(json.dumps({"type": "mcp", "data": BATCH}))
+        error = json.loads(ws.recv(timeout=10))["data"]
+        assert error["code"] == "VALIDATION_ERROR"
+        assert "data: Input should be an object" in error["message"]
+        ws.send(json.dumps({"type": "mcp", "data": BATCH[-1]}))
+        assert json.loads(ws.recv(timeout=10))["data"] == {"jsonrpc": "2.0", "id": 4, "result": {}}
 
 
 def test_sessions_over_http(echo: httpx.Client, echo_server: Any) -> None:

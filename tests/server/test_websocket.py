@@ -255,7 +255,7 @@ def test_a_socket_can_join_a_session_created_over_http(echo_server: Any) -> None
             with ws(echo_server, f"/ws?session_id={session_id}") as second:
                 refused = json.loads(second.recv(timeout=5))
                 assert refused["data"] == {
-                    "message": f"Session {session_id} already has an attached WebSocket",
+                    "message": "The session already has an attached WebSocket",
                     "code": "SESSION_ERROR",
                 }
         # The session outlives its socket ...

@@ -11,6 +11,7 @@ import os
 import socket
 import time
 import weakref
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -232,6 +233,61 @@ def test_fragments_adding_up_past_the_limit_close_with_1009(server: Any) -> None
         ws.send(frame(0x1, piece))  # read and dropped: no reset that could lose the close
         ws.sock.shutdown(socket.SHUT_WR)
         assert ws.read() == (-1, b"")
+
+
+def rss_mib() -> float:
+    """This process's resident memory (the server runs in a thread of it)."""
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0]) / 1024
+
+
+def test_a_message_in_millions_of_empty_fragments_is_refused_and_held_nowhere(
+    server: Any,
+) -> None:
+    """10 million empty continuation frames (60 MB on the wire, never over the size limit)
+    added 76 MB to the server: a message may come in 4,096 frames, as ``websockets`` allows,
+    and the next one closes the connection with 1009; what follows is dropped unread."""
+    empty = frame(0x0, b"", final=False) * 10_000
+    with RawSocket(server) as ws:
+        ws.send(frame(0x1, b"", final=False))
+        before = rss_mib()
+        for _ in range(1_000):
+            ws.send(empty)
+        grown = rss_mib() - before
+        assert grown < 10, f"the server grew by {grown:.0f} MiB"
+        assert ws.close_code() == 1009
+    server.wait_for(lambda: server.pool.active_sessions == 0)
+
+
+def test_4096_frames_still_make_a_message(server: Any) -> None:
+    pieces = [RESET[:1], *[b""] * 4094, RESET[1:]]
+    with RawSocket(server) as ws:
+        ws.send(frame(0x1, pieces[0], final=False))
+        ws.send(b"".join(frame(0x0, piece, final=False) for piece in pieces[1:-1]))
+        ws.send(frame(0x0, pieces[-1]))
+        opcode, payload = ws.read()
+        assert (opcode, json.loads(payload)["type"]) == (0x1, "observation")
+
+
+def test_pings_from_a_client_that_never_reads_hold_one_pong(server: Any) -> None:
+    """Each ping was answered by a pong queued whether or not the client read: 260 MB of pings
+    added 375 MB to the server. While replies wait for the client, only its latest ping is
+    answered, once it reads again (RFC 6455, 5.5.3)."""
+    pings = frame(0x9, b"p" * 125) * 500
+    with RawSocket(server, receive_buffer=4096) as ws:
+        before = rss_mib()
+        for _ in range(1_000):  # 65 MB of pings, 64 MB of pongs were they all queued
+            ws.send(pings)
+        ws.send(frame(0x9, b"the latest"))
+        grown = rss_mib() - before
+        assert grown < 10, f"the server grew by {grown:.0f} MiB"
+        pongs = []
+        while (pong := ws.read()) != (0xA, b"the latest"):
+            assert pong == (0xA, b"p" * 125), pong
+            pongs.append(pong)
+        assert len(pongs) < 100_000  # those the socket buffers held; not one per ping
+        ws.send(frame(0x1, RESET))  # and the connection serves on
+        assert json.loads(ws.read()[1])["type"] == "observation"
 
 
 def test_a_close_is_answered_with_its_code_and_frees_the_session(server: Any) -> None:

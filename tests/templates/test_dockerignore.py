@@ -3,6 +3,7 @@ and ``openenv build`` leave out (:func:`openenv_hub.hub.select_files`), as Docke
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,6 @@ import pytest
 from openenv_hub.hub._ignore import (
     ALWAYS_EXCLUDED,
     ALWAYS_EXCLUDED_DIRS,
-    ALWAYS_EXCLUDED_FILES,
     SECRET_PATTERNS,
     select_files,
 )
@@ -28,11 +28,17 @@ def _sample(pattern: str) -> str:
     return f"{name}/f" if pattern in ALWAYS_EXCLUDED_DIRS or name.endswith(".egg-info") else name
 
 
+def _first_letter_upper(name: str) -> str:
+    """``.git/f`` -> ``.Git/f``."""
+    return re.sub("[a-z]", lambda letter: letter.group().upper(), name, count=1)
+
+
 def _samples() -> list[str]:
-    """A file for each rule, at the top and deeper down; file names in upper case too."""
+    """A file for each rule, at the top and deeper down; file and folder names in upper case
+    and in mixed case too (``.Git/``: a file system that ignores case takes it for ``.git/``)."""
     names = [_sample(p) for p in (*ALWAYS_EXCLUDED, *SECRET_PATTERNS)]
-    names = [n for n in names if not n.startswith(".openenv/")]  # the staged wheels live there
-    names += [_sample(p).upper() for p in (*ALWAYS_EXCLUDED_FILES, *SECRET_PATTERNS)]
+    names += [n.upper() for n in names] + [_first_letter_upper(n) for n in names]
+    names = [n for n in names if not n.lower().startswith(".openenv/")]  # the staged wheels
     return sorted({*names, *(f"deep/er/{n}" for n in names), *KEPT})
 
 

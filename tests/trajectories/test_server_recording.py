@@ -32,7 +32,10 @@ async def test_the_server_records_finished_and_abandoned_episodes(
             await env.step(Guess(word=word))
         await env.reset(seed=3)  # an episode left unfinished: the client goes away
         await env.step(Guess(word="xx"))
-    assert not path.exists()  # written whole, when the server stops
+    if suffix == ".jsonl":  # appended as each episode ends: readable while the server runs
+        server.wait_for(lambda: len(read_records(path)) == 5)
+    else:
+        assert not path.exists()  # written whole, when the server stops
     server.stop()
 
     records = read_records(path)
@@ -51,3 +54,45 @@ def test_an_unknown_format_is_refused_before_anything_runs(tmp_path: Path) -> No
     with pytest.raises(ConfigurationError, match=r"name the file \*.jsonl or \*.parquet"):
         TrajectoryWriter(tmp_path / "episodes.csv")
     assert list(tmp_path.iterdir()) == []
+
+
+async def _play(url: str, seed: int, words: tuple[str, ...]) -> None:
+    async with WordGameEnv(base_url=url) as env:
+        await env.reset(seed=seed)
+        for word in words:
+            await env.step(Guess(word=word))
+
+
+async def test_a_restarted_server_appends_to_what_it_recorded(serve: Any, tmp_path: Path) -> None:
+    """A second run with the same path keeps the first run's episodes (it used to replace
+    the file with its own)."""
+    path = tmp_path / "server.jsonl"
+    for seed in (2, 3):
+        server = serve(create_app(WordGame, Guess, Feedback, state_cls=GameState,
+                                  trajectories=path))  # fmt: skip
+        await _play(server.url, seed, ("slate", "crane"))
+        server.stop()
+    records = read_records(path)
+    assert [(r["episode"], r["step"]) for r in records] == [(0, 0), (0, 1), (0, 2)] * 2
+    assert len({r["episode_id"] for r in records}) == 2
+
+
+async def test_a_restarted_server_records_parquet_beside_what_it_recorded(
+    serve: Any, tmp_path: Path
+) -> None:
+    """A Parquet file cannot be appended to: the second run's episodes go to a new name."""
+    path = tmp_path / "server.parquet"
+    for seed in (2, 3):
+        server = serve(create_app(WordGame, Guess, Feedback, state_cls=GameState,
+                                  trajectories=path))  # fmt: skip
+        await _play(server.url, seed, ("slate",))
+        server.stop()
+    first, second = read_records(path), read_records(tmp_path / "server-1.parquet")
+    assert len(first) == len(second) == 2
+    assert first[0]["episode_id"] != second[0]["episode_id"]
+
+
+def test_a_record_cut_short_by_a_kill_leaves_the_episodes_before_it(tmp_path: Path) -> None:
+    path = tmp_path / "server.jsonl"
+    path.write_text('{"episode": 0, "step": 0}\n{"episode": 0, "step": 1}\n{"episode": 1, "st')
+    assert read_records(path) == [{"episode": 0, "step": 0}, {"episode": 0, "step": 1}]

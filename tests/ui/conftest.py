@@ -76,6 +76,9 @@ class _Server:
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        pool = getattr(getattr(app, "state", None), "sessions", None)
+        if pool is not None:  # as serve_app tells it (the rule of who may watch)
+            pool.bind_host = "127.0.0.1"
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True

@@ -13,9 +13,12 @@ import pytest
 
 from openenv_hub.server.sessions import SessionPool
 from openenv_hub.server.watch import (
+    BIND_HOST_SETTING,
+    LEGACY_WATCH_SETTING,
     MAX_WATCHED_STEPS,
     WATCH_SETTING,
     SessionWatch,
+    watch_rule,
     watching_allowed,
 )
 
@@ -55,16 +58,34 @@ async def test_the_watch_keeps_episodes_steps_return_and_the_end_of_a_session() 
 @pytest.mark.parametrize(
     ("environ", "allowed"),
     [
-        ({}, True),
-        ({"SPACE_ID": "me/env"}, False),
+        ({BIND_HOST_SETTING: "127.0.0.1"}, True),
+        ({BIND_HOST_SETTING: "::1"}, True),
+        ({BIND_HOST_SETTING: "localhost"}, True),
+        ({}, False),  # served by something that does not say where it is bound
+        ({BIND_HOST_SETTING: "0.0.0.0"}, False),
+        ({BIND_HOST_SETTING: "192.168.1.20"}, False),
+        ({BIND_HOST_SETTING: "127.0.0.1", "SPACE_ID": "me/env"}, False),
+        ({BIND_HOST_SETTING: "0.0.0.0", WATCH_SETTING: "1"}, True),
         ({"SPACE_ID": "me/env", WATCH_SETTING: "1"}, True),
-        ({WATCH_SETTING: "off"}, False),
+        ({BIND_HOST_SETTING: "127.0.0.1", WATCH_SETTING: "off"}, False),
+        ({BIND_HOST_SETTING: "127.0.0.1", LEGACY_WATCH_SETTING: "0"}, False),
+        ({BIND_HOST_SETTING: "0.0.0.0", LEGACY_WATCH_SETTING: "1"}, True),
     ],
 )
-def test_watching_is_on_locally_and_off_on_a_space_unless_set(
+def test_watching_is_on_for_a_loopback_server_only_unless_set(
     environ: dict[str, str], allowed: bool
 ) -> None:
     assert watching_allowed(environ) is allowed
+
+
+def test_an_explicit_choice_wins_and_on_for_a_shared_server_is_flagged() -> None:
+    shared = watch_rule(True, "0.0.0.0", {})
+    assert (shared.allowed, shared.shared) == (True, True)
+    local = watch_rule(True, "127.0.0.1", {})
+    assert (local.allowed, local.shared) == (True, False)
+    assert not watch_rule(False, "127.0.0.1", {WATCH_SETTING: "1"}).allowed
+    refused = watch_rule(None, "0.0.0.0", {})
+    assert "bound to 0.0.0.0" in refused.reason
 
 
 @pytest.mark.serial

@@ -135,8 +135,11 @@ def test_watching_is_refused_where_the_setting_is_off_with_how_to_turn_it_on(
     app = create_app(TypedEchoEnvironment, TypedEchoAction, TypedEchoObservation, web=True)
     page = open_sessions(new_page(), serve(app).web_url)
     expect(page.locator("#watch-refused")).to_contain_text(
-        f"Watching sessions is off on this server. Its owner can turn it on by setting "
-        f"{WATCH_SETTING}=1"
+        "Watching sessions is off on this server"
+    )
+    expect(page.locator("#watch-refused")).to_contain_text("runs on a Space")
+    expect(page.locator("#watch-refused")).to_contain_text(
+        f"turn it on by setting {WATCH_SETTING}=1"
     )
     expect(page.locator("#live-sessions")).to_have_count(0)
     assert not [o for o in app.state.sessions.observers if type(o).__name__ == "SessionWatch"]

@@ -70,7 +70,9 @@ class CodeObservation(Observation):
     message: str = Field(default="", description="Why a limit ended the step, or what reset did")
     task_id: str | None = None
     prompt: str | None = None
-    tests_passed: int | None = None
+    passed: bool | None = Field(
+        default=None, description="Every hidden test passed (None: no task loaded)"
+    )
     tests_total: int | None = None
 
 

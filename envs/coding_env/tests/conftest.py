@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from coding_env.server.app import build_app
+from coding_env.server.rewards import fraction_passed
 from coding_env.server.settings import SandboxSettings
 from coding_support import (
     DOCKER_SECURITY,
@@ -45,6 +46,15 @@ def local_target() -> Iterator[Target]:
     finally:
         os.environ.pop(SECRET_VARIABLE, None)
         shutil.rmtree(outside, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def fraction_target() -> Iterator[Target]:
+    """A server whose reward is the fraction of tests passed: the grading attacks show that
+    no test passes that should not, which an all-or-nothing reward would hide."""
+    app = build_app(SandboxSettings(**LIMITS), reward_fn=fraction_passed, web=False)  # type: ignore[arg-type]
+    with serve(app) as base_url:
+        yield Target(base_url, "", "", os.getpid(), "", os.path.exists)
 
 
 def _docker_support() -> object:

@@ -1,7 +1,9 @@
 """An agent that tries to raise its own reward: malformed, out-of-range and oversized actions,
-steps before ``reset`` and after ``done``. The coding environment's reward is in [0, 1] (a step
-without a task has none); no action may yield one outside it. A custom ``reward_fn`` whose
-result leaves that range is rejected: the step fails, naming the function and the value."""
+steps before ``reset`` and after ``done``, and code that solves nothing (helpers of the prompt
+redefined as the identity or as zero, an entry point that returns ``None``). The coding
+environment's reward is in [0, 1] (a step without a task has none); no action may yield one
+outside it. A custom ``reward_fn`` whose result leaves that range is rejected: the step fails,
+naming the function and the value."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import pytest
 from coding_env import CodeAction, CodingEnv
 from coding_env.models import MAX_CODE_CHARS
 from coding_env.server.app import build_app
+from coding_env.server.degenerate import KNOWN_EXPLOITS, degenerate_solutions
+from coding_env.server.environment import CodingEnvironment
 from coding_env.server.rewards import GradeResult
 from coding_env.server.settings import SandboxSettings
 from coding_env.server.tasks import TaskSet
@@ -135,3 +139,44 @@ def test_a_reward_fn_outside_the_range_is_rejected(returned: object) -> None:
             env.step(CodeAction(code=SOLVED))
         assert "reward_fn generous returned" in str(info.value)
         assert "[0, 1]" in str(info.value) or "not a number" in str(info.value)
+
+
+@pytest.mark.parametrize(("task_id", "name"), sorted(KNOWN_EXPLOITS))
+def test_a_non_solution_that_was_rewarded_passes_no_test(
+    fraction_target: Target, task_id: str, name: str
+) -> None:
+    """Identity helpers earned 1.0 on HumanEval/38 and /50 and zero helpers on /32 (the tests
+    called the candidate's encode_cyclic, encode_shift, poly); ``return None`` earned 2/7 on /83
+    (``assert True, ...`` counted as a test). With the prompt's own helpers and only the asserts
+    that name the candidate, none passes a single test, even where the reward is a fraction."""
+    (solution,) = [
+        s for s in degenerate_solutions(TaskSet.humaneval().get(task_id)) if s.name == name
+    ]
+    with fraction_target.client().sync() as env:
+        env.reset(task_id=task_id)
+        graded = env.step(CodeAction(code=solution.code))
+    assert (graded.reward, graded.observation.passed) == (0.0, False), (KNOWN_EXPLOITS, graded)
+
+
+_CHUNKS = 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunk", range(_CHUNKS))
+def test_no_task_rewards_a_non_solution(chunk: int) -> None:
+    """Every non-solution of every shipped task (coding_env.server.degenerate) earns 0 with the
+    default reward; test_tasks.py shows every canonical solution earns 1 with the same grader."""
+    tasks = TaskSet.humaneval()
+    environment = CodingEnvironment.configured(SandboxSettings(**LIMITS), tasks=tasks)()  # type: ignore[arg-type]
+    rewarded = []
+    try:
+        environment.reset()
+        for task in list(tasks)[chunk::_CHUNKS]:
+            environment._task = task
+            for solution in degenerate_solutions(task):
+                observation = environment.execute(solution.code)
+                if observation.reward != 0.0 or observation.passed:
+                    rewarded.append((task.task_id, solution.name, observation.reward))
+    finally:
+        environment.close()
+    assert rewarded == []

@@ -120,7 +120,7 @@ def test_install_serve_and_use_it(venv: tuple[Path, dict[str, str]]) -> None:
         server.wait(30)
         log.close()
     lines = out.splitlines()
-    assert lines[0] == "from typing import List" and lines[-2:] == ["0.0 0 7", "42"], out
+    assert lines[0] == "from typing import List" and lines[-2:] == ["0.0 False 7", "42"], out
     assert "site-packages" in _run(
         "python -c 'import coding_env; print(coding_env.__file__)'", folder.parent, env
     )
@@ -144,4 +144,4 @@ def test_a_reward_function() -> None:
     task_solution = "def has_close_elements(numbers, threshold):\n    return False\n"
     with serve(names["app"]) as base_url, CodingEnv(base_url=base_url).sync() as env:
         env.reset(task_id="HumanEval/0")
-        assert env.step(CodeAction(code=task_solution)).reward == 0.0  # 3 of 7: nothing
+        assert env.step(CodeAction(code=task_solution)).reward == 3 / 7

@@ -3,12 +3,16 @@ the agent's own code, run through the WebSocket client against the real server.
 
 Grading happens in a sandbox of its own, where a judge that never runs the agent's code
 questions a candidate process that re-runs the session's cells (``coding_env/server/judge.py``).
+The attacks run against a server whose reward is the fraction of tests passed, so that a single
+test passed that should not shows; the leak of that count is tested last.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 from coding_env import CodeAction
 from coding_env.server.tasks import TaskSet
 from coding_support import Target
@@ -99,23 +103,23 @@ def _hidden_statements(task_id: str) -> list[str]:
     return [s["source"] for s in request["statements"] if s["is_test"]]
 
 
-def test_a_forged_grade_changes_nothing(local_target: Target) -> None:
-    with local_target.client().sync() as env:
+def test_a_forged_grade_changes_nothing(fraction_target: Target) -> None:
+    with fraction_target.client().sync() as env:
         env.reset(task_id="HumanEval/0")
         forged = env.step(CodeAction(code=FORGED_GRADE))
-        assert (forged.reward, forged.observation.tests_passed, forged.done) == (0.0, 0, False)
+        assert (forged.reward, forged.observation.passed, forged.done) == (0.0, False, False)
         wrong = env.step(CodeAction(code=WRONG + FORGED_GRADE))
-        assert wrong.reward == 3 / 7 and wrong.observation.tests_passed == 3, wrong
+        assert (wrong.reward, wrong.observation.passed) == (3 / 7, False), wrong
 
 
-def test_a_spy_in_the_session_never_sees_the_hidden_tests(local_target: Target) -> None:
+def test_a_spy_in_the_session_never_sees_the_hidden_tests(fraction_target: Target) -> None:
     hidden = _hidden_statements("HumanEval/0")
-    with local_target.client().sync() as env:
+    with fraction_target.client().sync() as env:
         env.reset(task_id="HumanEval/0")
         planted = env.step(CodeAction(code=SPY))
         assert planted.observation.exit_code == 0, planted.observation
         graded = env.step(CodeAction(code=WRONG))  # a grading that runs the hidden tests
-        assert graded.observation.tests_passed == 3
+        assert graded.reward == 3 / 7
         searched = env.step(CodeAction(code=SEARCH)).observation
     hits, captured = eval(searched.result)
     assert hits == [], hits
@@ -125,42 +129,77 @@ def test_a_spy_in_the_session_never_sees_the_hidden_tests(local_target: Target) 
     assert not any(statement in seen for statement in hidden)
 
 
-def test_forged_counts_written_to_every_descriptor_change_nothing(local_target: Target) -> None:
+def test_forged_counts_written_to_every_descriptor_change_nothing(
+    fraction_target: Target,
+) -> None:
     """Replies forged on every open descriptor, in the session and again in the grader (which
     re-runs the cell): the session's channel, the grader's candidate and judge."""
-    with local_target.client().sync() as env:
+    with fraction_target.client().sync() as env:
         env.reset(task_id="HumanEval/0")
         forged = env.step(CodeAction(code=FORGED_COUNTS))
-        assert (forged.reward, forged.observation.tests_passed) == (0.0, 0), forged
+        assert (forged.reward, forged.observation.passed) == (0.0, False), forged
         wrong = env.step(CodeAction(code=WRONG))
         assert wrong.reward == 3 / 7, wrong
         assert env.step(CodeAction(code="6 * 7")).observation.result == "42"
 
 
-def test_an_object_equal_to_everything_passes_no_test(local_target: Target) -> None:
+def test_an_object_equal_to_everything_passes_no_test(fraction_target: Target) -> None:
     """The judge compares plain data it rebuilt itself: an object that claims equality with
     everything is not plain data, and an int subclass arrives as the int it is."""
-    with local_target.client().sync() as env:
+    with fraction_target.client().sync() as env:
         env.reset(task_id="HumanEval/0")
         anything = env.step(CodeAction(code=EQUAL_TO_EVERYTHING))
-        assert (anything.reward, anything.observation.tests_passed) == (0.0, 0), anything
+        assert anything.reward == 0.0, anything
         true_int = env.step(CodeAction(code=TRUE_INT))
-        assert true_int.observation.tests_passed == 3, true_int  # 0 == False: as False does
+        assert true_int.reward == 3 / 7, true_int  # 0 == False: as False does
 
 
-def test_builtins_patched_by_the_candidate_do_not_reach_the_tests(local_target: Target) -> None:
+def test_builtins_patched_by_the_candidate_do_not_reach_the_tests(
+    fraction_target: Target,
+) -> None:
     """HumanEval/2's tests use abs(); the candidate's abs is not the one they call."""
-    with local_target.client().sync() as env:
+    with fraction_target.client().sync() as env:
         env.reset(task_id="HumanEval/2")
         patched: Any = env.step(CodeAction(code=PATCHED_BUILTINS))
         # 0 == 0.5 fails; the two abs() tests would pass with the candidate's abs
-        assert (patched.reward, patched.observation.tests_passed) == (0.0, 0), patched
+        assert patched.reward == 0.0, patched
 
 
-def test_the_tests_see_the_candidates_module_names(local_target: Target) -> None:
-    """HumanEval/38's tests call encode_cyclic, defined by the prompt, from the candidate."""
-    task = TaskSet.humaneval().get("HumanEval/38")
-    with local_target.client().sync() as env:
-        env.reset(task_id="HumanEval/38")
+def test_the_tests_call_the_entry_point_by_its_name_too(fraction_target: Target) -> None:
+    """HumanEval/33's tests call sort_third by name as well as ``candidate``: both are the
+    candidate's (the prompt's helpers are the task's own: see test_adversarial.py)."""
+    task = TaskSet.humaneval().get("HumanEval/33")
+    with fraction_target.client().sync() as env:
+        env.reset(task_id="HumanEval/33")
         solved = env.step(CodeAction(code=task.prompt + task.canonical_solution))
         assert (solved.reward, solved.done) == (1.0, True), solved
+
+
+# Right for its first N calls, wrong after: what a grading says then tells the agent N's place
+# among the hidden tests' calls, unless it says only whether all passed.
+FIRST_N_CALLS = """
+_calls = []
+def has_close_elements(numbers, threshold):
+    _calls.append(1)
+    if len(_calls) > {n}:
+        return None
+    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])
+"""
+
+
+def test_a_grading_does_not_tell_how_many_calls_were_answered(local_target: Target) -> None:
+    """A candidate right only for its first N calls learned the sizes of the hidden tests from
+    the count of tests passed. By default a grading says whether all passed, and nothing else
+    that depends on the calls: N = 0, 2 and 5 of HumanEval/0's 7 look the same."""
+    metadata = httpx.get(f"{local_target.base_url}/metadata", timeout=30).json()
+    assert metadata["reward_range"] == [0.0, 1.0]
+    seen = {}
+    with local_target.client().sync() as env:
+        env.reset(task_id="HumanEval/0")
+        for n in (0, 2, 5, 7):
+            result = env.step(CodeAction(code=FIRST_N_CALLS.format(n=n)))
+            shown = result.observation.model_dump(exclude={"duration_s", "metadata"})
+            assert "tests_passed" not in shown
+            seen[n] = (result.reward, result.done, json.dumps(shown, sort_keys=True))
+    assert seen[0] == seen[2] == seen[5], seen
+    assert seen[0][:2] == (0.0, False) and seen[7][:2] == (1.0, True), seen

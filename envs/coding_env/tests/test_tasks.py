@@ -40,12 +40,11 @@ def test_rewards_through_the_websocket_client(local_target: Target) -> None:
         assert first.prompt.startswith("from typing import List") and first.tests_total == 7
         assert "has_close_elements" in first.message
         missing = env.step(CodeAction(code="x = 1"))
-        assert (missing.reward, missing.observation.tests_passed) == (0.0, 0)
-        wrong = env.step(CodeAction(code=WRONG))
-        assert 0 < wrong.reward < 1 and not wrong.done
-        assert wrong.observation.tests_passed == 3
+        assert (missing.reward, missing.observation.passed) == (0.0, False)
+        wrong = env.step(CodeAction(code=WRONG))  # passes 3 of 7: all or nothing, by default
+        assert (wrong.reward, wrong.done, wrong.observation.passed) == (0.0, False, False)
         right = env.step(CodeAction(code=CORRECT))
-        assert (right.reward, right.done, right.observation.tests_passed) == (1.0, True, 7)
+        assert (right.reward, right.done, right.observation.passed) == (1.0, True, True)
         looping = env.step(CodeAction(code=LOOPS))
         assert looping.reward == 0.0 and looping.observation.timed_out
         assert "ran out of" in looping.observation.message
@@ -57,7 +56,8 @@ def test_the_tool_grades_too(local_target: Target) -> None:
     with local_target.client().sync() as env:
         env.reset(task_id="HumanEval/0")
         graded = env.call_tool("run_python", code=CORRECT)
-        assert (graded["reward"], graded["tests_passed"], graded["done"]) == (1.0, 7, True)
+        assert (graded["reward"], graded["passed"], graded["done"]) == (1.0, True, True)
+        assert "tests_passed" not in graded
         listed = env.call_tool("list_tasks", offset=163, limit=5)
         assert listed["total"] == 164 and listed["source"] == "humaneval"
         assert listed["tasks"] == [{"task_id": "HumanEval/163", "entry_point": "generate_integers"}]
@@ -78,6 +78,8 @@ def test_the_task_api_shows_prompts_never_tests(local_target: Target) -> None:
 
 
 def test_every_humaneval_solution_scores_one() -> None:
+    """Each task's canonical solution passes its tests, graded with the prompt's own helpers and
+    only the asserts that name the candidate (see test_adversarial.py for the non-solutions)."""
     tasks = TaskSet.humaneval()
     assert len(tasks) == 164
     environment = CodingEnvironment.configured(SandboxSettings(**LIMITS), tasks=tasks)()  # type: ignore[arg-type]
@@ -87,8 +89,8 @@ def test_every_humaneval_solution_scores_one() -> None:
         for task in tasks:
             environment._task = task
             observation = environment.execute(task.prompt + task.canonical_solution)
-            if observation.reward != 1.0:
-                failed.append((task.task_id, observation.tests_passed, observation.tests_total))
+            if (observation.reward, observation.passed) != (1.0, True):
+                failed.append((task.task_id, observation.message))
         assert failed == []
     finally:
         environment.close()
@@ -107,7 +109,7 @@ def test_a_jsonl_task_set_served(tmp_path: Path) -> None:
         solved = env.step(CodeAction(code=TASK["prompt"] + TASK["canonical_solution"]))
         assert solved.reward == 1.0
         half = env.step(CodeAction(code="def add(a, b):\n    return 3"))
-        assert half.reward == 0.5
+        assert (half.reward, half.observation.passed) == (0.0, False)
 
 
 def test_bad_task_files_name_the_line(tmp_path: Path) -> None:
@@ -116,6 +118,9 @@ def test_bad_task_files_name_the_line(tmp_path: Path) -> None:
         TaskSet.from_jsonl(_write_jsonl(tmp_path / "tasks.jsonl", TASK, broken))
     with pytest.raises(TaskFormatError, match="missing or empty entry_point"):
         TaskSet.from_jsonl(_write_jsonl(tmp_path / "t.jsonl", {**TASK, "entry_point": ""}))
+    vacuous = {**TASK, "test": "def check(candidate):\n    assert True, 'for debugging'\n"}
+    with pytest.raises(TaskFormatError, match=r"v.jsonl:1: no statement of check\(\) asserts"):
+        TaskSet.from_jsonl(_write_jsonl(tmp_path / "v.jsonl", vacuous))
 
 
 def test_a_task_set_from_a_hub_dataset(hub_env: Any, tmp_path: Path) -> None:
@@ -137,18 +142,19 @@ def test_a_task_set_from_a_hub_dataset(hub_env: Any, tmp_path: Path) -> None:
 
 
 def test_a_custom_reward_function() -> None:
-    def all_or_nothing(result: GradeResult) -> float:
-        return 1.0 if result.passed == result.total else 0.0
+    def most_passed(result: GradeResult) -> float:
+        return 1.0 if result.passed * 2 > result.total else 0.0
 
     tasks = TaskSet.humaneval()
     environment = CodingEnvironment.configured(
         SandboxSettings(**LIMITS),  # type: ignore[arg-type]
         tasks=tasks,
-        reward_fn=all_or_nothing,
+        reward_fn=most_passed,
     )()
     try:
         environment.reset(task_id="HumanEval/0")
-        assert environment.step(CodeAction(code=WRONG)).reward == 0.0
-        assert environment.step(CodeAction(code=CORRECT)).reward == 1.0
+        assert environment.step(CodeAction(code=WRONG)).reward == 0.0  # 3 of 7
+        half = "def has_close_elements(numbers, threshold):\n    return True\n"  # 4 of 7
+        assert environment.step(CodeAction(code=half)).reward == 1.0
     finally:
         environment.close()

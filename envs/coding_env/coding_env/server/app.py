@@ -14,7 +14,7 @@ from fastapi import FastAPI
 
 from coding_env.models import CodeAction, CodeObservation, CodingState
 from coding_env.server.environment import CodingEnvironment
-from coding_env.server.rewards import RewardFn, fraction_passed
+from coding_env.server.rewards import RewardFn, all_passed
 from coding_env.server.settings import SandboxSettings
 from coding_env.server.tasks import TaskSet, load_tasks
 from openenv_hub import create_app
@@ -27,7 +27,7 @@ def build_app(
     settings: SandboxSettings | None = None,
     *,
     tasks: TaskSet | None = None,
-    reward_fn: RewardFn = fraction_passed,
+    reward_fn: RewardFn = all_passed,
     web: bool | None = None,
     max_concurrent_envs: int | None = None,
 ) -> FastAPI:

@@ -8,7 +8,11 @@ for bubblewrap's own process) for its tasks:
 
 * **cgroup v2** (one hierarchy): ``memory.max``, ``memory.swap.max`` = 0, ``pids.max``;
 * **cgroup v1** (a hierarchy per controller): ``memory.limit_in_bytes`` (and
-  ``memory.memsw.limit_in_bytes`` where swap is accounted), and ``pids.max``.
+  ``memory.memsw.limit_in_bytes`` where swap is accounted), and ``pids.max``. v1 charges TCP
+  buffers only to a counter of their own, and only once it has a limit: the group's
+  ``memory.kmem.tcp.limit_in_bytes`` is a sixteenth of the memory bound. (The seccomp filter
+  refuses TCP sockets in the sandbox; this holds should one ever be made. v2 charges socket
+  buffers to ``memory.max``, and both charge ``AF_UNIX`` buffers to the bound.)
 
 Groups live in a folder ``openenv-coding`` under the hierarchy's root, or under the server's own
 cgroup (a delegated subtree, for a server that is not root), or under ``cgroup_parent``. Each is
@@ -29,7 +33,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CgroupUnavailable", "Group", "Hierarchy", "find_hierarchy", "server_tag"]
+__all__ = [
+    "CgroupUnavailable",
+    "Group",
+    "Hierarchy",
+    "find_hierarchy",
+    "server_tag",
+    "tcp_bytes",
+]
 
 FOLDER = "openenv-coding"
 _CONTROLLERS = ("memory", "pids")
@@ -106,6 +117,8 @@ class Group:
         _write(memory / "memory.limit_in_bytes", memory_bytes)
         if (memory / "memory.memsw.limit_in_bytes").exists():
             _write(memory / "memory.memsw.limit_in_bytes", memory_bytes)
+        if (memory / "memory.kmem.tcp.limit_in_bytes").exists():
+            _write(memory / "memory.kmem.tcp.limit_in_bytes", tcp_bytes(memory_bytes))
         _write(pids / "pids.max", max_tasks)
 
     def add(self, pid: int) -> None:
@@ -152,6 +165,11 @@ class Group:
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.005)
+
+
+def tcp_bytes(memory_bytes: int) -> int:
+    """The TCP buffers a cgroup v1 group may hold besides its memory bound."""
+    return max(memory_bytes // 16, 1 << 20)
 
 
 def _write(path: Path, value: int) -> None:

@@ -3,9 +3,11 @@
 Agents act with :class:`~coding_env.models.CodeAction` or with the MCP tools ``run_python``,
 ``reset_context``, ``list_files`` and ``list_tasks``; all of them drive the session's one
 interpreter. ``reset(task_id=...)`` loads a task: every later step is graded by the task's
-hidden tests, and ``reward`` is ``reward_fn`` of the result (by default the fraction of tests
-passed), always in [0, 1]. The tests never enter the session's interpreter: each grading re-runs
-the session's cells in a sandbox of its own (see :mod:`coding_env.server.grader`).
+hidden tests, and ``reward`` is ``reward_fn`` of the result (by default 1.0 when every test
+passes, else 0.0: see :mod:`coding_env.server.rewards`), always in [0, 1]. An observation says
+whether all passed (``passed``), never how many. The tests never enter the session's
+interpreter: each grading re-runs the session's cells in a sandbox of its own (see
+:mod:`coding_env.server.grader`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ from pydantic import ValidationError
 from coding_env.models import CodeAction, CodeObservation, CodingState, ExecutionError
 from coding_env.server.grader import Grader
 from coding_env.server.mechanism import detect, memory_bound
-from coding_env.server.rewards import GradeResult, RewardFn, checked_reward, fraction_passed
+from coding_env.server.rewards import (
+    REWARD_RANGE,
+    GradeResult,
+    RewardFn,
+    all_passed,
+    checked_reward,
+)
 from coding_env.server.sandbox import Mechanism, Sandbox, SandboxDied, SandboxTimeout
 from coding_env.server.settings import SandboxSettings
 from coding_env.server.tasks import Task, TaskSet
@@ -44,7 +52,8 @@ class CodingEnvironment(MCPEnvironment):
 
     settings: ClassVar[SandboxSettings | None] = None
     tasks: ClassVar[TaskSet | None] = None
-    reward_fn: ClassVar[RewardFn] = staticmethod(fraction_passed)
+    reward_fn: ClassVar[RewardFn] = staticmethod(all_passed)
+    reward_range = REWARD_RANGE  # whatever reward_fn is: checked_reward refuses a step outside it
 
     @classmethod
     def configured(
@@ -52,7 +61,7 @@ class CodingEnvironment(MCPEnvironment):
         settings: SandboxSettings | None = None,
         *,
         tasks: TaskSet | None = None,
-        reward_fn: RewardFn = fraction_passed,
+        reward_fn: RewardFn = all_passed,
     ) -> type[CodingEnvironment]:
         """A subclass whose sessions use these settings, tasks and reward function.
 
@@ -212,9 +221,9 @@ class CodingEnvironment(MCPEnvironment):
             result = GradeResult(task.task_id, 0, task.num_tests, timed_out=observation.timed_out)
         else:
             result = self._grader.grade(task, self._cells)
-        observation.tests_passed = result.passed
         observation.reward = checked_reward(self.reward_fn, result)
-        observation.done = result.total > 0 and result.passed == result.total
+        observation.passed = all_passed(result) == 1.0
+        observation.done = observation.passed
         if result.timed_out:
             observation.timed_out = True
             observation.message = (
@@ -242,7 +251,7 @@ class CodingEnvironment(MCPEnvironment):
 
         Returns:
             stdout, stderr, exit_code, result, error, duration_s and the limit flags; with a
-            task loaded, also tests_passed, tests_total and reward.
+            task loaded, also passed (every hidden test passed), tests_total and reward.
         """
         return self.execute(code).model_dump(mode="json", exclude={"metadata"})
 

@@ -5,7 +5,8 @@ agent's code runs there, and could answer anything. Each grading gets a sandbox 
 (same limits, its own namespaces, cgroup, tmpfs and user), which re-runs the session's cells in
 a process that holds no tests and is questioned by a judge that never runs the agent's code
 (see ``judge.py``). From its reply the server takes only a count, clamped to the task's number
-of tests; ``total`` is the task's. A grading is bounded by ``grading_timeout_s`` of wall time.
+of tests, and flags (the entry point missing, the task's own code failing); ``total`` is the
+task's. A grading is bounded by ``grading_timeout_s`` of wall time.
 
 Starting a sandbox takes about a tenth of a second, so the next grading's sandbox is started in
 the background when a task is loaded and after each grading: it has run nothing but its own
@@ -110,6 +111,7 @@ def result_from_reply(task: Task, reply: dict[str, object]) -> GradeResult:
         task.num_tests,
         timed_out=ended == "SIGXCPU",
         missing_entry_point=reply.get("missing") is True,
+        error=reply.get("task_error") is True,
     )
 
 

@@ -14,6 +14,9 @@ patched builtin, or a forged count written to a descriptor cannot pass a test, a
 never enter the candidate's process. The judge is not dumpable and the seccomp filter refuses
 ``ptrace`` and ``process_vm_*``, so the candidate cannot read or change its memory.
 
+The names the task's prompt defines besides the entry point (its helpers, such as HumanEval/38's
+``encode_cyclic``) are the prompt's own, run in the judge from the request's ``reference``: a
+candidate that redefines them as the identity changes only its own code, never the tests'.
 Names a test uses that are builtins stay the judge's builtins, whatever the candidate defines.
 If the candidate process ends before the tests do (a crash, the CPU limit), no test passes.
 """
@@ -79,7 +82,13 @@ def _judge(request: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
     if candidate.kind(entry_point) != "callable":
         return {"passed": 0, "missing": True}
     names: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    try:
+        exec(request.get("reference", ""), names)  # the task's own helpers: never the candidate's
+    except Exception:
+        return {"passed": 0, "task_error": True}
     for name in _names_used(request):
+        if name in names:
+            continue
         kind = candidate.kind(name)
         if kind == "callable":
             names[name] = candidate.stand_in(name)
@@ -88,11 +97,12 @@ def _judge(request: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
                 names[name] = candidate.value(name)
             except CandidateError:
                 continue
+    names[entry_point] = candidate.stand_in(entry_point)
     passed = 0
     try:
         exec(request.get("preamble", ""), names)
     except Exception:
-        return {"passed": 0}
+        return {"passed": 0, "task_error": True}
     names[request.get("argument", "candidate")] = candidate.stand_in(entry_point)
     for statement in request["statements"]:
         try:

@@ -1,10 +1,17 @@
 """The reward of a graded step: a function of the hidden tests' result, always in [0, 1].
 
-Pass your own to :class:`~coding_env.server.environment.CodingEnvironment` (``reward_fn=``), e.g.
-all-or-nothing::
+The default, :func:`all_passed`, is HumanEval's own measure: 1.0 when every hidden test passes,
+else 0.0. A grading then tells the agent one bit (with ``timed_out``, one of three outcomes),
+the least a reward that depends on the code can. A count of the tests passed tells it more, and
+more than the fraction seems to: the tests run one after another against one candidate process,
+so a candidate that answers correctly only for its first N calls learns from the count where
+the hidden tests' calls fall, and so the sizes of the hidden inputs (log2(tests + 1) bits per
+grading, 3 for HumanEval/0's seven tests). Observations therefore carry ``passed`` (all passed
+or not) and no count.
 
-    def all_or_nothing(result: GradeResult) -> float:
-        return 1.0 if result.total and result.passed == result.total else 0.0
+Pass another function of a :class:`GradeResult` as ``reward_fn=`` (to
+:func:`~coding_env.server.app.build_app` or ``CodingEnvironment.configured``):
+:func:`fraction_passed` gives partial credit, and with it the count above.
 
 Whatever the function, a step's reward is in :data:`REWARD_RANGE`: a result outside it, or one
 that is not a finite number, is rejected (the step fails with :class:`RewardOutOfRange`, naming
@@ -22,6 +29,7 @@ __all__ = [
     "GradeResult",
     "RewardFn",
     "RewardOutOfRange",
+    "all_passed",
     "checked_reward",
     "fraction_passed",
 ]
@@ -39,8 +47,9 @@ class GradeResult:
         total: Tests the task has.
         timed_out: The tests ran out of time (a test hung); ``passed`` is then 0.
         missing_entry_point: The code did not define the function the tests call.
-        error: The grading itself failed (its sandbox could not start, or it ended early);
-            ``passed`` is then 0.
+        error: The grading itself failed (its sandbox could not start or ended early, or the
+            task's own code, its prompt's helpers or its tests' preamble, raised); ``passed``
+            is then 0.
     """
 
     task_id: str
@@ -58,8 +67,15 @@ class RewardOutOfRange(ValueError):
     """A reward function returned something outside :data:`REWARD_RANGE`."""
 
 
+def all_passed(result: GradeResult) -> float:
+    """The default reward: 1.0 when every hidden test passed, else 0.0."""
+    passed = not result.timed_out and result.total > 0 and result.passed == result.total
+    return 1.0 if passed else 0.0
+
+
 def fraction_passed(result: GradeResult) -> float:
-    """The default reward: the fraction of tests passed (0 when they timed out)."""
+    """Partial credit: the fraction of tests passed (0 when they timed out). It tells the agent
+    how many passed, which the module's docstring says is more than it seems."""
     if result.timed_out or result.total == 0:
         return 0.0
     return result.passed / result.total

@@ -2,11 +2,21 @@
 
 Refused with ``EPERM``: making or entering namespaces (``unshare``, and ``clone`` with any
 namespace flag, ``setns``), mounting (``mount`` and the new mount API), ``bpf``, the key
-management calls (``keyctl``, ``add_key``, ``request_key``), ``perf_event_open``, and reaching
-into another process (``ptrace``, ``process_vm_readv``/``writev``, ``pidfd_getfd``).
-``clone3`` passes its flags in memory a filter cannot read, so it fails with ``ENOSYS`` and the
-C library falls back to ``clone``, whose flags the filter does see. A system call of another
-architecture (32-bit ``int 0x80``, x32) kills the process, as libseccomp does by default.
+management calls (``keyctl``, ``add_key``, ``request_key``), ``perf_event_open``, reaching
+into another process (``ptrace``, ``process_vm_readv``/``writev``, ``pidfd_getfd``), and kernel
+code with a history of exploits that Python never needs: ``io_uring_*``, ``userfaultfd``,
+``modify_ldt``, ``memfd_secret``, file handles (``name_to_handle_at``, ``open_by_handle_at``)
+and ``personality`` for anything but reading it (so no ``READ_IMPLIES_EXEC`` or
+``ADDR_NO_RANDOMIZE``). ``clone3`` passes its flags in memory a filter cannot read, so it fails
+with ``ENOSYS`` and the C library falls back to ``clone``, whose flags the filter does see. A
+system call of another architecture (32-bit ``int 0x80``, x32) kills the process, as libseccomp
+does by default.
+
+Sockets are ``AF_UNIX`` only (``socket`` and ``socketpair`` of any other family fail with
+``EAFNOSUPPORT``). The sandbox has no network but a loopback of its own, and cgroup v1 does not
+charge TCP and UDP buffers to the sandbox's memory bound: 100 loopback connections filled and
+never read held hundreds of MB outside it. ``AF_UNIX`` buffers are charged (``multiprocessing``
+and ``asyncio`` use them); netlink, packet and crypto sockets are more kernel surface.
 
 Threads, ``fork``, ``subprocess`` and ``multiprocessing`` are unaffected. The program is compiled
 once per process with libseccomp (``pyseccomp``, or libseccomp's own ``seccomp`` bindings) and
@@ -46,7 +56,8 @@ REFUSED = (
     "process_vm_readv",
     "process_vm_writev",
 )
-# Newer calls: refused where libseccomp knows them (a library that does not, predates them).
+# Newer calls, or calls of one architecture: refused where libseccomp knows them (a library that
+# does not predates them; modify_ldt is x86's).
 _REFUSED_IF_KNOWN = (
     "open_tree",
     "move_mount",
@@ -56,7 +67,17 @@ _REFUSED_IF_KNOWN = (
     "fspick",
     "mount_setattr",
     "pidfd_getfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "userfaultfd",
+    "modify_ldt",
+    "memfd_secret",
+    "name_to_handle_at",
+    "open_by_handle_at",
 )
+AF_UNIX = 1
+_PERSONALITY_QUERY = 0xFFFFFFFF  # personality(0xffffffff) reads the persona, changes nothing
 _INSTALL = (
     "install the coding environment's dependency pyseccomp ('pip install pyseccomp') and the "
     "libseccomp library ('apt-get install libseccomp2', 'dnf install libseccomp')"
@@ -108,7 +129,24 @@ def bpf_program() -> bytes:
         except (OSError, ValueError, RuntimeError):
             continue
     rules.add_rule(library.ERRNO(errno.ENOSYS), "clone3")
+    for name in ("socket", "socketpair"):
+        for mask, value in _other_than(AF_UNIX):
+            rules.add_rule(
+                library.ERRNO(errno.EAFNOSUPPORT),
+                name,
+                library.Arg(0, library.MASKED_EQ, mask, value),
+            )
+    for mask, value in _other_than(_PERSONALITY_QUERY):
+        rules.add_rule(refuse, "personality", library.Arg(0, library.MASKED_EQ, mask, value))
     with tempfile.TemporaryFile() as compiled:
         rules.export_bpf(compiled)
         compiled.seek(0)
         return compiled.read()
+
+
+def _other_than(allowed: int) -> list[tuple[int, int]]:
+    """(mask, value) pairs, one per bit, whose masked comparisons together match every 32-bit
+    argument but ``allowed``: it differs from ``allowed`` in at least one bit. (libseccomp takes
+    one comparison per argument in a rule, and rules of one call are alternatives.) The masks
+    leave the upper half of the register out, as the kernel does for an ``int`` argument."""
+    return [(1 << bit, (allowed ^ (1 << bit)) & (1 << bit)) for bit in range(32)]

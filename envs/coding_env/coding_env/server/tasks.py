@@ -2,8 +2,16 @@
 
 A task set is rows shaped like HumanEval's: ``task_id``, ``prompt``, ``entry_point`` and
 ``test`` (Python source defining ``check(candidate)``; each top-level statement of ``check``
-that contains an ``assert`` is one test). ``canonical_solution`` is optional. Choose the set
-with ``CODING_ENV_TASKS``: ``humaneval`` (the default, shipped with the package),
+that contains an ``assert`` and names the candidate, by ``check``'s argument or the entry
+point's name, is one test: ``assert True, "..."`` tests nothing). ``canonical_solution`` is
+optional.
+
+The prompt's own definitions besides the entry point and its other bodiless stubs (HumanEval/38's
+``encode_cyclic``, HumanEval/32's ``poly``) are the task's *reference*: the judge runs the tests
+with those, so a candidate that redefines a helper (as the identity, or as zero) changes nothing
+but its own code.
+
+Choose the set with ``CODING_ENV_TASKS``: ``humaneval`` (the default, shipped with the package),
 a path to a ``.jsonl`` or ``.jsonl.gz`` file, or ``hf:NAMESPACE/NAME`` (optionally
 ``hf:NAMESPACE/NAME/path/in/repo.jsonl``) for a dataset repo on the Hugging Face Hub.
 """
@@ -22,10 +30,19 @@ from typing import Any
 
 from openenv_hub.errors import ConfigurationError
 
-__all__ = ["HUMANEVAL", "Task", "TaskFormatError", "TaskSet", "UnknownTaskError", "load_tasks"]
+__all__ = [
+    "HUMANEVAL",
+    "Task",
+    "TaskFormatError",
+    "TaskSet",
+    "UnknownTaskError",
+    "load_tasks",
+    "reference_source",
+]
 
 HUMANEVAL = Path(__file__).resolve().parents[1] / "data" / "HumanEval.jsonl.gz"
 _FIELDS = ("task_id", "prompt", "entry_point", "test")
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 class TaskFormatError(ConfigurationError):
@@ -65,15 +82,15 @@ class Task:
         checks = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
         check = checks[-1]
         module.body = [n for n in module.body if n is not check]
+        argument = check.args.args[0].arg if check.args.args else "candidate"
+        candidate = {argument, self.entry_point}
         return {
             "entry_point": self.entry_point,
+            "reference": reference_source(self.prompt, self.entry_point),
             "preamble": ast.unparse(module),
-            "argument": check.args.args[0].arg if check.args.args else "candidate",
+            "argument": argument,
             "statements": [
-                {
-                    "source": ast.unparse(statement),
-                    "is_test": any(isinstance(n, ast.Assert) for n in ast.walk(statement)),
-                }
+                {"source": ast.unparse(statement), "is_test": _is_test(statement, candidate)}
                 for statement in check.body
             ],
         }
@@ -81,6 +98,48 @@ class Task:
     @functools.cached_property
     def num_tests(self) -> int:
         return sum(s["is_test"] for s in self._split_tests["statements"])
+
+
+def _is_test(statement: ast.stmt, candidate: set[str]) -> bool:
+    """Whether a statement of ``check`` tests the candidate: it asserts, and it names the
+    candidate (``check``'s argument or the entry point), so ``assert True`` is no test."""
+    nodes = list(ast.walk(statement))
+    asserts = any(isinstance(node, ast.Assert) for node in nodes)
+    return asserts and any(isinstance(n, ast.Name) and n.id in candidate for n in nodes)
+
+
+def reference_source(prompt: str, entry_point: str) -> str:
+    """The prompt's top-level statements but the entry point's definition and other stubs (a
+    function of a docstring, ``pass`` or ``...``, for the candidate to write): its imports,
+    helper functions and constants, which the judge runs the tests with. A prompt that ends in a
+    bare signature is read with a ``pass`` body; one that is not Python has no reference."""
+    for source in (prompt, prompt.rstrip() + "\n    pass\n"):
+        try:
+            module = ast.parse(source)
+        except SyntaxError:
+            continue
+        kept = [node for node in module.body if not _for_the_candidate(node, entry_point)]
+        return ast.unparse(ast.Module(body=kept, type_ignores=[]))
+    return ""
+
+
+def _for_the_candidate(node: ast.stmt, entry_point: str) -> bool:
+    """Whether a statement of a prompt is the candidate's to write: the entry point, or a stub."""
+    if not isinstance(node, _DEFINITIONS):
+        return False
+    if node.name == entry_point:
+        return True
+    return not isinstance(node, ast.ClassDef) and all(map(_is_placeholder, node.body))
+
+
+def _is_placeholder(line: ast.stmt) -> bool:
+    """``pass``, a docstring or ``...``."""
+    if isinstance(line, ast.Pass):
+        return True
+    value = line.value if isinstance(line, ast.Expr) else None
+    return isinstance(value, ast.Constant) and (
+        isinstance(value.value, str) or value.value is Ellipsis
+    )
 
 
 def _task(row: Any, where: str) -> Task:
@@ -97,13 +156,19 @@ def _task(row: Any, where: str) -> Task:
         raise TaskFormatError(f"{where}: 'test' is not valid Python: {exc}") from None
     if not any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in module.body):
         raise TaskFormatError(f"{where}: 'test' does not define check(candidate)")
-    return Task(
+    task = Task(
         task_id=row["task_id"],
         prompt=row["prompt"],
         entry_point=row["entry_point"],
         test=row["test"],
         canonical_solution=str(row.get("canonical_solution") or ""),
     )
+    if task.num_tests == 0:
+        raise TaskFormatError(
+            f"{where}: no statement of check() asserts something about the candidate (its "
+            f"argument or {task.entry_point}): every code would pass; add an assert that calls it"
+        )
+    return task
 
 
 class TaskSet:

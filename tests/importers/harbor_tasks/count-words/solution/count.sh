@@ -1,0 +1,2 @@
+#!/bin/bash
+wc -w < "$1" | tr -d ' '
