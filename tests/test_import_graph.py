@@ -61,9 +61,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "checks",
         ),
     ),
-    ("services", ("docker", "hub", "packaging", "discovery", "capture")),
+    ("services", ("docker", "hub", "packaging", "discovery", "capture", "sandbox")),
     ("runtimes", ("runtimes", "localhub", "localdaytona", "providers")),
-    ("client", ("client", "trajectories", "eval", "gymnasium", "trl", "validation", "importers")),
+    ("client", ("client", "trajectories", "eval", "gymnasium", "trl", "validation", "importers", "harness")),
     ("server", ("server",)),
     ("ui", ("ui", "testing")),
 ]

@@ -20,10 +20,11 @@ import httpx
 import pytest
 from coding_env import CodeAction
 from coding_env.server.app import build_app
-from coding_env.server.cgroups import FOLDER, Group, Hierarchy, find_hierarchy, server_tag
 from coding_env.server.mechanism import detect
 from coding_env.server.settings import SandboxSettings
 from coding_support import LIMITS, Target, serve
+
+from openenv_hub.sandbox.cgroups import FOLDER, Group, Hierarchy, find_hierarchy, server_tag
 
 BOUND_MB = 256
 SETTINGS = {**LIMITS, "memory_mb": BOUND_MB, "step_timeout_s": 30.0, "cpu_time_s": 20.0}
@@ -296,7 +297,7 @@ def test_a_v2_hierarchy_without_the_controllers_is_refused(tmp_path: Path) -> No
         pytest.skip("no cgroup2 hierarchy mounted beside v1 here")
     mounts = tmp_path / "mounts"
     mounts.write_text(f"cgroup2 {unified} cgroup2 rw,relatime 0 0\n")
-    from coding_env.server.cgroups import CgroupUnavailable
+    from openenv_hub.sandbox.cgroups import CgroupUnavailable
 
     with pytest.raises(CgroupUnavailable, match="cgroup v2 hierarchy at /sys/fs/cgroup/unified"):
         find_hierarchy(mounts=str(mounts))

@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 from coding_env import CodeAction
 from coding_env.server.app import build_app
-from coding_env.server.cgroups import Hierarchy, tcp_bytes
 from coding_env.server.mechanism import detect
 from coding_env.server.settings import SandboxSettings
 from coding_support import LIMITS, Target, serve
+
+from openenv_hub.sandbox.cgroups import Hierarchy, tcp_bytes
 
 BOUND_MB = 256
 SETTINGS = {**LIMITS, "memory_mb": BOUND_MB, "step_timeout_s": 60.0, "cpu_time_s": 30.0}

@@ -16,11 +16,11 @@ import sys
 import threading
 
 from coding_env.server.bwrap import Launcher, Mechanism
-from coding_env.server.cgroups import CgroupUnavailable, find_hierarchy
 from coding_env.server.sandbox import Sandbox, SandboxError
 from coding_env.server.settings import SandboxSettings
-from coding_env.server.syscall_filter import SeccompUnavailable, bpf_program
 from openenv_hub.errors import ConfigurationError
+from openenv_hub.sandbox.cgroups import CgroupUnavailable, find_hierarchy
+from openenv_hub.sandbox.syscall_filter import SeccompUnavailable, bpf_program
 
 __all__ = ["SandboxUnavailableError", "detect", "memory_bound"]
 

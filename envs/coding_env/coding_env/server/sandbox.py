@@ -4,8 +4,8 @@ A sandbox is made by bubblewrap (see :mod:`coding_env.server.bwrap`) and plays o
 a session's interpreter, which keeps the agent's names from step to step, or a grader, which
 runs one grading and is then thrown away (see :mod:`coding_env.server.grader`). Before the
 sandbox runs anything, the server puts its processes in a cgroup of their own
-(:mod:`coding_env.server.cgroups`) and, as root, bounds System V IPC in its IPC namespace
-(:mod:`coding_env.server.ipc_limits`); the interpreter then sets its own kernel limits and drops
+(:mod:`openenv_hub.sandbox.cgroups`) and, as root, bounds System V IPC in its IPC namespace
+(:mod:`openenv_hub.sandbox.ipc_limits`); the interpreter then sets its own kernel limits and drops
 its privileges before the first request it serves (see ``worker.py``). The server kills the
 whole PID namespace when a request runs out of wall time.
 """
@@ -37,9 +37,9 @@ from coding_env.server.bwrap import (
     interpreter,
     sandbox_environment,
 )
-from coding_env.server.cgroups import CgroupUnavailable, Group
-from coding_env.server.ipc_limits import limit_ipc
 from coding_env.server.settings import SandboxSettings
+from openenv_hub.sandbox.cgroups import CgroupUnavailable, Group
+from openenv_hub.sandbox.ipc_limits import limit_ipc
 
 __all__ = [
     "Launcher",

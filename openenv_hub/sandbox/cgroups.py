@@ -1,4 +1,5 @@
-"""One cgroup per sandbox, bounding its memory and processes as a whole.
+"""One cgroup per sandbox, bounding its memory and processes as a whole (the coding
+environment's sandboxes and the harnesses').
 
 Per-process limits (``RLIMIT_AS``, ``RLIMIT_NPROC``) do not see System V shared memory that no
 process has attached, memfds, or files in the sandbox's tmpfs mounts; the kernel's memory
@@ -10,16 +11,19 @@ for bubblewrap's own process) for its tasks:
 * **cgroup v1** (a hierarchy per controller): ``memory.limit_in_bytes`` (and
   ``memory.memsw.limit_in_bytes`` where swap is accounted), and ``pids.max``. v1 charges TCP
   buffers only to a counter of their own, and only once it has a limit: the group's
-  ``memory.kmem.tcp.limit_in_bytes`` is a sixteenth of the memory bound. (The seccomp filter
-  refuses TCP sockets in the sandbox; this holds should one ever be made. v2 charges socket
-  buffers to ``memory.max``, and both charge ``AF_UNIX`` buffers to the bound.)
+  ``memory.kmem.tcp.limit_in_bytes`` is a sixteenth of the memory bound. (The coding
+  environment's seccomp filter refuses TCP sockets; a harness's sandbox, whose network namespace
+  has no route out, takes them on its own loopback, and this bound holds their buffers. v2
+  charges socket buffers to ``memory.max``, and both charge ``AF_UNIX`` buffers to the bound.)
 
-Groups live in a folder ``openenv-coding`` under the hierarchy's root, or under the server's own
+Groups live in a folder ``openenv-sandbox`` under the hierarchy's root, or under the server's own
 cgroup (a delegated subtree, for a server that is not root), or under ``cgroup_parent``. Each is
 named after the server that made it (``<pid namespace>-<pid>-<start time>-<n>``): one is removed
 when its sandbox stops, and a server that starts removes those of servers that are gone. Where no
 group can be made (no controller, no permission, a read-only ``/sys/fs/cgroup``), memory is bounded
 per process only, and the server says so.
+
+Layer: services.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ __all__ = [
     "tcp_bytes",
 ]
 
-FOLDER = "openenv-coding"
+FOLDER = "openenv-sandbox"
 _CONTROLLERS = ("memory", "pids")
 _counter = itertools.count()
 
@@ -57,7 +61,7 @@ class Hierarchy:
 
     Attributes:
         version: 1 or 2.
-        folders: v2: the one ``openenv-coding`` folder; v1: the memory one, then the pids one.
+        folders: v2: the one ``openenv-sandbox`` folder; v1: the memory one, then the pids one.
     """
 
     version: int

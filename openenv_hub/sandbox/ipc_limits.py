@@ -7,6 +7,8 @@ thread's namespaces are its own) and writes them through ``/proc/sys``, which sh
 of the namespace of whoever opens it. Where bubblewrap made a user namespace (the server is not
 root), the namespace's root is not mapped and the values cannot be written; the cgroup's memory
 bound, which counts shared memory too, is then what holds.
+
+Layer: services.
 """
 
 from __future__ import annotations

@@ -18,9 +18,17 @@ charge TCP and UDP buffers to the sandbox's memory bound: 100 loopback connectio
 never read held hundreds of MB outside it. ``AF_UNIX`` buffers are charged (``multiprocessing``
 and ``asyncio`` use them); netlink, packet and crypto sockets are more kernel surface.
 
+``bpf_program(inet=True)`` also lets ``AF_INET`` and ``AF_INET6`` through, for a sandbox whose
+network namespace has no route out and whose cgroup bounds TCP buffers (a harness's sandbox,
+:mod:`openenv_hub.harness.sandbox`): a harness speaks HTTP to its model and tools on its own
+loopback, where relays carry it to the capture proxy and the tool bridge, and reaches nothing
+else.
+
 Threads, ``fork``, ``subprocess`` and ``multiprocessing`` are unaffected. The program is compiled
 once per process with libseccomp (``pyseccomp``, or libseccomp's own ``seccomp`` bindings) and
 handed to bubblewrap, which loads it just before the sandbox's interpreter starts.
+
+Layer: services.
 """
 
 from __future__ import annotations
@@ -77,6 +85,8 @@ _REFUSED_IF_KNOWN = (
     "open_by_handle_at",
 )
 AF_UNIX = 1
+AF_INET = 2
+AF_INET6 = 10
 _PERSONALITY_QUERY = 0xFFFFFFFF  # personality(0xffffffff) reads the persona, changes nothing
 _INSTALL = (
     "install the coding environment's dependency pyseccomp ('pip install pyseccomp') and the "
@@ -105,9 +115,13 @@ def _library() -> Any:
         ) from None
 
 
-@functools.lru_cache(maxsize=1)
-def bpf_program() -> bytes:
+@functools.lru_cache(maxsize=2)
+def bpf_program(*, inet: bool = False) -> bytes:
     """The compiled filter (a BPF program for this machine's architecture).
+
+    Args:
+        inet: Also allow ``AF_INET`` and ``AF_INET6`` sockets: only for a sandbox whose network
+            namespace has nothing but its own loopback.
 
     Raises:
         SeccompUnavailable: libseccomp or its Python bindings are missing.
@@ -129,8 +143,9 @@ def bpf_program() -> bytes:
         except (OSError, ValueError, RuntimeError):
             continue
     rules.add_rule(library.ERRNO(errno.ENOSYS), "clone3")
+    families = {AF_UNIX, AF_INET, AF_INET6} if inet else {AF_UNIX}
     for name in ("socket", "socketpair"):
-        for mask, value in _other_than(AF_UNIX):
+        for mask, value in _none_of(families):
             rules.add_rule(
                 library.ERRNO(errno.EAFNOSUPPORT),
                 name,
@@ -142,6 +157,15 @@ def bpf_program() -> bytes:
         rules.export_bpf(compiled)
         compiled.seek(0)
         return compiled.read()
+
+
+def _none_of(allowed: set[int]) -> list[tuple[int, int]]:
+    """(mask, value) pairs whose masked comparisons together match every 32-bit argument but
+    the small numbers in ``allowed`` (each below 64): any of bits 6 to 31 set, or one of the
+    other values below 64."""
+    assert all(0 <= value < 64 for value in allowed)
+    high = [(1 << bit, 1 << bit) for bit in range(6, 32)]
+    return high + [(0x3F, value) for value in range(64) if value not in allowed]
 
 
 def _other_than(allowed: int) -> list[tuple[int, int]]:
