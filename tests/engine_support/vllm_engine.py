@@ -104,11 +104,14 @@ class Engine:
         return ""
 
 
-def engine_command(python: Path, folder: str | Path, port: int) -> list[str]:
-    """The command that serves ``folder`` on 127.0.0.1:``port``."""
+def engine_command(
+    python: Path, folder: str | Path, port: int, flags: tuple[str, ...] = ()
+) -> list[str]:
+    """The command that serves ``folder`` on 127.0.0.1:``port`` (``flags`` after :data:`FLAGS`:
+    a later flag of the same name wins)."""
     module = ["-m", "vllm.entrypoints.openai.api_server", "--model", str(folder)]
     where = ["--host", "127.0.0.1", "--port", str(port), "--served-model-name", SERVED_NAME]
-    return [str(python), *module, *where, *FLAGS]
+    return [str(python), *module, *where, *FLAGS, *flags]
 
 
 def engine_environment() -> dict[str, str]:
@@ -154,10 +157,12 @@ def file_lock(path: Path) -> Iterator[None]:
         yield
 
 
-def shared_engine(folder: str | Path, run_id: str) -> tuple[Engine, Path]:
-    """The engine serving ``folder`` for every process of run ``run_id``, started by the first
-    that asks. Returns it and this process's user file: remove that file (or end the process)
-    when done with the engine."""
+def shared_engine(
+    folder: str | Path, run_id: str, flags: tuple[str, ...] = ()
+) -> tuple[Engine, Path]:
+    """The engine serving ``folder`` (with ``flags`` besides :data:`FLAGS`) for every process of
+    run ``run_id``, started by the first that asks. Returns it and this process's user file:
+    remove that file (or end the process) when done with the engine."""
     python = vllm_python()
     if python is None:
         raise RuntimeError(INSTALL_HINT)
@@ -176,7 +181,7 @@ def shared_engine(folder: str | Path, run_id: str) -> tuple[Engine, Path]:
         engine = Engine(free_port(), SERVED_NAME, str(folder), str(root / "engine.log"))
         command = [sys.executable, str(SUPERVISOR), str(users), engine.log, str(state), "--"]
         supervisor = subprocess.Popen(
-            [*command, *engine_command(python, folder, engine.port)],
+            [*command, *engine_command(python, folder, engine.port, flags)],
             env=engine_environment(),
             start_new_session=True,  # outlives the process that started it, until its users end
             stdout=subprocess.DEVNULL,
