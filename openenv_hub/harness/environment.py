@@ -138,11 +138,13 @@ class HarnessEnvironment(MCPEnvironment):
     @classmethod
     def factory(cls, adapter: Callable[[], HarnessAdapter], **options: Any) -> Callable[[], Any]:
         """A function making one environment per session (for ``create_app``), each with a
-        new adapter from ``adapter()`` and these keyword arguments."""
+        new adapter from ``adapter()`` and these keyword arguments. It is named as the
+        environment's metadata is (``harness-NAME``): the task routes are served under it."""
 
         def make() -> HarnessEnvironment:
             return cls(adapter(), **options)
 
+        make.__name__ = make.__qualname__ = f"harness-{adapter().config.name}"
         make.action_cls = HarnessAction  # type: ignore[attr-defined]
         make.observation_cls = HarnessObservation  # type: ignore[attr-defined]
         make.state_cls = HarnessState  # type: ignore[attr-defined]
