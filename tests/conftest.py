@@ -29,12 +29,14 @@ from serving import ServerThread
 # ray_support: the `ray_cluster` fixture, a two-node Ray cluster on loopback.
 # source_tree_guard: fails a test that leaves a remembered Space in envs/NAME or spaces/NAME.
 # docker_support.image_sweep: removes the images a run built on the private Docker engine.
+# engine_support.fixtures: `vllm`, a real engine serving a tiny model fine-tuned on the spot.
 pytest_plugins = [
     "openenv_hub.testing",
     "cli_runner",
     "ray_support",
     "source_tree_guard",
     "docker_support.image_sweep",
+    "engine_support.fixtures",
 ]
 
 REPO = Path(__file__).resolve().parents[1]

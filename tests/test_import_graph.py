@@ -61,7 +61,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "checks",
         ),
     ),
-    ("services", ("docker", "hub", "packaging", "discovery")),
+    ("services", ("docker", "hub", "packaging", "discovery", "capture")),
     ("runtimes", ("runtimes", "localhub", "localdaytona", "providers")),
     ("client", ("client", "trajectories", "eval", "gymnasium", "trl", "validation", "importers")),
     ("server", ("server",)),
