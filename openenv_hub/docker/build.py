@@ -176,6 +176,11 @@ def _build_hint(env_dir: Path, output: BuildOutput, base_image: str | None, *, q
             "Build from an image the engine has ('docker images' lists them): "
             "--base-image IMAGE, or set OPENENV_BASE_IMAGE."
         )
+    if output.lost_an_image:
+        return (
+            "An image this build had made was removed while it ran (another process removed "
+            "or pruned the engine's images meanwhile): build again."
+        )
     if not quiet:
         return "Read the build output above."
     why = f" says why: {output.why}" if output.why else " may say why"

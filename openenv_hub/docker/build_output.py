@@ -44,6 +44,10 @@ _BUILDER_CHATTER = re.compile(
     r"|\s+environment-variable\.$)"
 )
 _STEP_FAILED = re.compile(r"^The command .* returned a non-zero code: \d+$")
+# The engine lost an image the build had made (something removed or pruned images meanwhile).
+_IMAGE_LOST = re.compile(
+    r"^(No such image: sha256:|unknown parent image ID sha256:|failed to get digest sha256:)"
+)
 
 
 def secret_values(build_args: Sequence[str]) -> list[str]:
@@ -102,6 +106,12 @@ class BuildOutput:
         """The step's last line of its own output (else the builder's error), or ``""``."""
         own = [line for line in self.lines if not _STEP_FAILED.match(line)]
         return (own or list(self.lines) or [""])[-1]
+
+    @property
+    def lost_an_image(self) -> bool:
+        """Whether the build stopped because an image it had made was removed while it ran
+        (another process removed or pruned the engine's images): not the Dockerfile's doing."""
+        return any(_IMAGE_LOST.match(line) for line in self.lines)
 
     def failure(self) -> str:
         """Where the build stopped and the end of the output there, on lines of their own."""

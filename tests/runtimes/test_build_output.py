@@ -100,3 +100,21 @@ def test_every_url_in_a_line_loses_its_credentials() -> None:
     assert hide_url_credentials(line) == (
         "from https://***@a.example/x and git+http://***@b.example, mail a@b.example"
     )
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "No such image: sha256:7e1be6c293ec4c773bb4f3904f914c4884a3d0fe37e7806791f503de554b0c90",
+        "unknown parent image ID sha256:99b72189bcc7a514c793a15bb2ae8708713639a38d549fc19cd43345811fe051",
+        "failed to get digest sha256:9dd83329f5ac: open /var/lib/docker/image/overlay2/imagedb/"
+        "content/sha256/9dd83329f5ac: no such file or directory",
+    ],
+)
+def test_an_image_removed_under_the_build_is_told_from_a_failed_step(error: str) -> None:
+    """What the engine said when another process pruned its images during a build (seen on a
+    shared engine): the build's own steps did nothing wrong."""
+    lost, _ = read(f"Step 9/12 : USER 1000\n ---> Running in b2dd67397a5a\n{error}\n", [])
+    assert lost.lost_an_image and lost.why == error
+    failed, _ = read(FAILED_RUN, [])
+    assert not failed.lost_an_image
