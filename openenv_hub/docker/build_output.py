@@ -24,6 +24,7 @@ from openenv_hub.shown_urls import hide_url_credentials
 __all__ = [
     "HIDDEN",
     "LINE_CHARS",
+    "MIN_SECRET_CHARS",
     "SECRET_NAME",
     "STEP_LINES",
     "BuildOutput",
@@ -33,6 +34,7 @@ __all__ = [
 STEP_LINES = 20
 LINE_CHARS = 400
 HIDDEN = "***"
+MIN_SECRET_CHARS = 4
 #: A name whose value is never shown: a build argument, a variable, a query parameter.
 SECRET_NAME = re.compile(r"token|secret|passw|key|auth|credential|cookie|sig", re.IGNORECASE)
 
@@ -52,11 +54,13 @@ _IMAGE_LOST = re.compile(
 
 def secret_values(build_args: Sequence[str]) -> list[str]:
     """The values of the ``NAME=VALUE`` build arguments whose name looks secret, longest first
-    (so that a value inside another is hidden with it)."""
+    (so that a value inside another is hidden with it). A value of fewer than
+    :data:`MIN_SECRET_CHARS` characters is a switch (``USE_AUTH=1``), not a secret: hidden, it
+    would hide every ``1`` of the output."""
     values = []
     for arg in build_args:
         name, equals, value = arg.partition("=")
-        if equals and value and SECRET_NAME.search(name):
+        if equals and len(value) >= MIN_SECRET_CHARS and SECRET_NAME.search(name):
             values.append(value)
     return sorted(set(values), key=len, reverse=True)
 
@@ -77,15 +81,14 @@ class BuildOutput:
 
     def add(self, line: str) -> str:
         """Read ``line``; return it as it may be shown (secrets hidden, colours kept)."""
-        shown = self.redact(line)
-        text = _COLOUR.sub("", shown).rstrip()
-        step = _STEP.match(text)
+        text = _COLOUR.sub("", line).rstrip()
+        step = _STEP.match(text)  # read before hiding: a hidden value may be in "Step 1/12"
         if step:
-            self.step = _cut(step.group(1))
+            self.step = _cut(self.redact(step.group(1)))
             self.lines.clear()
         elif text.strip() and not _BUILDER_CHATTER.match(text):
-            self.lines.append(_cut(text))
-        return shown
+            self.lines.append(_cut(self.redact(text)))
+        return self.redact(line)
 
     def redact(self, text: str) -> str:
         """``text`` with the secret build argument values and URL passwords hidden."""

@@ -58,6 +58,12 @@ def test_the_failed_step_and_its_own_lines_are_kept_without_secrets() -> None:
     assert "\x1b[91mthe widget factory" in printed and "Step 4/6 : RUN echo" in printed
 
 
+def test_a_secret_in_a_step_header_is_hidden_and_the_step_still_read() -> None:
+    output, shown = read("Step 12/12 : RUN ./publish 1212\npublished with 1212\n", ["API_KEY=1212"])
+    assert output.step == "12/12 : RUN ./publish ***" and output.instruction == "RUN"
+    assert list(output.lines) == ["published with ***"] and "1212" not in "".join(shown)
+
+
 def test_a_step_keeps_its_last_lines_each_cut_to_a_bound() -> None:
     long_step = "Step 1/1 : RUN make\n" + "".join(f"line {n}\n" for n in range(100))
     output, _ = read(long_step + "x" * 5000 + "\n", [])
@@ -83,9 +89,10 @@ def test_a_failure_before_any_step_keeps_the_builders_error() -> None:
     ("arg", "hidden"),
     [
         ("PIP_PASSWORD=hunter2", True),
-        ("api_key=k-1", True),
+        ("api_key=k-123", True),
         ("GITHUB_AUTH=ghp_x", True),
         ("WITH_STOCKFISH=false", False),  # not a secret: "false" stays readable everywhere
+        ("USE_AUTH=1", False),  # a switch: hidden, every "1" of the output would go
         ("NOVALUE", False),
     ],
 )
