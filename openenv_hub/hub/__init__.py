@@ -39,6 +39,7 @@ from openenv_hub.hub._jobs import TERMINAL_STAGES, JobsClient, JobState, job_lab
 from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
+from openenv_hub.hub._quality import add_scorecard, folder_digest, read_scorecard, scorecard_section
 from openenv_hub.hub._secrets import HUB_TOKEN_VARIABLES, MissingSecret
 from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link
 from openenv_hub.hub._urls import SpaceUrls
@@ -69,10 +70,12 @@ __all__ = [
     "SpaceUrls",
     "Version",
     "account",
+    "add_scorecard",
     "app_url",
     "download_space",
     "ensure_installed",
     "find_installed",
+    "folder_digest",
     "fork",
     "hub_call",
     "hub_error",
@@ -84,7 +87,9 @@ __all__ = [
     "push",
     "push_target",
     "read_link",
+    "read_scorecard",
     "resolve_endpoint",
+    "scorecard_section",
     "select_files",
     "stage_files",
     "translate",
