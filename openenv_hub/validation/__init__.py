@@ -191,6 +191,17 @@ def _served(
         return results + quality
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the working folder when it is inside it (a scorecard names no
+    machine's folders), else as given."""
+    resolved = path.resolve()
+    return (
+        resolved.relative_to(Path.cwd()).as_posix()
+        if resolved.is_relative_to(Path.cwd())
+        else str(path)
+    )
+
+
 def _quality(
     url: str,
     target: EnvTarget | None,
@@ -209,7 +220,7 @@ def _quality(
     card = scorecard(
         url,
         spec,
-        target=str(target.path) if served_from and target else url,
+        target=_shown(target.path) if served_from and target else url,
         digest=folder_digest(target.path.resolve()) if served_from and target else None,
         pid=pid,
         start_s=start_s,

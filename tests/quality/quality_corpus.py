@@ -10,6 +10,7 @@ table, which the agent never sees.
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from typing import Any, ClassVar
@@ -153,6 +154,32 @@ class SlowReset(QuizEnvironment):
     ) -> QuizObservation:
         time.sleep(1.2)
         return super().reset(seed, episode_id, **kwargs)
+
+
+class DiesAfterSteps(QuizEnvironment):
+    """A sound quiz whose server process dies at its eighth step, as a server the machine
+    kills: no defect of the environment, a failure of the instrument."""
+
+    steps: ClassVar[int] = 0
+
+    def step(
+        self, action: Answer, timeout_s: float | None = None, **kwargs: Any
+    ) -> QuizObservation:
+        type(self).steps += 1
+        if type(self).steps >= 8:
+            os._exit(1)
+        return super().step(action, timeout_s, **kwargs)
+
+
+class HangsOnLongAnswers(QuizEnvironment):
+    """A sound quiz whose server is too slow to answer a long answer in time."""
+
+    def step(
+        self, action: Answer, timeout_s: float | None = None, **kwargs: Any
+    ) -> QuizObservation:
+        if len(action.answer) == 64:
+            time.sleep(3)
+        return super().step(action, timeout_s, **kwargs)
 
 
 #: Each defect: its environment, the check that must catch it, words its evidence must hold,

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import httpx
+
 from openenv_hub.client import GenericEnvClient
 from openenv_hub.errors import (
     ServerReplyError,
@@ -28,6 +30,7 @@ from openenv_hub.errors import (
 from openenv_hub.eval import Task
 
 __all__ = [
+    "REQUEST_TIMEOUT_S",
     "ActionSource",
     "CouldNotCheck",
     "Episode",
@@ -135,8 +138,9 @@ class Timings:
     steps: list[float] = field(default_factory=list)
 
 
-def open_client(url: str) -> GenericEnvClient:
-    return GenericEnvClient(url, message_timeout_s=REQUEST_TIMEOUT_S, ping_interval_s=None)
+def open_client(url: str, timeout_s: float = REQUEST_TIMEOUT_S) -> GenericEnvClient:
+    """A client whose every request gets ``timeout_s``."""
+    return GenericEnvClient(url, message_timeout_s=timeout_s, ping_interval_s=None)
 
 
 async def play(
@@ -149,32 +153,33 @@ async def play(
     max_steps: int,
     timings: Timings,
     read_state: bool = False,
+    timeout_s: float = REQUEST_TIMEOUT_S,
 ) -> Episode:
     """One episode in a session of its own; played again once if the instrument failed.
 
     Raises:
         CouldNotCheck: The instrument failed twice.
     """
+    episode = Episode(policy, task, reset)
     try:
-        return await _play(url, policy, task, reset, source, max_steps, timings, read_state)
+        return await _play(url, episode, source, max_steps, timings, read_state, timeout_s)
     except CouldNotCheck:
         await asyncio.sleep(RETRY_AFTER_S)
-    return await _play(url, policy, task, reset, source, max_steps, timings, read_state)
+    episode = Episode(policy, task, reset)
+    return await _play(url, episode, source, max_steps, timings, read_state, timeout_s)
 
 
 async def _play(
     url: str,
-    policy: str,
-    task: Task,
-    reset: dict[str, Any],
+    episode: Episode,
     source: ActionSource,
     max_steps: int,
     timings: Timings,
     read_state: bool,
+    timeout_s: float,
 ) -> Episode:
-    episode = Episode(policy, task, reset)
-    with instrument("playing " + policy):
-        async with open_client(url) as client:
+    with instrument(f"playing {episode.policy} on {episode.task.key}"):
+        async with open_client(url, timeout_s) as client:
             await reset_episode(client, episode, timings)
             while episode.first is not None and len(episode.steps) < max_steps:
                 if episode.done:
@@ -223,7 +228,7 @@ def instrument(doing: str) -> Iterator[None]:
         yield
     except CouldNotCheck:
         raise
-    except (TransportError, OSError, asyncio.TimeoutError) as exc:
+    except (TransportError, OSError, asyncio.TimeoutError, httpx.HTTPError) as exc:
         raise CouldNotCheck(f"{type(exc).__name__} while {doing}: {exc}") from exc
     except ServerReplyError as exc:
         if _instrumental(exc):

@@ -58,7 +58,10 @@ async def play_isolation(run: QualityRun) -> None:
     async with contextlib.AsyncExitStack() as stack:
         try:
             with instrument("opening sessions side by side"):
-                clients = [await stack.enter_async_context(open_client(run.url)) for _ in originals]
+                clients = [
+                    await stack.enter_async_context(open_client(run.url, run.request_timeout_s))
+                    for _ in originals
+                ]
                 copies = [Episode(f"{e.policy}, alongside", e.task, e.reset) for e in originals]
                 await asyncio.gather(
                     *(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from openenv_hub.checks.scorecard import QualityCheck
 from openenv_hub.errors import ConfigurationError
@@ -25,7 +26,7 @@ from openenv_hub.validation.quality.episodes import string_leaves
 from openenv_hub.validation.quality.run import QualityRun
 from openenv_hub.validation.quality.verdicts import could_not_check
 
-__all__ = ["MIN_CHARS", "check_no_leakage"]
+__all__ = ["MIN_CHARS", "answer_texts", "check_no_leakage"]
 
 #: The shortest text looked for.
 MIN_CHARS = 12
@@ -50,7 +51,8 @@ def check_no_leakage(run: QualityRun) -> QualityCheck:
         why = (
             "no oracle or secrets declared: there is no answer to look for"
             if run.spec.quality.oracle is None
-            else f"every answer is shorter than {MIN_CHARS} characters: none can be told apart"
+            else f"no answer has a text of {MIN_CHARS} characters or more to look for (a "
+            "shorter one, a move or a number, is found everywhere by chance)"
         )
         return QualityCheck("no_leakage", "skip", why)
     texts = list(_readable(run))
@@ -80,7 +82,7 @@ def _secrets(run: QualityRun, task: Task) -> list[str]:
     whole = list(run.spec.secrets_of(task))
     oracle = run.oracle.get(task.key)
     if oracle is not None:
-        whole += [text for action in oracle.actions for _, text in string_leaves(action)]
+        whole += [text for action in oracle.actions for text in answer_texts(action)]
     public = _public_lines(task)
     found: set[str] = set()
     for text in whole:
@@ -91,6 +93,14 @@ def _secrets(run: QualityRun, task: Task) -> list[str]:
         if len(lines) > 1:
             found.update(ln for ln in lines if len(ln) >= MIN_CHARS and ln not in public)
     return sorted(found)
+
+
+def answer_texts(action: dict[str, Any]) -> list[str]:
+    """The texts an action answers with: a tool call's arguments, or the action's fields (not
+    the tool's name, nor the action's ``type``)."""
+    if action.get("type") == "call_tool":
+        return [text for _, text in string_leaves(action.get("arguments") or {})]
+    return [text for key, text in string_leaves(action) if key != "type"]
 
 
 def _public_lines(task: Task) -> set[str]:

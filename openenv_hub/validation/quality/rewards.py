@@ -105,6 +105,8 @@ def _range_note(run: QualityRun) -> tuple[str, ...]:
     if run.reward_range is None:
         return (f"{count} rewards seen; no reward range is declared to hold them to",)
     low, high = run.reward_range
+    if math.isinf(low) and math.isinf(high):
+        return (f"{count} rewards seen; the declared range [{low:g}, {high:g}] bounds none",)
     return (f"{count} rewards seen, all within [{low:g}, {high:g}]",)
 
 
@@ -128,17 +130,18 @@ def check_floor(run: QualityRun) -> QualityCheck:
     bounds = {key: t - margin * abs(t) for key, t in targets.items() if t is not None}
     failing: list[str] = []
     holding: list[str] = []
-    for name in _order(run):
+    exempt = run.spec.quality.exempt
+    for name in (name for name in _order(run) if name not in exempt):
         line, ok = _policy_line(run, name, bounds)
         (holding if ok else failing).append(line)
-    notes = [f"{name}: exempt: {why}" for name, why in run.spec.quality.exempt.items()]
+    notes = [f"{name}: exempt: {why}" for name, why in exempt.items()]
     notes += [f"{name}: not played: {why}" for name, why in run.not_played.items()]
     measured = {
         "margin": margin,
         "bounds": bounds,
         "returns": {n: {k: e.total for k, e in by.items()} for n, by in run.floors.items()},
     }
-    played = len(run.floors)
+    played = len(failing) + len(holding)
     if failing:
         summary = f"{len(failing)} of {played} non-solutions came within the margin of the oracle"
         hint = "A non-solution earns (almost) what a solution earns: the reward can be gamed."
@@ -159,7 +162,9 @@ def _policy_line(run: QualityRun, name: str, bounds: dict[str, float]) -> tuple[
         held = episode.total <= bound + TOLERANCE
         ok = ok and held
         refused = " (refused)" if episode.steps and all(s.refused for s in episode.steps) else ""
-        parts.append(f"{episode.total:g} on {key}{refused}" + ("" if held else f" > {bound:g}"))
+        note = f" ({run.notes[name, key]})" if (name, key) in run.notes else ""
+        over = "" if held else f" > {bound:g}"
+        parts.append(f"{episode.total:g} on {key}{refused}{over}{note}")
     uniform = len(set(bounds.values())) == 1
     limit = f" (at most {next(iter(bounds.values())):g})" if uniform and bounds else ""
     return f"{name}: " + ", ".join(parts) + limit, ok

@@ -22,6 +22,8 @@ import httpx
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.eval import Task, Toolset, declared_tasks, server_tasks
 from openenv_hub.validation.quality.episodes import (
+    REQUEST_TIMEOUT_S,
+    ActionSource,
     CouldNotCheck,
     Episode,
     Scripted,
@@ -62,6 +64,7 @@ class QualityRun:
     url: str
     spec: QualitySpec
     deadline: float
+    request_timeout_s: float = REQUEST_TIMEOUT_S
     pid: int | None = None
     start_s: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -74,6 +77,7 @@ class QualityRun:
     oracle: dict[str, Episode] = field(default_factory=dict)
     floors: dict[str, dict[str, Episode]] = field(default_factory=dict)
     not_played: dict[str, str] = field(default_factory=dict)
+    notes: dict[tuple[str, str], str] = field(default_factory=dict)
     replays: list[tuple[Episode, Episode]] = field(default_factory=list)
     seed_starts: list[Episode] = field(default_factory=list)
     isolation: list[tuple[Episode, Episode]] = field(default_factory=list)
@@ -92,6 +96,24 @@ class QualityRun:
         played = [*self.oracle.values(), *(e for by in self.floors.values() for e in by.values())]
         played += [replay for _, replay in [*self.replays, *self.isolation]]
         return played + self.seed_starts
+
+    async def play(
+        self,
+        policy: str,
+        task: Task,
+        source: ActionSource,
+        *,
+        max_steps: int,
+        reset: dict[str, Any] | None = None,
+        read_state: bool = False,
+    ) -> Episode:
+        """One episode of ``task`` (reset with its own arguments unless ``reset`` is given)."""
+        self.check_time()
+        return await play(
+            self.url, policy, task, self.reset_of(task) if reset is None else reset, source,
+            max_steps=max_steps, timings=self.timings, read_state=read_state,
+            timeout_s=self.request_timeout_s,
+        )  # fmt: skip
 
     def check_time(self) -> None:
         if time.monotonic() > self.deadline:
@@ -181,10 +203,9 @@ async def play_oracle(run: QualityRun) -> None:
             if solutions is not None
             else ChatOracle(policy, toolset, seed=number)  # type: ignore[arg-type]
         )
-        run.oracle[task.key] = await play(
-            run.url, "oracle", task, run.reset_of(task), source,
-            max_steps=spec.quality.max_steps, timings=run.timings,
-        )  # fmt: skip
+        run.oracle[task.key] = await run.play(
+            "oracle", task, source, max_steps=spec.quality.max_steps
+        )
 
 
 async def play_floors(run: QualityRun) -> None:
@@ -197,18 +218,12 @@ async def play_floors(run: QualityRun) -> None:
         tool = None
     for task in run.tasks:
         run.check_time()
-        nothing = await play(
-            run.url, "do-nothing", task, run.reset_of(task), Scripted([]),
-            max_steps=0, timings=run.timings, read_state=True,
-        )  # fmt: skip
+        nothing = await run.play("do-nothing", task, Scripted([]), max_steps=0, read_state=True)
         run.floors.setdefault("do-nothing", {})[task.key] = nothing
         for name, source in _non_solutions(run, task, tool, prompt_of(nothing)):
             run.check_time()
             steps = quality.max_steps if name == "random" else max(1, len(source.actions))
-            episode = await play(
-                run.url, name, task, run.reset_of(task), source,
-                max_steps=steps, timings=run.timings,
-            )  # fmt: skip
+            episode = await run.play(name, task, source, max_steps=steps)
             run.floors.setdefault(name, {})[task.key] = episode
 
 
@@ -216,8 +231,8 @@ def _non_solutions(
     run: QualityRun, task: Task, tool: dict[str, Any] | None, prompt: str
 ) -> list[tuple[str, Any]]:
     """``(name, action source)`` of each non-solution of ``task`` to play besides doing
-    nothing (those the manifest exempts are left out)."""
-    toolset, quality = run.toolset, run.spec.quality
+    nothing (those the manifest exempts too: their episodes count for the other checks)."""
+    toolset = run.toolset
     assert toolset is not None
     played: list[tuple[str, Any]] = [("random", RandomActions(toolset, run.tasks.index(task)))]
     for name in BUILT_IN[2:] if tool is not None else ():
@@ -232,8 +247,11 @@ def _non_solutions(
     except ConfigurationError as exc:
         run.problems["floor"] = f"{exc} {exc.hint}".strip()
         own = []
-    played += [(name, Scripted(actions)) for name, actions in own]
-    return [(name, source) for name, source in played if name not in quality.exempt]
+    for name, actions, note in own:
+        played.append((name, Scripted(actions)))
+        if note:
+            run.notes[(name, task.key)] = note
+    return played
 
 
 async def replay_alone(run: QualityRun) -> None:
@@ -243,10 +261,9 @@ async def replay_alone(run: QualityRun) -> None:
         run.check_time()
         if original.first is None or not original.steps:
             continue
-        replay = await play(
-            run.url, f"{original.policy}, replayed", original.task, original.reset,
-            Scripted(original.actions),
-            max_steps=len(original.steps), timings=run.timings,
+        replay = await run.play(
+            f"{original.policy}, replayed", original.task, Scripted(original.actions),
+            max_steps=len(original.steps), reset=original.reset,
         )  # fmt: skip
         run.replays.append((original, replay))
 
@@ -259,7 +276,5 @@ async def reset_other_seeds(run: QualityRun) -> None:
     for seed in OTHER_SEEDS:
         run.check_time()
         reset = {**run.reset_of(task), "seed": seed}
-        episode = await play(
-            run.url, f"seed {seed}", task, reset, Scripted([]), max_steps=0, timings=run.timings
-        )
+        episode = await run.play(f"seed {seed}", task, Scripted([]), max_steps=0, reset=reset)
         run.seed_starts.append(episode)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from openenv_hub.checks.scorecard import QualityCheck, Scorecard
 from openenv_hub.sync_bridge import run_to_end
 from openenv_hub.validation.quality.cost import check_cost
-from openenv_hub.validation.quality.episodes import CouldNotCheck
+from openenv_hub.validation.quality.episodes import REQUEST_TIMEOUT_S, CouldNotCheck
 from openenv_hub.validation.quality.isolation import play_isolation
 from openenv_hub.validation.quality.leakage import MIN_CHARS, check_no_leakage
 from openenv_hub.validation.quality.reproducible import (
@@ -59,6 +59,7 @@ def scorecard(
     pid: int | None = None,
     start_s: float | None = None,
     total_timeout_s: float = TOTAL_TIMEOUT_S,
+    request_timeout_s: float = REQUEST_TIMEOUT_S,
 ) -> Scorecard:
     """The scorecard of the environment served at ``url``.
 
@@ -70,10 +71,17 @@ def scorecard(
         pid: The server's process, when this process started it (memory is read from it).
         start_s: How long the server took to start, when this process started it.
         total_timeout_s: Bound of the whole scorecard; what is left undone could not be checked.
+        request_timeout_s: Bound of one reset or step; one that takes longer could not be
+            checked.
     """
     started = time.monotonic()
     run = QualityRun(
-        url.rstrip("/"), spec, deadline=started + total_timeout_s, pid=pid, start_s=start_s
+        url.rstrip("/"),
+        spec,
+        deadline=started + total_timeout_s,
+        request_timeout_s=request_timeout_s,
+        pid=pid,
+        start_s=start_s,
     )
     run_to_end(_play(run), thread_name="openenv-quality")
     checks = tuple(_checked(check, run) for check in QUALITY_CHECKS)

@@ -11,10 +11,11 @@ Layer: client.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,16 +113,20 @@ class QualitySpec:
             raise ConfigurationError(f"{oracle.secrets} returned {found!r}, not a list of strings.")
         return list(found)
 
-    def degenerate_of(self, task: Task) -> list[tuple[str, list[dict[str, Any]]]]:
-        """The environment's own non-solutions of ``task``, as ``(name, actions)``."""
+    def degenerate_of(self, task: Task) -> list[tuple[str, list[dict[str, Any]], str]]:
+        """The environment's own non-solutions of ``task``, as ``(name, actions, note)`` (the
+        note, "" when none, is shown with the non-solution's return)."""
         path = self.quality.degenerate
         if path is None:
             return []
         function = self._once("degenerate", lambda: load_function(path, self.root))
         found = function(task_row(task))
         try:
-            return [(str(row["name"]), [dict(a) for a in row["actions"]]) for row in found]
-        except (KeyError, TypeError, ValueError):
+            return [
+                (str(row["name"]), [dict(a) for a in row["actions"]], str(row.get("note") or ""))
+                for row in found
+            ]
+        except (AttributeError, KeyError, TypeError, ValueError):
             raise ConfigurationError(
                 f"{path} returned {str(found)[:200]}, not a list of {{name, actions}}.",
                 hint="Return [{'name': 'returns None', 'actions': [{...}]}, ...].",
@@ -142,8 +147,8 @@ class QualitySpec:
         return self._loaded[key]
 
     def _policy(self, path: str) -> Policy:
-        _on_path(self.root)
-        return load_function_policy(path)
+        with _on_path(self.root):
+            return load_function_policy(path)
 
     def _read_solutions(self, name: str) -> Solutions:
         if self.root is None:
@@ -189,9 +194,9 @@ def load_function(path: str, root: Path | None) -> Any:
         ConfigurationError: It does not import, or has no such name.
     """
     module_name, _, attribute = path.partition(":")
-    _on_path(root)
     try:
-        module = importlib.import_module(module_name)
+        with _on_path(root):
+            module = importlib.import_module(module_name)
     except Exception as exc:
         raise ConfigurationError(
             f"{path} does not import: {type(exc).__name__}: {exc}",
@@ -203,6 +208,15 @@ def load_function(path: str, root: Path | None) -> Any:
     return found
 
 
-def _on_path(root: Path | None) -> None:
-    if root is not None and str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+@contextlib.contextmanager
+def _on_path(root: Path | None) -> Iterator[None]:
+    """``root`` first on ``sys.path`` while the author's module is imported."""
+    if root is None or str(root) in sys.path:
+        yield
+        return
+    sys.path.insert(0, str(root))
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(str(root))
