@@ -39,7 +39,14 @@ from openenv_hub.hub._jobs import TERMINAL_STAGES, JobsClient, JobState, job_lab
 from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
-from openenv_hub.hub._quality import add_scorecard, folder_digest, read_scorecard, scorecard_section
+from openenv_hub.hub._quality import (
+    QUALITY_END,
+    QUALITY_START,
+    add_scorecard,
+    folder_digest,
+    read_scorecard,
+    scorecard_section,
+)
 from openenv_hub.hub._secrets import HUB_TOKEN_VARIABLES, MissingSecret
 from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link
 from openenv_hub.hub._urls import SpaceUrls
@@ -48,6 +55,8 @@ from openenv_hub.hub._wait import SpaceState, wait_for_space
 
 __all__ = [
     "HUB_TOKEN_VARIABLES",
+    "QUALITY_END",
+    "QUALITY_START",
     "TERMINAL_STAGES",
     "TRUST_ENV",
     "Account",

@@ -88,9 +88,7 @@ def test_save_needs_a_folder(cli: Callable[..., Any]) -> None:
     assert "--save writes into an environment folder" in result.text
 
 
-def test_a_manifest_must_be_a_folder_with_one(
-    cli: Callable[..., Any], tmp_path: Path
-) -> None:
+def test_a_manifest_must_be_a_folder_with_one(cli: Callable[..., Any], tmp_path: Path) -> None:
     result = cli("validate", "http://127.0.0.1:9", "--level", "quality", "--manifest", tmp_path)
     assert result.code != 0
     assert f"No openenv.yaml in {tmp_path}" in result.text
