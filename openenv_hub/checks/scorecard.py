@@ -96,6 +96,8 @@ class QualityCheck:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> QualityCheck:
         """Raises ValueError for anything that is not a check."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a check is a mapping, not {type(data).__name__}")
         status = data.get("status")
         if status not in STATUSES:
             raise ValueError(f"a check's status is one of {', '.join(STATUSES)}, not {status!r}")
