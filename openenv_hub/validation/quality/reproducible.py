@@ -51,14 +51,14 @@ def check_determinism(run: QualityRun) -> QualityCheck:
 
 
 def check_seeds(run: QualityRun) -> QualityCheck:
-    failed = could_not_check(run, "seeds", ("server", "tasks", "floor", "seeds"))
+    failed = could_not_check(run, "seeds", ("server", "tasks", "floor", "every_task", "seeds"))
     if failed is not None:
         return failed
     by_task = _by_task(run)
     problems = _refused(run) + _unsteady(run, by_task) + _alike(run, by_task)
     starts = {key: episodes[0].first for key, episodes in by_task.items() if episodes}
     distinct = len({short(first, 10_000) for first in starts.values()})
-    measured = {"tasks": len(run.tasks), "distinct_starts": distinct, "source": run.task_source}
+    measured = {"tasks": len(by_task), "distinct_starts": distinct, "source": run.task_source}
     if problems:
         hint = (
             "reset(seed=S) must decide the whole start (draw from random.Random(seed)), and "
@@ -68,7 +68,7 @@ def check_seeds(run: QualityRun) -> QualityCheck:
         return QualityCheck("seeds", "fail", summary, tuple(problems), measured, hint)
     resets = sum(len(episodes) for episodes in by_task.values())
     summary = (
-        f"{resets} resets of {len(run.tasks)} tasks ({run.task_source}): each seed gave one "
+        f"{resets} resets of {len(by_task)} tasks ({run.task_source}): each seed gave one "
         f"start, {distinct} distinct"
     )
     return QualityCheck("seeds", "pass", summary, (), measured)

@@ -49,10 +49,13 @@ __all__ = [
     "play_oracle",
     "read_server",
     "replay_alone",
+    "reset_every_task",
     "reset_other_seeds",
 ]
 
-PHASES = ("server", "tasks", "oracle", "floor", "replay", "seeds", "isolation")
+PHASES = ("server", "tasks", "oracle", "floor", "every_task", "replay", "seeds", "isolation")
+#: The most tasks of a taskset reset once each (the first ones), besides those played.
+EVERY_TASK_LIMIT = 20
 #: Seeds tried besides each task's own, where the manifest says seeds choose the start.
 OTHER_SEEDS = (101, 202, 303)
 
@@ -72,6 +75,7 @@ class QualityRun:
     toolset: Toolset | None = None
     reward_range: tuple[float, float] | None = None
     tasks: list[Task] = field(default_factory=list)
+    listed: list[Task] = field(default_factory=list)
     task_source: str = ""
     timings: Timings = field(default_factory=Timings)
     oracle: dict[str, Episode] = field(default_factory=dict)
@@ -80,6 +84,7 @@ class QualityRun:
     notes: dict[tuple[str, str], str] = field(default_factory=dict)
     replays: list[tuple[Episode, Episode]] = field(default_factory=list)
     seed_starts: list[Episode] = field(default_factory=list)
+    task_starts: list[Episode] = field(default_factory=list)
     isolation: list[tuple[Episode, Episode]] = field(default_factory=list)
     isolation_note: str = ""
     memory: dict[str, float] = field(default_factory=dict)
@@ -95,7 +100,7 @@ class QualityRun:
         """Every episode played, the replays included."""
         played = [*self.oracle.values(), *(e for by in self.floors.values() for e in by.values())]
         played += [replay for _, replay in [*self.replays, *self.isolation]]
-        return played + self.seed_starts
+        return played + self.seed_starts + self.task_starts
 
     async def play(
         self,
@@ -148,11 +153,13 @@ async def choose_tasks(run: QualityRun) -> None:
     quality = run.spec.quality
     keys = quality.tasks if isinstance(quality.tasks, list) else None
     count = None if keys is not None else int(quality.tasks)  # type: ignore[arg-type]
+    limit = None if count is None else max(count, EVERY_TASK_LIMIT)
     try:
-        found, run.task_source = await asyncio.to_thread(_listed_tasks, run, count)
+        found, run.task_source = await asyncio.to_thread(_listed_tasks, run, limit, count)
     except ConfigurationError as exc:
         run.problems["tasks"] = str(exc)
         raise CouldNotCheck(f"choosing the tasks: {exc}") from exc
+    run.listed = found[:EVERY_TASK_LIMIT]
     if keys is None:
         run.tasks = found[:count]
         return
@@ -164,11 +171,12 @@ async def choose_tasks(run: QualityRun) -> None:
     run.tasks = [by_key[key] for key in keys]
 
 
-def _listed_tasks(run: QualityRun, count: int | None) -> tuple[list[Task], str]:
-    """The tasks the manifest declares, else those the server lists, else seeds."""
+def _listed_tasks(run: QualityRun, limit: int | None, count: int | None) -> tuple[list[Task], str]:
+    """The tasks the manifest declares (the first ``limit``), else those the server lists,
+    else ``count`` seeds."""
     spec = run.spec
     if spec.root is not None and spec.manifest is not None and spec.manifest.taskset is not None:
-        declared = declared_tasks(spec.root, limit=count)
+        declared = declared_tasks(spec.root, limit=limit)
         assert declared is not None
         return declared.tasks, "taskset"
     name = str(run.metadata.get("name") or spec.name)
@@ -223,7 +231,9 @@ async def play_floors(run: QualityRun) -> None:
         for name, source in _non_solutions(run, task, tool, prompt_of(nothing)):
             run.check_time()
             steps = quality.max_steps if name == "random" else max(1, len(source.actions))
-            episode = await run.play(name, task, source, max_steps=steps)
+            episode = await run.play(
+                name, task, source, max_steps=steps, read_state=name == "random"
+            )
             run.floors.setdefault(name, {})[task.key] = episode
 
 
@@ -252,6 +262,14 @@ def _non_solutions(
         if note:
             run.notes[(name, task.key)] = note
     return played
+
+
+async def reset_every_task(run: QualityRun) -> None:
+    """Each listed task not played, reset once: every task of a taskset must start (the first
+    :data:`EVERY_TASK_LIMIT` of a larger one)."""
+    for task in run.listed:
+        if task not in run.tasks:
+            run.task_starts.append(await run.play("reset", task, Scripted([]), max_steps=0))
 
 
 async def replay_alone(run: QualityRun) -> None:

@@ -30,6 +30,7 @@ from openenv_hub.validation.quality.run import (
     play_oracle,
     read_server,
     replay_alone,
+    reset_every_task,
     reset_other_seeds,
 )
 from openenv_hub.validation.quality.spec import QualitySpec
@@ -104,6 +105,7 @@ async def _play(run: QualityRun) -> None:
         choose_tasks,
         play_oracle,
         play_floors,
+        reset_every_task,
         replay_alone,
         reset_other_seeds,
         play_isolation,
