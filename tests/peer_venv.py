@@ -42,9 +42,11 @@ def ensure_peer_python() -> Path:
 
 def ensure_venv_of(requirements: Path, *, editable: tuple[Path, ...] = ()) -> Path:
     """The python of a venv with ``requirements`` and the ``editable`` folders installed,
-    made once per content of the requirements (and the folders' ``pyproject.toml``), locked."""
+    made once per content of the requirements and per folder (its place and its
+    ``pyproject.toml``: two checkouts get two venvs), locked."""
     digest = hashlib.sha256(requirements.read_bytes())
     for folder in editable:
+        digest.update(str(folder.resolve()).encode())
         digest.update((folder / "pyproject.toml").read_bytes())
     root = cache_root() / f"{requirements.stem}-venv-{digest.hexdigest()[:12]}"
     python, marker = root / "bin" / "python", root / ".complete"

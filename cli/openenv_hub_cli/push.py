@@ -160,6 +160,8 @@ def _report(result: PushResult) -> None:
     _print_left_out(result)
     for change in plan.card_changes:
         console.print(f"[yellow]Space card:[/] {escape(change)}", markup=True)
+    if plan.scorecard:
+        console.print(f"Quality scorecard: {escape(plan.scorecard)}")
     if plan.wheels:
         console.print(f"Bundled (development install): {', '.join(plan.wheels)}")
     for change in plan.pin.changes if plan.pin else []:

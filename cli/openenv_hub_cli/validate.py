@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from openenv_hub.checks.scorecard import COULD_NOT_CHECK
 from openenv_hub.errors import ConnectError
 from openenv_hub.network import wait_for_health
 from openenv_hub.validation import CheckResult, passed, report_json, validate_path, validate_url
 from openenv_hub_cli._utils import CommandError, console, resolve_env_dir
 
-__all__ = ["Level", "command"]
+if TYPE_CHECKING:
+    from openenv_hub.checks.scorecard import Scorecard
+
+__all__ = ["INCOMPLETE_EXIT_CODE", "Level", "command"]
+
+#: The exit code when nothing failed but a quality check could not run.
+INCOMPLETE_EXIT_CODE = 3
 
 
 class Level(str, Enum):
@@ -23,6 +32,7 @@ class Level(str, Enum):
     import_ = "import"
     runtime = "runtime"
     docker = "docker"
+    quality = "quality"
 
 
 def command(
@@ -34,7 +44,23 @@ def command(
     ),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     level: Level = typer.Option(  # noqa: B008 - typer reads defaults from here
-        Level.runtime, "--level", "-l", help="How far to go (each level includes the ones before)."
+        Level.runtime,
+        "--level",
+        "-l",
+        help="How far to go: each level includes the ones before; quality adds a scorecard "
+        "(docs/quality.md) to runtime, without docker. A URL is checked at runtime, or quality.",
+    ),
+    save: bool = typer.Option(
+        False,
+        "--save",
+        help="With --level quality on a folder: write the scorecard to FOLDER/quality.json, "
+        "which openenv push shows on the Space card.",
+    ),
+    manifest: Path | None = typer.Option(  # noqa: B008 - typer reads defaults from here
+        None,
+        "--manifest",
+        help="With a URL and --level quality: the environment folder whose openenv.yaml holds "
+        "the quality settings (its oracle included).",
     ),
     timeout_s: float = typer.Option(
         10.0,
@@ -54,12 +80,22 @@ def command(
         [], "--security-opt", help="docker run --security-opt value for --level docker."
     ),
 ) -> None:
-    """Check that an environment is complete and serves OpenEnv's protocol. Exit 1 on failure."""
+    """Check that an environment is complete and serves OpenEnv's protocol. Exit 1 on failure
+    (3 when nothing failed but a quality check could not run)."""
+    cards: list[Scorecard] = []
     if target.startswith(("http://", "https://")):
-        label, chosen = target, "url"
+        if save:
+            raise CommandError("--save writes into an environment folder; a URL has none.")
+        label, chosen = target, "quality" if level is Level.quality else "url"
         if wait_s:
             _wait(target, wait_s)
-        results = validate_url(target, timeout_s=timeout_s)
+        results = validate_url(
+            target,
+            timeout_s=timeout_s,
+            level=level.value,
+            manifest_dir=_manifest_dir(manifest) if manifest else None,
+            on_scorecard=cards.append,
+        )
     else:
         path = (
             resolve_env_dir(Path(target))
@@ -73,13 +109,63 @@ def command(
             base_image=base_image,
             build_args=build_arg,
             security_opts=security_opt,
+            on_scorecard=cards.append,
         )
+        if save and cards:
+            _save(path, cards[0])
+    card = cards[0] if cards else None
     if json_output:
-        typer.echo(report_json(label, chosen, results))
+        report = json.loads(report_json(label, chosen, results))
+        if card is not None:
+            report["quality"] = card.to_json()
+        typer.echo(json.dumps(report, indent=2))
     else:
         _print_table(label, results)
+        if card is not None:
+            _print_evidence(card)
     if not passed(results):
         raise typer.Exit(1)
+    if card is not None and card.incomplete:
+        raise typer.Exit(INCOMPLETE_EXIT_CODE)
+
+
+def _manifest_dir(path: Path) -> Path:
+    folder = path.parent if path.name == "openenv.yaml" else path
+    if not (folder / "openenv.yaml").is_file():
+        raise CommandError(f"No openenv.yaml in {folder} (--manifest names an environment folder).")
+    return folder.resolve()
+
+
+def _save(path: Path, card: Scorecard) -> None:
+    from openenv_hub.checks.scorecard import SCORECARD_FILE
+
+    written = path / SCORECARD_FILE
+    written.write_text(
+        json.dumps(card.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    console.print(f"Scorecard written to {escape(str(written))}", markup=True)
+
+
+#: Evidence lines printed per check; --json has them all.
+EVIDENCE_LINES = 8
+
+
+def _print_evidence(card: Scorecard) -> None:
+    """Each quality check's evidence below the table (the first lines of it)."""
+    console.print(
+        f"[bold]Quality scorecard[/] ({card.duration_s:g} s): {escape(card.badge())}", markup=True
+    )
+    for check in card.checks:
+        lines = list(check.evidence)
+        if check.hint and check.status != "pass":
+            lines.insert(0, f"hint: {check.hint}")
+        if not lines:
+            continue
+        console.print(f"[bold]{escape(check.name)}[/] ({check.status}):", markup=True)
+        for line in lines[:EVIDENCE_LINES]:
+            console.print(f"  {line}", markup=False, highlight=False)
+        if len(lines) > EVIDENCE_LINES:
+            console.print(f"  ({len(lines) - EVIDENCE_LINES} more lines in --json)", markup=False)
 
 
 def _wait(url: str, wait_s: float) -> None:
@@ -106,7 +192,13 @@ def _print_table(label: str, results: list[CheckResult]) -> None:
     below = []
     for result in results:
         mark = (
-            "[dim]skip[/]" if result.skipped else "[green]pass[/]" if result.ok else "[red]FAIL[/]"
+            "[yellow]could not check[/]"
+            if result.skipped and result.message.startswith(COULD_NOT_CHECK)
+            else "[dim]skip[/]"
+            if result.skipped
+            else "[green]pass[/]"
+            if result.ok
+            else "[red]FAIL[/]"
         )
         lines = result.message.splitlines() or [""]
         details = escape("\n".join(lines[:TABLE_LINES]))
@@ -122,7 +214,10 @@ def _print_table(label: str, results: list[CheckResult]) -> None:
         for line in rest:
             console.print(f"  {line}", markup=False, highlight=False)
     failed = [r.name for r in results if not r.ok]
+    unchecked = [r.name for r in results if r.message.startswith(COULD_NOT_CHECK)]
     if failed:
         console.print(f"[red]Failed:[/] {', '.join(failed)}", markup=True)
-    else:
+    if unchecked:
+        console.print(f"[yellow]Could not check:[/] {', '.join(unchecked)}", markup=True)
+    if not failed and not unchecked:
         console.print(f"[green]All {len(results)} checks passed.[/]", markup=True)

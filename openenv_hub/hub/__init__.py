@@ -46,6 +46,14 @@ from openenv_hub.hub._jobs import TERMINAL_STAGES, JobsClient, JobState, job_lab
 from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
+from openenv_hub.hub._quality import (
+    QUALITY_END,
+    QUALITY_START,
+    add_scorecard,
+    folder_digest,
+    read_scorecard,
+    scorecard_section,
+)
 from openenv_hub.hub._secrets import HUB_TOKEN_VARIABLES, MissingSecret
 from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link
 from openenv_hub.hub._urls import SpaceUrls
@@ -55,6 +63,8 @@ from openenv_hub.hub._wait import SpaceState, wait_for_space
 __all__ = [
     "DATASET_PREFIX",
     "HUB_TOKEN_VARIABLES",
+    "QUALITY_END",
+    "QUALITY_START",
     "TERMINAL_STAGES",
     "TRUST_ENV",
     "Account",
@@ -79,12 +89,14 @@ __all__ = [
     "SpaceUrls",
     "Version",
     "account",
+    "add_scorecard",
     "app_url",
     "download_dataset",
     "download_space",
     "ensure_installed",
     "ensure_trusted",
     "find_installed",
+    "folder_digest",
     "fork",
     "hub_call",
     "hub_error",
@@ -97,7 +109,9 @@ __all__ = [
     "push",
     "push_target",
     "read_link",
+    "read_scorecard",
     "resolve_endpoint",
+    "scorecard_section",
     "select_files",
     "stage_files",
     "translate",

@@ -14,10 +14,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from openenv_hub.checks import check_folder, passed
+from openenv_hub.checks.scorecard import CARD_KEY, SCORECARD_FILE
 from openenv_hub.errors import EnvironmentValidationError
 from openenv_hub.hub._card import fix_card
 from openenv_hub.hub._ignore import LargeFile, Skipped, stage_files
+from openenv_hub.hub._quality import add_scorecard, folder_digest, read_scorecard
 from openenv_hub.manifest import Manifest, ManifestError, load_manifest
 
 __all__ = ["Bundle", "stage_bundle"]
@@ -36,6 +40,8 @@ class Bundle:
             with why.
         large: Published files above 10 MB (the Hub stores them with Xet / Git LFS).
         card_changes: What was changed in README.md's front matter (empty if nothing).
+        scorecard: What became of the folder's quality scorecard (``quality.json``): shown on
+            the card, or left out and why ("" when the folder has none).
         wheels: Bundled wheels, relative to ``root``.
         manifest: The environment's manifest.
     """
@@ -48,6 +54,7 @@ class Bundle:
     skipped: list[Skipped] = field(default_factory=list)
     large: list[LargeFile] = field(default_factory=list)
     card_changes: list[str] = field(default_factory=list)
+    scorecard: str = ""
     wheels: list[str] = field(default_factory=list)
 
 
@@ -84,6 +91,7 @@ def stage_bundle(
         large=selection.large,
     )
     _fix_card(bundle)
+    _show_scorecard(bundle)
     if bundle_wheel:
         _add_wheels(bundle)
     _validate(bundle)
@@ -108,6 +116,33 @@ def _fix_card(bundle: Bundle) -> None:
         bundle.card_changes = changes
         if "README.md" not in bundle.files:
             bundle.files = sorted([*bundle.files, "README.md"])
+
+
+def _show_scorecard(bundle: Bundle) -> None:
+    """The folder's scorecard on the staged card, when it was made for these files."""
+    try:
+        card = read_scorecard(bundle.root)
+    except ValueError as exc:
+        bundle.scorecard = f"left out: {exc}"
+        return
+    if card is None:
+        return
+    if card.digest != folder_digest(bundle.source):
+        bundle.scorecard = (
+            f"left out: {SCORECARD_FILE} was made for other files; run 'openenv validate "
+            f"{bundle.source.name} --level quality --save' again"
+        )
+        return
+    readme = bundle.root / "README.md"
+    try:
+        shown = add_scorecard(readme.read_text(encoding="utf-8"), card)
+    except (ValueError, yaml.YAMLError) as exc:  # a broken card is the static checks' to report
+        bundle.scorecard = f"left out: README.md's front matter does not read ({exc})"
+        return
+    readme.write_text(shown, encoding="utf-8")
+    bundle.scorecard = f"{card.badge()} (card metadata '{CARD_KEY}' and a README section)"
+    if "README.md" not in bundle.files:
+        bundle.files = sorted([*bundle.files, "README.md"])
 
 
 def _add_wheels(bundle: Bundle) -> None:

@@ -25,6 +25,7 @@ class PushPlan:
     private: bool
     files: FileChanges
     card_changes: list[str] = field(default_factory=list)
+    scorecard: str = ""
     wheels: list[str] = field(default_factory=list)
     pin: WheelPin | None = None
     ignored: list[str] = field(default_factory=list)

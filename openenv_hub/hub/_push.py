@@ -256,6 +256,7 @@ def _plan(
         private=remote.private if private is None else private,
         files=diff_files(bundle.root, bundle.files, remote.files),
         card_changes=bundle.card_changes,
+        scorecard=bundle.scorecard,
         wheels=bundle.wheels,
         ignored=bundle.ignored,
         skipped=bundle.skipped,

@@ -43,7 +43,7 @@ class FolderPlan:
         readme_body: The card's text below its front matter.
         copies: Folders to copy in: destination (relative to the folder) -> source.
         extra_files: More files to write: path (relative) -> text.
-        manifest_fields: More fields of ``openenv.yaml`` (``oracle``, ``taskset``, ...).
+        manifest_fields: More fields of ``openenv.yaml`` (``quality``, ``taskset``, ...).
         dependencies: Requirements of ``pyproject.toml`` beyond openenv-hub.
     """
 

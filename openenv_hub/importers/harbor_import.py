@@ -3,7 +3,7 @@ environment folder that serves it.
 
 The folder is the shape ``openenv init`` makes, with the task folders copied to ``tasks/``, a
 server module that serves them (:class:`~openenv_hub.importers.HarborEnvironment`), and the
-oracle (``NAME/oracle.py``, named by the manifest's ``oracle``). Nothing of the tasks runs
+oracle (``NAME/oracle.py``, named by the manifest's ``quality.oracle.policy``). Nothing of the tasks runs
 while importing; building their images (``build=True``) runs their Dockerfiles, so it asks
 for consent first, as installing code from the Hub does.
 
@@ -85,7 +85,7 @@ def harbor_plan(tasks: list[HarborTask], name: str, source: str) -> FolderPlan:
         readme_body=_README.format(name=name, listed=listed + more),
         copies={f"tasks/{task.name}": task.path for task in tasks},
         extra_files={f"{name}/oracle.py": _ORACLE},
-        manifest_fields={"oracle": f"{name}.oracle:solve"},
+        manifest_fields={"quality": {"oracle": {"policy": f"{name}.oracle:solve"}}},
         dependencies=[],
     )
 

@@ -11,9 +11,9 @@ plays it, and a quality check can hold every task to reaching its best reward wi
 
     policy = harbor_oracle("my_env/tasks")
 
-An environment made by ``openenv import harbor`` names it in its manifest (``oracle:
-NAME.oracle:solve``); :func:`~openenv_hub.importers.load_oracle` loads the policy a manifest
-names. The solution only ever travels this way: the environment's server never sends it.
+An environment made by ``openenv import harbor`` names it in its manifest (``quality: {oracle:
+{policy: NAME.oracle:solve}}``), where ``openenv validate --level quality`` finds it, and
+``openenv eval FOLDER --policy NAME.oracle:solve`` plays it. The solution only ever travels this way: the environment's server never sends it.
 
 Layer: client.
 """

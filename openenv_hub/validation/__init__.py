@@ -2,7 +2,9 @@
 
 Levels add up: ``static`` reads files, ``import`` imports the app and its classes, ``runtime``
 serves the app in a child process and talks to it, ``docker`` builds and runs the Space image.
-A URL is checked with the runtime checks only.
+``quality`` adds to ``runtime`` (not ``docker``) a scorecard of the environment as a training
+signal (:mod:`openenv_hub.validation.quality`, docs/quality.md), played against the same server.
+A URL is checked with the runtime checks, and the quality ones when asked.
 
 Example:
     >>> from pathlib import Path
@@ -15,13 +17,19 @@ Layer: client.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openenv_hub.checks.result import CheckResult, passed, report, report_json, run_checks
 
+if TYPE_CHECKING:
+    from openenv_hub.checks.scorecard import Scorecard
+    from openenv_hub.checks.target import EnvTarget
+
 __all__ = [
     "LEVELS",
+    "LEVEL_STEPS",
     "CheckResult",
     "passed",
     "report",
@@ -30,20 +38,49 @@ __all__ = [
     "validate_url",
 ]
 
-LEVELS = ("static", "import", "runtime", "docker")
+LEVELS = ("static", "import", "runtime", "docker", "quality")
+#: The levels each level runs, in order.
+LEVEL_STEPS = {
+    "static": ("static",),
+    "import": ("static", "import"),
+    "runtime": ("static", "import", "runtime"),
+    "docker": ("static", "import", "runtime", "docker"),
+    "quality": ("static", "import", "runtime", "quality"),
+}
+ScorecardCallback = Callable[["Scorecard"], None]
 
 
 def validate_url(
-    url: str, *, timeout_s: float = 10.0, total_timeout_s: float | None = None
+    url: str,
+    *,
+    timeout_s: float = 10.0,
+    total_timeout_s: float | None = None,
+    level: str = "runtime",
+    manifest_dir: Path | None = None,
+    on_scorecard: ScorecardCallback | None = None,
 ) -> list[CheckResult]:
-    """The runtime checks against a running server (one of ours, or an OpenEnv one).
+    """The runtime checks against a running server (one of ours, or an OpenEnv one); with
+    ``level="quality"``, then the quality checks, held to the ``quality:`` section of the
+    manifest in ``manifest_dir`` (its defaults without one).
 
-    Each check gets ``timeout_s`` in total, however the server trickles its answers, and the
-    whole validation ``total_timeout_s`` (default six times ``timeout_s``).
+    Each runtime check gets ``timeout_s`` in total, however the server trickles its answers,
+    and the runtime checks ``total_timeout_s`` (default six times ``timeout_s``).
+    ``on_scorecard`` receives the quality scorecard.
     """
     from openenv_hub.validation.runtime import runtime_checks
 
-    return runtime_checks(url, timeout_s=timeout_s, total_timeout_s=total_timeout_s)
+    results = runtime_checks(url, timeout_s=timeout_s, total_timeout_s=total_timeout_s)
+    if level != "quality":
+        return results
+    if not passed(results):
+        return [
+            *results,
+            CheckResult.skip("quality_checks", "earlier checks failed", level="quality"),
+        ]
+    from openenv_hub.checks.target import EnvTarget
+
+    target = EnvTarget.load(manifest_dir) if manifest_dir is not None else None
+    return results + _quality(url, target, on_scorecard=on_scorecard)
 
 
 def validate_path(
@@ -53,18 +90,20 @@ def validate_path(
     base_image: str | None = None,
     build_args: Sequence[str] = (),
     security_opts: Sequence[str] = (),
+    on_scorecard: ScorecardCallback | None = None,
 ) -> list[CheckResult]:
     """Checks of an environment folder up to ``level``; stops at the first level that fails.
 
     ``security_opts`` are ``docker run --security-opt`` values for ``level="docker"``. An app
-    Space (``kind: app``) has static checks only.
+    Space (``kind: app``) has static checks only. ``on_scorecard`` receives the scorecard of
+    ``level="quality"``.
     """
     from openenv_hub.checks.static import static_checks
     from openenv_hub.checks.target import EnvTarget
 
     target = EnvTarget.load(path)
     results = run_checks(static_checks(target), target, level="static")
-    wanted = LEVELS[: LEVELS.index(level) + 1]
+    wanted = LEVEL_STEPS[level]
     for next_level in wanted[1:]:
         if target.manifest is not None and not target.manifest.is_environment:
             reason = "an app Space (kind: app) serves no environment; run it and open it"
@@ -75,6 +114,11 @@ def validate_path(
                 CheckResult.skip(f"{next_level}_checks", "earlier checks failed", level=next_level)
             )
             break
+        if next_level == "runtime":
+            results += _served(target, with_quality="quality" in wanted, on_scorecard=on_scorecard)
+            if "quality" in wanted:
+                break
+            continue
         results += _level(
             next_level,
             target,
@@ -85,29 +129,31 @@ def validate_path(
     return results
 
 
-def _level(level: str, target: object, **docker: object) -> list[CheckResult]:
-    from openenv_hub.checks.target import EnvTarget
-
-    assert isinstance(target, EnvTarget) and target.manifest is not None
+def _level(level: str, target: EnvTarget, **docker: object) -> list[CheckResult]:
+    assert target.manifest is not None
     if level == "import":
         from openenv_hub.validation.imports import import_checks
 
         return import_checks(target)
-    if level == "runtime":
-        return _runtime(target)
     from openenv_hub.validation.docker import docker_checks
 
     return docker_checks(target, **docker)  # type: ignore[arg-type]
 
 
-def _runtime(target: object) -> list[CheckResult]:
-    from openenv_hub.checks.target import EnvTarget
+def _served(
+    target: EnvTarget, *, with_quality: bool, on_scorecard: ScorecardCallback | None
+) -> list[CheckResult]:
+    """The runtime checks against the app served in a child process; then, if asked and they
+    passed, the quality checks against the same server."""
+    import time
+
     from openenv_hub.errors import ConnectError
     from openenv_hub.runtimes.local import LocalProcessProvider
     from openenv_hub.validation.runtime import runtime_checks
     from openenv_hub.validation.tasks import taskset_checks
 
-    assert isinstance(target, EnvTarget) and target.manifest is not None
+    assert target.manifest is not None
+    started_at = time.monotonic()
     try:
         server = LocalProcessProvider.start(target.manifest.app_path, env_dir=target.path.resolve())
     except ConnectError as exc:
@@ -120,12 +166,65 @@ def _runtime(target: object) -> list[CheckResult]:
                 level="runtime",
             )
         ]
+    start_s = time.monotonic() - started_at
     with server:
         started = CheckResult(
             "server_start", True, f"serving at {server.base_url}", level="runtime"
         )
-        return [
+        results = [
             started,
             *runtime_checks(server.base_url),
             *taskset_checks(target, server.base_url),
         ]
+        if not with_quality:
+            return results
+        if not passed(results):
+            skipped = CheckResult.skip("quality_checks", "earlier checks failed", level="quality")
+            return [*results, skipped]
+        quality = _quality(
+            server.base_url,
+            target,
+            on_scorecard=on_scorecard,
+            pid=server.process.pid,
+            start_s=start_s,
+        )
+        return results + quality
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working folder when it is inside it (a scorecard names no
+    machine's folders), else as given."""
+    resolved = path.resolve()
+    return (
+        resolved.relative_to(Path.cwd()).as_posix()
+        if resolved.is_relative_to(Path.cwd())
+        else str(path)
+    )
+
+
+def _quality(
+    url: str,
+    target: EnvTarget | None,
+    *,
+    on_scorecard: ScorecardCallback | None,
+    pid: int | None = None,
+    start_s: float | None = None,
+) -> list[CheckResult]:
+    from openenv_hub.hub import folder_digest
+    from openenv_hub.validation.quality import QualitySpec, scorecard
+
+    if target is not None and target.manifest is None:
+        return [CheckResult("quality_manifest", False, str(target.manifest_error), level="quality")]
+    spec = QualitySpec.of(target.manifest, target.path) if target else QualitySpec()
+    served_from = pid is not None and target is not None
+    card = scorecard(
+        url,
+        spec,
+        target=_shown(target.path) if served_from and target else url,
+        digest=folder_digest(target.path.resolve()) if served_from and target else None,
+        pid=pid,
+        start_s=start_s,
+    )
+    if on_scorecard is not None:
+        on_scorecard(card)
+    return card.results()

@@ -111,12 +111,13 @@ def space_files(hub_env: HubEnv, repo_id: str, revision: str | None = None) -> d
 
 @pytest.fixture
 def echo_copy(tmp_path: Path) -> Path:
-    """A writable copy of envs/echo_env, in its own git work tree (caches left behind)."""
+    """A writable copy of envs/echo_env, in its own git work tree (caches left behind, and its
+    quality scorecard, whose section on the card tests/hub/test_push_quality.py checks)."""
     target = tmp_path / "echo_env"
     shutil.copytree(
         ECHO_ENV,
         target,
-        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache"),
+        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache", "quality.json"),
     )
     git("init", "-q", cwd=target)
     return target

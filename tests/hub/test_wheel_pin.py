@@ -61,7 +61,7 @@ def test_the_uploaded_pyproject_names_the_wheel_at_the_commit_that_holds_it(
     api = hub_env.api("alice")
     commits = api.list_repo_commits(repo_id, repo_type="space")
     assert [c.title.split(": ")[-1] for c in commits[:2]] == [
-        "13 added or changed, 0 deleted",  # the echo folder's files, its wheel aside
+        "14 added or changed, 0 deleted",  # the echo folder's files, its wheel aside
         "bundled openenv-hub wheel",
     ]
     assert commits[1].commit_id == commit

@@ -17,6 +17,7 @@ from docker_support.engine import BASE_IMAGE, remove_images, require_docker
 from eval_support import expected_pass_at_k, read_rows
 
 from openenv_hub.importers import HarborEnvironment, import_harbor
+from openenv_hub.manifest import load_manifest
 from openenv_hub.types import CallToolAction
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -68,7 +69,9 @@ def test_each_oracle_reaches_the_best_reward_through_openenv_eval(
     in_folder: Path, cli: Callable[..., Any]
 ) -> None:
     manifest = (in_folder / "openenv.yaml").read_text()
-    assert "oracle: harbor_tasks.oracle:solve" in manifest
+    quality = load_manifest(in_folder).quality
+    assert quality is not None and quality.oracle is not None
+    assert quality.oracle.policy == "harbor_tasks.oracle:solve"
     assert "- rl-environment" in manifest and "- harbor" in manifest
     done = cli("eval", ".", "--policy", "harbor_tasks.oracle:solve", "-c", "3", "-o", "oracle")
     assert done.code == 0, done.text

@@ -183,6 +183,7 @@ class Catalog:
             "app_url": details.app_url if details else None,
             "web_url": env.web_url,
             "validation": self.badge(env).as_json(),
+            "quality": _quality_row(env),
         }
 
     def detail_json(self, env: Environment) -> dict[str, Any]:
@@ -195,6 +196,7 @@ class Catalog:
             "action_schema": schemas.get("action"),
             "observation_schema": schemas.get("observation"),
             "report": validation_report(validation),
+            "scorecard": env.quality.to_json() if env.quality else None,
             "evaluations": [
                 {
                     "dataset": r.repo_id,
@@ -222,6 +224,14 @@ def validation_report(validation: Validation | None) -> dict[str, Any] | None:
         "checked_at": _iso(checked_at),
         "commit": validation.sha,
     }
+
+
+def _quality_row(env: Environment) -> dict[str, Any] | None:
+    """A row's scorecard: its badge and each check's status (None without one)."""
+    card = env.quality
+    if card is None:
+        return None
+    return {"badge": card.badge(), "checks": {check.name: check.status for check in card.checks}}
 
 
 def _checker(timeout_s: float) -> Any:

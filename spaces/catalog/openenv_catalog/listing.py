@@ -25,7 +25,8 @@ from openenv_hub.errors import HubConnectionError, HubError, ManifestError
 from openenv_hub.hub import HubContext, SpaceUrls, hub_error, translate, version_key, versions
 from openenv_hub.manifest import MANIFEST_FILE, parse_manifest
 
-from .models import CatalogPage, CatalogQuery, Details, Environment, web_link
+from .models import QUALITY_SORTS, CatalogPage, CatalogQuery, Details, Environment, web_link
+from .quality import MAX_SORTED, scorecard_of, sort_key
 from .settings import CatalogSettings
 
 __all__ = ["HubCatalog"]
@@ -208,14 +209,18 @@ class HubCatalog:
         tags = [self.settings.tag]
         if query.tag.strip() and query.tag.strip() != self.settings.tag:
             tags.append(query.tag.strip())
+        by_quality = query.sort in QUALITY_SORTS
         with translate(endpoint=hub.endpoint, action="list the environment Spaces"):
             spaces = hub.api.list_spaces(
                 filter=tags,
                 search=query.search.strip() or None,
-                sort=query.sort,  # type: ignore[arg-type]
-                limit=start + size + 1,
+                sort="likes" if by_quality else query.sort,  # type: ignore[arg-type]
+                limit=MAX_SORTED if by_quality else start + size + 1,
                 expand=EXPAND,  # type: ignore[arg-type]
             )
+            if by_quality:
+                key = sort_key(query.sort)
+                spaces = sorted(spaces, key=lambda info: key(self._environment(info, None)))
             window = list(islice(spaces, start, start + size + 1))
         return window[:size], len(window) > size
 
@@ -282,6 +287,7 @@ class HubCatalog:
             page_url=SpaceUrls(self.hub.endpoint, info.id).web,
             short_description=str(_card_get(card, "short_description") or ""),
             details=details,
+            quality=scorecard_of(card),
         )
 
 

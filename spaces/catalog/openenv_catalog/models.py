@@ -7,9 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
+from openenv_hub.checks.scorecard import Scorecard
 from openenv_hub.errors import ConfigurationError
 
 __all__ = [
+    "CHECK_TITLES",
+    "QUALITY_SORTS",
     "RUNNING_STAGES",
     "SORTS",
     "CatalogPage",
@@ -24,6 +27,20 @@ SORTS: Mapping[str, str] = {
     "last_modified": "Recently updated",
     "created_at": "Newest",
     "trending_score": "Trending",
+}
+CHECK_TITLES: Mapping[str, str] = {
+    "solvable": "Solvable",
+    "floor": "Floor",
+    "no_leakage": "No leakage",
+    "determinism": "Determinism",
+    "seeds": "Seeds",
+    "isolation": "Isolation",
+    "cost": "Cost",
+}
+#: The orders of the quality columns (best first; the catalog sorts them itself, the Hub cannot).
+QUALITY_SORTS: Mapping[str, str] = {
+    "quality": "Quality: most checks passed",
+    **{f"quality:{name}": f"Quality: {title}" for name, title in CHECK_TITLES.items()},
 }
 RUNNING_STAGES = frozenset({"RUNNING", "RUNNING_BUILDING", "RUNNING_APP_STARTING"})
 
@@ -47,9 +64,10 @@ class CatalogQuery:
     page: int = 1
 
     def __post_init__(self) -> None:
-        if self.sort not in SORTS:
+        if self.sort not in SORTS and self.sort not in QUALITY_SORTS:
+            known = ", ".join([*SORTS, *QUALITY_SORTS])
             raise ConfigurationError(
-                f"Unknown sort {self.sort!r}.", hint=f"Sort by one of {', '.join(SORTS)}."
+                f"Unknown sort {self.sort!r}.", hint=f"Sort by one of {known}."
             )
         if self.page < 1:
             raise ConfigurationError(f"Page {self.page} does not exist.", hint="Pages start at 1.")
@@ -78,7 +96,8 @@ class Details:
 
 @dataclass(frozen=True)
 class Environment:
-    """One environment Space, as listed (``details`` is None until they are read)."""
+    """One environment Space, as listed (``details`` is None until they are read; ``quality`` is
+    the scorecard its card holds, if any)."""
 
     repo_id: str
     title: str
@@ -91,6 +110,7 @@ class Environment:
     page_url: str
     short_description: str = ""
     details: Details | None = None
+    quality: Scorecard | None = None
 
     @property
     def running(self) -> bool:

@@ -16,6 +16,7 @@ from .catalog import Badge
 from .checks import Validation
 from .evaluations import EvalResult, Leaderboard
 from .models import CatalogPage, Environment, web_link
+from .quality import header_cells, quality_html, row_cells
 
 __all__ = ["CSS", "detail_html", "leaderboard_html", "report_html", "table_html"]
 
@@ -39,6 +40,11 @@ CSS = """
 .oc-banner { border-radius: 8px; padding: 0.55rem 0.8rem; border: 1px solid;
   background: #fef2f2; border-color: #fecaca; color: #991b1b; }
 .oc-empty { color: var(--body-text-color-subdued); padding: 0.8rem 0; }
+.oc-sort { color: inherit; text-decoration: underline dotted; }
+.oc-q, .oc-q-none, .oc-q-badge { text-align: center; white-space: nowrap; }
+.oc-q a { text-decoration: none; font-weight: 600; }
+.oc-q-pass a { color: #065f46; } .oc-q-fail a { color: #991b1b; }
+.oc-q-skip a, .oc-q-none { color: var(--body-text-color-subdued); } .oc-q-error a { color: #92400e; }
 .oc-leaderboard td, .oc-leaderboard th,
 .oc-report td, .oc-report th { padding: 0.3rem 0.5rem; text-align: left; vertical-align: top;
   border-bottom: 1px solid var(--border-color-primary); }
@@ -56,7 +62,7 @@ def table_html(
     head = "".join(
         f'<th scope="col">{name}</th>'
         for name in ("Environment", "Stage", "Versions", "Install", "Validation")
-    )
+    ) + header_cells(page.query)
     rows = "".join(_row(env, badge(env)) for env in environments)
     return (
         f'<table class="oc-table" aria-label="Environments"><thead><tr>{head}</tr></thead>'
@@ -81,7 +87,7 @@ def _row(env: Environment, badge: Badge) -> str:
         f"<td>{_stage(env)}</td>"
         f'<td class="oc-versions">{_e(versions)}</td>'
         f"<td>{install}</td>"
-        f"<td>{badge_html(badge)}</td></tr>"
+        f"<td>{badge_html(badge)}</td>{row_cells(env)}</tr>"
     )
 
 
@@ -144,6 +150,7 @@ def detail_html(
         lines.append(f"<p>Validation: {badge_html(badge)}</p>")
     if board is not None:
         lines.append(leaderboard_html(board))
+    lines.append(quality_html(env))
     return "".join(lines)
 
 

@@ -18,7 +18,7 @@ import gradio as gr
 from openenv_hub.errors import ConfigurationError, HubError
 
 from .catalog import Catalog
-from .models import SORTS, CatalogPage, CatalogQuery, Environment
+from .models import QUALITY_SORTS, SORTS, CatalogPage, CatalogQuery, Environment
 from .render import detail_html, report_html, table_html
 
 __all__ = ["build_blocks"]
@@ -68,7 +68,7 @@ def _filters() -> list[Any]:
         )
         sort = gr.Dropdown(
             label="Sort by",
-            choices=[(label, key) for key, label in SORTS.items()],
+            choices=[(label, key) for key, label in {**SORTS, **QUALITY_SORTS}.items()],
             value="likes",
             elem_id="sort",
             scale=2,
@@ -118,7 +118,8 @@ class _View:
         """On load: filters and the chosen Space from the URL, then the first page."""
         params = dict(getattr(request, "query_params", {}) or {})
         search, tag = params.get("search", ""), params.get("tag", "")
-        sort = params.get("sort", "likes") if params.get("sort") in SORTS else "likes"
+        wanted = params.get("sort", "likes")
+        sort = wanted if wanted in SORTS or wanted in QUALITY_SORTS else "likes"
         tags = ["", *self.catalog.hub.known_tags()]
         listing = self.show(search, tag, sort, 1, request)
         space = params.get("space") or None
@@ -150,6 +151,7 @@ class _View:
             result = self.catalog.page(query)
         envs = list(result.environments)
         self.sent.record(request, "rows", _ids(envs))
+        self.sent.record(request, "query", result.query)
         shown = f"Page {page}" + (f" · {len(envs)} environments" if envs else "")
         return [
             table_html(result, envs, self.catalog.badge),
@@ -161,9 +163,11 @@ class _View:
             page,
         ]
 
-    def recheck_all(self, envs: Sequence[Environment]) -> list[Any]:
+    def recheck_all(
+        self, envs: Sequence[Environment], request: gr.Request | None = None
+    ) -> list[Any]:
         self.catalog.recheck(envs)
-        return [self._table(envs), list(envs)]
+        return [self._table(envs, self.sent.query(request)), list(envs)]
 
     # -- one environment --------------------------------------------------------------------
 
@@ -220,7 +224,7 @@ class _View:
         if env is not None:
             env = next((row for row in updated if row.repo_id == env.repo_id), env)
         current, *detail = self._detail(env, read_results=False)
-        fresh = [self._table(updated), *detail]
+        fresh = [self._table(updated, self.sent.query(request)), *detail]
         sent, *changed = [
             gr.skip() if _same(new, old) else new for new, old in zip(fresh, shown, strict=True)
         ]
@@ -233,8 +237,8 @@ class _View:
 
     # -- rendering --------------------------------------------------------------------------
 
-    def _table(self, envs: Sequence[Environment]) -> str:
-        return table_html(CatalogPage(CatalogQuery(), tuple(envs)), envs, self.catalog.badge)
+    def _table(self, envs: Sequence[Environment], query: CatalogQuery) -> str:
+        return table_html(CatalogPage(query, tuple(envs)), envs, self.catalog.badge)
 
     def _detail(
         self, env: Environment | None, problem: str = "", *, read_results: bool = True
@@ -290,6 +294,14 @@ class _Sent:
             self._pages.move_to_end(session)
             while len(self._pages) > self.LIMIT:
                 self._pages.popitem(last=False)
+
+    def query(self, request: gr.Request | None) -> CatalogQuery:
+        """The query of the page last sent to this session (its sort, search and tag)."""
+        session = getattr(request, "session_hash", None)
+        with self._lock:
+            sent = self._pages.get(session, {}) if session is not None else {}
+            found = sent.get("query")
+        return found if isinstance(found, CatalogQuery) else CatalogQuery()
 
     def is_latest(self, request: gr.Request | None, key: str, value: object) -> bool:
         session = getattr(request, "session_hash", None)
