@@ -17,7 +17,8 @@ of the server's read-write: the task's work folder at ``/workspace`` and the har
 task's hidden tests, not another rollout. The harness runs as an unprivileged user of its own
 (root mode) with limits on open files and file sizes; after each command the supervisor kills
 every process the command left. Secrets (the session's key) reach a command in the ``run``
-request's variables, never on a command line.
+request's variables, never on a command line. What the sandbox holds, and bubblewrap's command
+line making it, are :mod:`openenv_hub.harness.sandbox_layout`'s.
 
 Layer: client.
 """
@@ -30,7 +31,6 @@ import os
 import queue
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -41,62 +41,23 @@ from pathlib import Path
 from typing import IO, Any
 
 from openenv_hub.harness.launch import SandboxUnavailable, give_back_uid, take_uid
-from openenv_hub.sandbox.bwrap import (
-    BwrapPipes,
-    Launcher,
-    Mechanism,
-    child_pid,
-    namespace_arguments,
-    parents,
-    python_roots,
-    system_arguments,
+from openenv_hub.harness.sandbox_layout import (
+    HOME,
+    WORKSPACE,
+    HarnessLimits,
+    Relay,
+    SandboxLayout,
+    give_folder,
+    write_etc,
 )
+from openenv_hub.sandbox.bwrap import BwrapPipes, Launcher, Mechanism, child_pid
 from openenv_hub.sandbox.cgroups import CgroupUnavailable, Group
 from openenv_hub.sandbox.ipc_limits import limit_ipc
 
 __all__ = ["HOME", "WORKSPACE", "HarnessLimits", "HarnessSandbox", "Relay", "RunResult"]
 
-WORKSPACE = "/workspace"
-HOME = "/home/agent"
-SUPERVISOR = Path(__file__).with_name("supervisor.py")
-_SUPERVISOR_IN_SANDBOX = "/opt/openenv-harness/supervisor.py"
-_SOCKETS_IN_SANDBOX = "/run/openenv"
 _MAX_LINE_BYTES = 1 << 20
 _STARTERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-sandbox-start")
-
-
-@dataclass(frozen=True)
-class HarnessLimits:
-    """What bounds a harness's sandbox.
-
-    Attributes:
-        memory_mb: Memory of the whole sandbox (its cgroup: processes, page cache, tmpfs, and on
-            cgroup v1 a sixteenth more for TCP buffers).
-        max_processes: Processes and threads of the whole sandbox (the cgroup's ``pids.max``).
-        max_open_files: Open files per process.
-        max_file_size_mb: The largest file a process may write.
-        tmp_size_mb: Size of the private ``/tmp``.
-        max_output_bytes: Output of one command kept (the rest is dropped).
-        start_timeout_s: Time for the sandbox to be ready.
-    """
-
-    memory_mb: int = 4096
-    max_processes: int = 512
-    max_open_files: int = 4096
-    max_file_size_mb: int = 256
-    tmp_size_mb: int = 512
-    max_output_bytes: int = 1 << 20
-    start_timeout_s: float = 60.0
-
-
-@dataclass(frozen=True)
-class Relay:
-    """One way out of the sandbox: ``127.0.0.1:port`` inside leads to the Unix socket
-    ``socket`` of the server (named ``name`` inside: ``/run/openenv/NAME.sock``)."""
-
-    name: str
-    port: int
-    socket: str
 
 
 @dataclass
@@ -156,14 +117,17 @@ class HarnessSandbox:
         if launcher.mechanism is Mechanism.NONE:
             raise SandboxUnavailable("a harness runs only in a sandbox (unsafe_no_sandbox is set)")
         self.launcher = launcher
-        self.workspace, self.home = Path(workspace), Path(home)
-        self.read_only = list(read_only)
-        self.relays = list(relays)
-        self.environment = dict(environment or {})
+        self.layout = SandboxLayout(
+            workspace=Path(workspace),
+            home=Path(home),
+            read_only=list(read_only),
+            relays=list(relays),
+            environment=dict(environment or {}),
+            workspace_writable=workspace_writable,
+            mounts=dict(mounts or {}),
+            writable_mounts=dict(writable_mounts or {}),
+        )
         self.limits = limits or HarnessLimits()
-        self.workspace_writable = workspace_writable
-        self.mounts = dict(mounts or {})
-        self.writable_mounts = dict(writable_mounts or {})
         self.refused: list[str] = []
         self._live: _Live | None = None
         self._etc: Path | None = None
@@ -182,13 +146,14 @@ class HarnessSandbox:
         deadline = time.monotonic() + self.limits.start_timeout_s
         uid = take_uid() if self.launcher.mechanism is Mechanism.ROOT else None
         self._etc = Path(tempfile.mkdtemp(prefix="openenv-harness-etc-"))
-        _write_etc(self._etc, uid)
-        for folder in (self.workspace, self.home):
+        write_etc(self._etc, uid)
+        layout = self.layout
+        for folder in (layout.workspace, layout.home):
             folder.mkdir(parents=True, exist_ok=True)
-        writable = [Path(p) for p in self.writable_mounts.values()] + [self.home]
-        for folder in [self.workspace, *writable] if self.workspace_writable else writable:
+        writable = [Path(p) for p in layout.writable_mounts.values()] + [layout.home]
+        for folder in [layout.workspace, *writable] if layout.workspace_writable else writable:
             if uid is not None:
-                _give(folder, uid)
+                give_folder(folder, uid)
         pipes = BwrapPipes(self.launcher.seccomp)
         stderr = tempfile.TemporaryFile(prefix="openenv-harness-")  # noqa: SIM115 - kept open
         group = self._make_group()
@@ -234,45 +199,8 @@ class HarnessSandbox:
             raise SandboxUnavailable(str(exc)) from None
 
     def _command(self, pipes: BwrapPipes) -> list[str]:
-        python = supervisor_python()
-        environment = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": HOME,
-            "TMPDIR": "/tmp",
-            "LANG": "C.UTF-8",
-            "USER": "agent",
-            **self.environment,
-        }
-        args = namespace_arguments(
-            self.launcher,
-            seccomp_fd=pipes.seccomp_read,
-            info_fd=pipes.info_write,
-            block_fd=pipes.block_read,
-            environment=environment,
-            capabilities=("CAP_NET_BIND_SERVICE",),  # port 53 for the DNS that refuses
-        )
-        read_only = [*python_roots(python), *self.read_only]
-        args += system_arguments(self.limits.tmp_size_mb << 20, read_only)
-        args += ["--proc", "/proc"]
         assert self._etc is not None
-        for name in sorted(os.listdir(self._etc)):
-            args += ["--ro-bind", str(self._etc / name), f"/etc/{name}"]
-        for parent in parents(_SUPERVISOR_IN_SANDBOX):
-            args += ["--perms", "0755", "--dir", parent]
-        args += ["--ro-bind", str(SUPERVISOR), _SUPERVISOR_IN_SANDBOX]
-        args += ["--perms", "0755", "--dir", _SOCKETS_IN_SANDBOX]
-        for relay in self.relays:
-            args += ["--bind", relay.socket, f"{_SOCKETS_IN_SANDBOX}/{relay.name}.sock"]
-        args += ["--remount-ro", "/dev"]
-        for inside, host in sorted(self.mounts.items()):
-            args += ["--ro-bind", host, inside]
-        for inside, host in sorted(self.writable_mounts.items()):
-            args += ["--bind", host, inside]
-        args += ["--perms", "0755", "--dir", os.path.dirname(HOME)]
-        bind = "--bind" if self.workspace_writable else "--ro-bind"
-        args += [bind, str(self.workspace), WORKSPACE, "--bind", str(self.home), HOME]
-        args += ["--remount-ro", "/", "--chdir", WORKSPACE]
-        return [*args, python, "-I", "-B", _SUPERVISOR_IN_SANDBOX]
+        return self.layout.command(self.launcher, pipes, self._etc, self.limits.tmp_size_mb << 20)
 
     def _release(self, pipes: BwrapPipes, deadline: float) -> None:
         """Put the sandbox in its cgroup and bound its IPC, then let it start."""
@@ -303,9 +231,7 @@ class HarnessSandbox:
             "max_open_files": self.limits.max_open_files,
             "max_file_size_bytes": self.limits.max_file_size_mb << 20,
         }
-        relays = [
-            {"port": r.port, "socket": f"{_SOCKETS_IN_SANDBOX}/{r.name}.sock"} for r in self.relays
-        ]
+        relays = [{"port": relay.port, "socket": relay.inside} for relay in self.layout.relays]
         request = {"op": "init", "id": 0, "uid": uid, "relays": relays, "dns": True}
         self._send({**request, "limits": limits})
         reply = self._next(0, deadline)
@@ -333,7 +259,7 @@ class HarnessSandbox:
             raise SandboxUnavailable("the harness's sandbox is not running")
         self._runs += 1
         ident = self._runs
-        variables = {**self._base_environment(), **(env or {})}
+        variables = {**self.layout.variables(), **(env or {})}
         request = {"op": "run", "id": ident, "argv": argv, "env": variables, "cwd": cwd}
         request |= {"timeout_s": timeout_s, "max_output_bytes": self.limits.max_output_bytes}
         self._on_event = on_event
@@ -351,16 +277,6 @@ class HarnessSandbox:
         result.output_truncated = reply.get("output_truncated") is True
         result.error = reply.get("error") if isinstance(reply.get("error"), str) else None
         return result
-
-    def _base_environment(self) -> dict[str, str]:
-        return {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": HOME,
-            "TMPDIR": "/tmp",
-            "LANG": "C.UTF-8",
-            "USER": "agent",
-            **self.environment,
-        }
 
     def _send(self, message: dict[str, Any]) -> None:
         live = self._live
@@ -463,31 +379,3 @@ class HarnessSandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def supervisor_python() -> str:
-    """The Python that runs the supervisor: the system's, else this process's."""
-    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
-        if os.path.exists(candidate):
-            return candidate
-    return os.path.abspath(sys.executable)
-
-
-def _give(folder: Path, uid: int) -> None:
-    """Hand ``folder`` and what is in it to the sandbox's user (not following links)."""
-    for root, dirs, files in os.walk(folder):
-        for name in [*dirs, *files]:
-            os.lchown(os.path.join(root, name), uid, uid)
-    os.chown(folder, uid, uid)
-
-
-def _write_etc(folder: Path, uid: int | None) -> None:
-    """The few files of ``/etc`` a harness reads: who it is, and where names resolve."""
-    user = os.getuid() if uid is None else uid
-    (folder / "passwd").write_text(
-        f"root:x:0:0:root:/root:/bin/sh\nagent:x:{user}:{user}:agent:{HOME}:/bin/sh\n"
-    )
-    (folder / "group").write_text(f"root:x:0:\nagent:x:{user}:\n")
-    (folder / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
-    (folder / "resolv.conf").write_text("nameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
-    (folder / "nsswitch.conf").write_text("passwd: files\ngroup: files\nhosts: files dns\n")
