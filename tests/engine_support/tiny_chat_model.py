@@ -60,9 +60,16 @@ class FineTuneResult:
     margin: float = 0.0
 
 
-def build(conversations: list[list[dict[str, Any]]], tools: list[Any], seed: int = 0) -> Any:
+def build(
+    conversations: list[list[dict[str, Any]]],
+    tools: list[Any],
+    seed: int = 0,
+    sliding_window: int | None = None,
+) -> Any:
     """A tokenizer trained on ``conversations`` rendered with ``tools``, and a model with
-    random weights sized for it: ``(model, tokenizer)``."""
+    random weights sized for it: ``(model, tokenizer)``. With ``sliding_window``, every layer
+    attends to that many tokens back only, so what the model writes after a long prompt (a
+    harness's tens of thousands of tokens of instructions) depends on the prompt's end alone."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
@@ -81,6 +88,9 @@ def build(conversations: list[list[dict[str, Any]]], tools: list[Any], seed: int
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.pad_token_id,
+        use_sliding_window=sliding_window is not None,
+        sliding_window=sliding_window,
+        max_window_layers=0,  # with a window, every layer's
         **MODEL_SHAPE,
     )
     model = Qwen2ForCausalLM(config)
@@ -222,9 +232,10 @@ def save(model: Any, tokenizer: Any, folder: str | Path) -> Path:
 
 
 def make(spec: dict[str, Any], folder: str | Path) -> FineTuneResult:
-    """Build, fine-tune and save the model of ``spec`` (``conversations``, ``tools``)."""
+    """Build, fine-tune and save the model of ``spec`` (``conversations``, ``tools``, and
+    optionally ``sliding_window``)."""
     conversations, tools = spec["conversations"], spec.get("tools") or []
-    model, tokenizer = build(conversations, tools)
+    model, tokenizer = build(conversations, tools, sliding_window=spec.get("sliding_window"))
     result = fine_tune(model, tokenizer, conversations, tools)
     save(model, tokenizer, folder)
     (Path(folder) / "fine_tune.json").write_text(json.dumps(asdict(result)))
