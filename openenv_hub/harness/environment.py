@@ -84,10 +84,12 @@ class HarnessState(State):
     task_id: str | None = None
 
 
-@rubric
-def model_was_called(observation: Observation) -> float:
+def _model_was_called(observation: Observation) -> float:
     """1.0 once the harness has called the model in the episode, else 0.0."""
     return 1.0 if getattr(observation, "total_model_calls", 0) > 0 else 0.0
+
+
+model_was_called: Rubric = rubric(_model_was_called, name="model_was_called", range=(0.0, 1.0))
 
 
 class HarnessEnvironment(MCPEnvironment):

@@ -6,14 +6,18 @@ grade, the task's hidden test run after each turn."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from engine_support.fixtures import ENGINE_TIMEOUT_S
 from harness_model import REPLY_TASK, SOLVE_TASK
 from harness_support import CLAUDE, CODEX, MINI, MINI_CONFIG, installed
 
+from openenv_hub import create_app
 from openenv_hub.capture import CaptureProxy
+from openenv_hub.client import GenericEnvClient
 from openenv_hub.harness import (
     ClaudeCodeAdapter,
     CodexAdapter,
@@ -21,9 +25,11 @@ from openenv_hub.harness import (
     HarnessConfig,
     HarnessEnvironment,
     HarnessEventType,
+    HarnessObservation,
     MiniSweAgentAdapter,
     read_tasks,
 )
+from openenv_hub.rubrics import rubric
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(ENGINE_TIMEOUT_S)]
 
@@ -64,6 +70,31 @@ def test_mini_swe_agent_solves_a_task_end_to_end(
         assert event_types(observation)[-1] == "turn_complete"
     finally:
         env.close()
+
+
+@rubric(range=(0.0, 1.0))
+def half_for_a_pass(observation: HarnessObservation) -> float:
+    """A rubric of the test's own: 0.5 for a turn whose hidden test passed."""
+    return 0.5 if observation.passed else 0.0
+
+
+async def test_mini_swe_agent_served_one_turn_a_step_scored_by_a_rubric(
+    harness_proxy: CaptureProxy, task_root: Path, serve: Callable[..., Any]
+) -> None:
+    factory = HarnessEnvironment.factory(
+        mini, proxy=harness_proxy, tasks=read_tasks(task_root), rubric=half_for_a_pass
+    )
+    served = serve(create_app(factory))
+    async with GenericEnvClient(served.url) as env:
+        first = await env.reset(task_id="write-hello")
+        assert first.observation["instruction"] == SOLVE_TASK
+        result = await env.step({"message": SOLVE_TASK})
+        observation = result.observation
+        assert observation["passed"] is True and observation["model_calls"] == 2
+        assert result.reward == 0.5 and result.done  # the rubric's score, after the turn
+        assert observation["capture"]["ok"] and observation["capture"]["sequences"] == 1
+        kinds = [e["type"] for e in observation["turn_events"]]
+        assert kinds.count("llm_request") == 2 and kinds[-1] == "turn_complete"
 
 
 def test_claude_code_runs_two_turns_to_their_end(
