@@ -9,8 +9,9 @@ vLLM's CPU build (.venv-vllm) serves the tiny model the harness tests fine-tune 
 that writes hello.txt, then the one that submits. mini-swe-agent is the one scripts/test.sh
 installs in .venv-mini, unmodified. Two paths, one rollout of each in turn:
 
-- ``direct``: ``mini`` run on the host in a fresh work folder, its model the engine itself (no
-  sandbox, no proxy, no grading: the harness's own cost and the engine's);
+- ``direct``: ``mini`` run on the host in a fresh work folder, its model the engine itself,
+  asked for greedy decoding (no sandbox, no proxy, no grading: the harness's own cost and the
+  engine's);
 - ``environment``: ``HarnessEnvironment``: ``reset`` (a fresh folder, a capture session, the
   sandbox started) and ``step`` (the harness's run in its sandbox through the capture proxy,
   then the hidden test run in a grading sandbox of its own).
@@ -56,6 +57,7 @@ def direct_rollout(engine: Engine) -> tuple[float, bool]:
     with tempfile.TemporaryDirectory(prefix="bench-mini-") as folder:
         argv = [str(MINI), "-m", "openai/tiny", "-t", SOLVE_TASK, "-y", "--exit-immediately"]
         argv += ["-c", str(MINI_CONFIG), "-c", f"model.model_kwargs.api_base={engine.base_url}"]
+        argv += ["-c", "model.model_kwargs.temperature=0.0"]  # greedy, as the proxy asks
         argv += ["-c", "agent.step_limit=6", "-o", f"{folder}/trajectory.json"]
         variables = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
