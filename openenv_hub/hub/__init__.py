@@ -26,6 +26,7 @@ Layer: services.
 from __future__ import annotations
 
 from openenv_hub.hub._access import Account, account
+from openenv_hub.hub._card import ENVIRONMENT_TAGS, environment_tags
 from openenv_hub.hub._client import HubContext, RepoId, parse_repo_id, resolve_endpoint
 from openenv_hub.hub._connect import app_url
 from openenv_hub.hub._datasets import (
@@ -54,6 +55,7 @@ from openenv_hub.hub._wait import SpaceState, wait_for_space
 
 __all__ = [
     "DATASET_PREFIX",
+    "ENVIRONMENT_TAGS",
     "HUB_TOKEN_VARIABLES",
     "TERMINAL_STAGES",
     "TRUST_ENV",
@@ -84,6 +86,7 @@ __all__ = [
     "download_space",
     "ensure_installed",
     "ensure_trusted",
+    "environment_tags",
     "find_installed",
     "fork",
     "hub_call",

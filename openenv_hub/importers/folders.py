@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openenv_hub.errors import ConfigurationError
+from openenv_hub.hub import ENVIRONMENT_TAGS
 from openenv_hub.manifest import Manifest, suggest_name
 
 __all__ = ["IMPORT_TAGS", "FolderPlan", "class_prefix", "write_folder"]
 
 #: The tags every imported environment's card and manifest carry; the source library's follows.
-IMPORT_TAGS = ("openenv", "rl-environment")
+IMPORT_TAGS = ENVIRONMENT_TAGS
 #: Copied from an imported source tree: never these (credentials, caches, version control).
 _LEFT_OUT = shutil.ignore_patterns(
     ".git", ".hg", ".venv", "venv", "__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache",
