@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from openenv_hub_cli._served_env import ServedEnv, env_url, served_env
 from openenv_hub_cli._utils import CommandError, console, err_console
 
 __all__ = ["command", "env_url", "find_tasks"]
@@ -23,7 +22,11 @@ OutputOption = typer.Option(Path("eval-results"), "--output", "-o", help="Result
 
 
 def command(
-    env: str = typer.Argument(..., help="The environment: a server URL or a folder."),
+    env: str = typer.Argument(
+        ...,
+        help="The environment: a server URL, a folder, or a dataset that declares one "
+        "(hf://datasets/NS/NAME).",
+    ),
     model: str | None = typer.Option(None, "--model", help="Model name at --base-url."),
     base_url: str | None = typer.Option(
         None, "--base-url", help="An OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1."
@@ -64,11 +67,22 @@ def command(
         "which the catalog then shows on the environment's page.",
     ),
     private: bool | None = typer.Option(None, "--private/--public", help="Visibility on push."),
+    runtime: str | None = typer.Option(
+        None,
+        "--runtime",
+        help="Where a folder or a dataset's environment runs (local, uv, docker, ...).",
+        show_default="local; for a dataset, what it declares",
+    ),
+    yes: bool = typer.Option(
+        False, "--yes", "-y", help="Run a dataset's environment without asking (it runs code)."
+    ),
 ) -> None:
     """Evaluate a model (or a policy) on an environment's tasks (see docs/eval.md).
 
-    Without --tasks, the tasks are the taskset of the folder's openenv.yaml, else the ones the
-    environment lists through its task routes.
+    Without --tasks, the tasks are the taskset of the folder's openenv.yaml (or the task rows of
+    the dataset that declares the environment), else the ones the environment lists through its
+    task routes. A dataset's environment runs its code here: it asks first, at a terminal,
+    unless --yes is given.
     """
     from openenv_hub.eval import EvalPlan, ResultsFolder, environment_metadata, load_function_policy
 
@@ -79,12 +93,15 @@ def command(
         )
     chosen = _policy(model, base_url, api_key_env, policy, temperature, top_p, max_tokens)
     results = ResultsFolder(output)
-    with env_url(env) as url:
+    with served_env(env, runtime=runtime, yes=yes) as served:
+        url = served.url
         metadata = environment_metadata(url)
-        found, _ = find_tasks(env, tasks, split, limit=limit, url=url, name=metadata.get("name"))
+        found, _ = find_tasks(
+            env, tasks, split, limit=limit, url=url, name=metadata.get("name"), served=served
+        )
         plan = EvalPlan(found, rollouts_per_task, concurrency, max_turns, pass_threshold, seed)
         settings = {
-            "env": env,
+            "env": served.pinned,
             "environment": {
                 **{k: metadata.get(k) for k in ("name", "version")},
                 "space": space,
@@ -92,7 +109,7 @@ def command(
             "model": model,
             "base_url": base_url,
             "policy": policy,
-            "tasks": tasks or _declared_source(env) or "the environment's task routes",
+            "tasks": tasks or _declared_source(served) or "the environment's task routes",
             "split": split,
             "limit": limit,
             "sampling": chosen.sampling if chosen is not None else {},
@@ -133,56 +150,49 @@ def find_tasks(
     limit: int | None = None,
     url: str | None = None,
     name: Any = None,
+    served: ServedEnv | None = None,
 ) -> tuple[list[Any], int]:
     """The first ``limit`` tasks to play, and how many there are: the taskset given with
-    --tasks, else the one ``env``'s manifest declares (a folder), else the tasks the
-    environment lists (serving a folder for the time it takes when ``url`` is not given)."""
-    from openenv_hub.eval import declared_tasks, environment_metadata, load_tasks, server_tasks
+    --tasks, else the one ``env``'s manifest declares (a folder) or the rows of the dataset
+    that declares it, else the tasks the environment lists (serving ``env`` for the time it
+    takes when ``url`` is not given)."""
+    from openenv_hub.eval import (
+        dataset_tasks,
+        declared_tasks,
+        environment_metadata,
+        load_tasks,
+        server_tasks,
+    )
 
     if source:
         found = load_tasks(source, split=split)
         return found[:limit], len(found)
-    if "://" not in env and (Path(env) / "openenv.yaml").is_file():
+    if served is not None and served.dataset is not None:
+        from_dataset = dataset_tasks(served.dataset, split=split, limit=limit)
+        if from_dataset is not None:
+            return from_dataset.tasks, from_dataset.total
+    elif "://" not in env and (Path(env) / "openenv.yaml").is_file():
         declared = declared_tasks(Path(env), split=split, limit=limit)
         if declared is not None:
             return declared.tasks, declared.total
     if url is None:
-        with env_url(env) as served:
-            return find_tasks(env, None, split, limit=limit, url=served)
+        with served_env(env) as started:
+            return find_tasks(env, None, split, limit=limit, url=started.url, served=started)
     name = name or environment_metadata(url).get("name") or "env"
     found = server_tasks(url, str(name), split=split)
     return found[:limit], len(found)
 
 
-def _declared_source(env: str) -> str | None:
-    """What the manifest of the folder ``env`` names as its taskset (None for a URL)."""
-    if "://" in env or not (Path(env) / "openenv.yaml").is_file():
+def _declared_source(served: ServedEnv) -> str | None:
+    """What the folder's manifest names as its taskset, or the dataset (None for a URL)."""
+    if served.dataset is not None:
+        return served.dataset.reference
+    if served.folder is None:
         return None
     from openenv_hub.manifest import load_manifest
 
-    taskset = load_manifest(env).taskset
+    taskset = load_manifest(served.folder).taskset
     return None if taskset is None else taskset.source or taskset.generator
-
-
-@contextmanager
-def env_url(env: str) -> Iterator[str]:
-    """The server URL of ``env``: as given for a URL; for an environment folder, a local server
-    started for the duration (stopped at the end)."""
-    if "://" in env:
-        yield env
-        return
-    if not (Path(env) / "openenv.yaml").is_file():
-        raise CommandError(
-            f"{env!r} is neither a server URL nor an environment folder (no openenv.yaml).",
-            hint="Pass http://host:port of a running server, or a folder made by 'openenv init'.",
-        )
-    from openenv_hub.client import GenericEnvClient
-
-    client = GenericEnvClient.from_folder(env).sync()
-    try:
-        yield str(client.base_url)
-    finally:
-        client.close()
 
 
 def _policy(

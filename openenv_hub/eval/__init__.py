@@ -8,7 +8,7 @@ saved actions to recompute their rewards. See docs/eval.md.
 Layer: client.
 """
 
-from openenv_hub.eval.declared import DeclaredTasks, declared_tasks
+from openenv_hub.eval.declared import DeclaredTasks, dataset_tasks, declared_tasks
 from openenv_hub.eval.generators import (
     TaskGenerator,
     generated_task,
@@ -39,6 +39,7 @@ __all__ = [
     "Toolset",
     "assistant_message",
     "dataset_card",
+    "dataset_tasks",
     "declared_tasks",
     "environment_metadata",
     "generated_task",

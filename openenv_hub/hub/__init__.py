@@ -38,6 +38,16 @@ from openenv_hub.hub._datasets import (
 )
 from openenv_hub.hub._diff import FileChanges
 from openenv_hub.hub._download import SpaceSource, download_space
+from openenv_hub.hub._environment_dataset import EnvironmentDataset, resolve_environment_dataset
+from openenv_hub.hub._environment_file import (
+    ENVIRONMENT_FILE,
+    SPEC_VERSION,
+    DatasetLocation,
+    EnvironmentDeclaration,
+    EnvironmentFile,
+    OpenEnvFramework,
+    parse_environment_file,
+)
 from openenv_hub.hub._errors import hub_call, hub_error, translate
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
@@ -47,6 +57,7 @@ from openenv_hub.hub._jobs import TERMINAL_STAGES, JobsClient, JobState, job_lab
 from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
+from openenv_hub.hub._push_dataset import DatasetPushResult, push_dataset
 from openenv_hub.hub._secrets import HUB_TOKEN_VARIABLES, MissingSecret
 from openenv_hub.hub._target import PushTarget, SpaceLink, push_target, read_link
 from openenv_hub.hub._urls import SpaceUrls
@@ -55,13 +66,20 @@ from openenv_hub.hub._wait import SpaceState, wait_for_space
 
 __all__ = [
     "DATASET_PREFIX",
+    "ENVIRONMENT_FILE",
     "ENVIRONMENT_TAGS",
     "HUB_TOKEN_VARIABLES",
+    "SPEC_VERSION",
     "TERMINAL_STAGES",
     "TRUST_ENV",
     "Account",
+    "DatasetLocation",
+    "DatasetPushResult",
     "DatasetRef",
     "DatasetSource",
+    "EnvironmentDataset",
+    "EnvironmentDeclaration",
+    "EnvironmentFile",
     "FileChanges",
     "FileSelection",
     "ForkResult",
@@ -70,6 +88,7 @@ __all__ = [
     "JobState",
     "JobsClient",
     "MissingSecret",
+    "OpenEnvFramework",
     "PushPlan",
     "PushResult",
     "PushTarget",
@@ -94,13 +113,16 @@ __all__ = [
     "install",
     "job_label",
     "parse_dataset_ref",
+    "parse_environment_file",
     "parse_repo_id",
     "parse_spec",
     "pull",
     "push",
+    "push_dataset",
     "push_target",
     "read_link",
     "resolve_endpoint",
+    "resolve_environment_dataset",
     "select_files",
     "stage_files",
     "translate",
