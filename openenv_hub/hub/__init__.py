@@ -26,6 +26,7 @@ Layer: services.
 from __future__ import annotations
 
 from openenv_hub.hub._access import Account, account
+from openenv_hub.hub._bundle import Bundle, stage_bundle
 from openenv_hub.hub._card import ENVIRONMENT_TAGS, environment_tags
 from openenv_hub.hub._client import HubContext, RepoId, parse_repo_id, resolve_endpoint
 from openenv_hub.hub._connect import app_url
@@ -73,6 +74,7 @@ __all__ = [
     "TERMINAL_STAGES",
     "TRUST_ENV",
     "Account",
+    "Bundle",
     "DatasetLocation",
     "DatasetPushResult",
     "DatasetRef",
@@ -124,6 +126,7 @@ __all__ = [
     "resolve_endpoint",
     "resolve_environment_dataset",
     "select_files",
+    "stage_bundle",
     "stage_files",
     "translate",
     "version_key",

@@ -20,7 +20,7 @@ from openenv_hub.errors import ConfigurationError
 from openenv_hub.hub import ENVIRONMENT_TAGS
 from openenv_hub.manifest import Manifest, suggest_name
 
-__all__ = ["IMPORT_TAGS", "FolderPlan", "class_prefix", "write_folder"]
+__all__ = ["IMPORT_TAGS", "FolderPlan", "class_prefix", "staged_folder", "write_folder"]
 
 #: The tags every imported environment's card and manifest carry; the source library's follows.
 IMPORT_TAGS = ENVIRONMENT_TAGS
@@ -81,25 +81,29 @@ def write_folder(plan: FolderPlan, destination: Path) -> Path:
             f"{plan.name!r} cannot name an environment: it becomes a Python package.",
             hint=f"Try --name {suggest_name(plan.name)}",
         )
-    destination = Path(destination)
-    if destination.is_file() or (destination.is_dir() and any(destination.iterdir())):
-        raise ConfigurationError(
-            f"{destination} already exists and is not empty.",
-            hint="Choose another --output folder, or remove it.",
-        )
-    with _staged(destination) as staging:
+    with staged_folder(Path(destination)) as staging:
         for relative, text in _files(plan).items():
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         for relative, source in plan.copies.items():
             shutil.copytree(source, staging / relative, symlinks=True, ignore=_LEFT_OUT)
-    return destination
+    return Path(destination)
 
 
 @contextmanager
-def _staged(destination: Path) -> Iterator[Path]:
-    """A folder beside ``destination`` that becomes it when the block ends without error."""
+def staged_folder(destination: Path) -> Iterator[Path]:
+    """A folder beside ``destination`` that becomes it when the block ends without error (and
+    is removed when it does not).
+
+    Raises:
+        ConfigurationError: ``destination`` is a file, or a folder that holds files.
+    """
+    if destination.is_file() or (destination.is_dir() and any(destination.iterdir())):
+        raise ConfigurationError(
+            f"{destination} already exists and is not empty.",
+            hint="Choose another --output folder, or remove it.",
+        )
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=destination.parent, prefix=f".{destination.name}-"))
     try:
