@@ -42,7 +42,8 @@ class FolderPlan:
         library: The source library's tag (``harbor``, ``verifiers``).
         server_module: The text of ``NAME/server/app.py``.
         readme_body: The card's text below its front matter.
-        copies: Folders to copy in: destination (relative to the folder) -> source.
+        copies: Folders (or files) to copy in: destination (relative to the folder) ->
+            source.
         extra_files: More files to write: path (relative) -> text.
         manifest_fields: More fields of ``openenv.yaml`` (``oracle``, ``taskset``, ...).
         dependencies: Requirements of ``pyproject.toml`` beyond openenv-hub.
@@ -81,13 +82,23 @@ def write_folder(plan: FolderPlan, destination: Path) -> Path:
             f"{plan.name!r} cannot name an environment: it becomes a Python package.",
             hint=f"Try --name {suggest_name(plan.name)}",
         )
+    for source in plan.copies.values():
+        if Path(destination).resolve().is_relative_to(Path(source).resolve()):
+            raise ConfigurationError(
+                f"{destination} is inside {source}, which is copied into it.",
+                hint="Write the environment folder outside the imported source.",
+            )
     with staged_folder(Path(destination)) as staging:
         for relative, text in _files(plan).items():
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         for relative, source in plan.copies.items():
-            shutil.copytree(source, staging / relative, symlinks=True, ignore=_LEFT_OUT)
+            if Path(source).is_file():
+                (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, staging / relative)
+            else:
+                shutil.copytree(source, staging / relative, symlinks=True, ignore=_LEFT_OUT)
     return Path(destination)
 
 
