@@ -6,7 +6,9 @@ The word game (examples/word_game.py) and ``transformers serve`` with a tiny ran
 (examples/tiny_model.py, no download), each in a process of its own on 127.0.0.1. Measured:
 
 - the model floor: the same number of single-turn chat completions sent straight to the model
-  server at the same concurrency (httpx, no environment), what a rollout of one turn cannot beat;
+  server at the same concurrency by a warm raw client (httpx, its connections opened and the
+  model warmed by one untimed round first; no environment), what a rollout of one turn cannot
+  beat;
 - ``openenv eval --model`` with ``--max-turns 1``: rollouts per second, and its ratio to the floor;
 - ``openenv eval --policy`` (a Python policy that guesses six words): the environment side alone,
   six steps a rollout, in steps per second.
@@ -19,7 +21,8 @@ The model is reached through a relay that ends each streamed answer with ``data:
 benchmarks/vf_peer.py), by every measurement alike. "ms outside" is the mean time of a rollout
 outside the model: its span less the time its model calls took, as each tool records them
 (``duration_s - policy_s`` of openenv eval's rows; a trace's span less its model duration).
-Nothing is asserted.
+A ratio is printed only when neither side had an error: a rollout that failed is not a
+rollout played, and a run with errors is not the run measured. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -85,26 +88,38 @@ async def model_floor(
                     f"{base_url}/chat/completions", json={**body, "messages": message, "seed": seed}
                 )
                 reply.raise_for_status()
+                if not reply.json().get("choices"):
+                    raise RuntimeError(
+                        f"the model floor got a reply that is not a completion: {reply.text[:200]}"
+                    )
 
+        await asyncio.gather(*(one(-1 - i) for i in range(concurrency)))  # warm, untimed
         started = time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(count)))
         return time.perf_counter() - started
 
 
-def run_eval(work: Path, args: list[str]) -> tuple[float, int, float, float]:
-    """Wall time of one ``openenv eval`` process, its steps, its pass@1, and the mean time of a
-    rollout outside the model (its duration less its policy calls), in seconds."""
+def run_eval(work: Path, args: list[str]) -> tuple[float, int, float, float, int]:
+    """Wall time of one ``openenv eval`` process, its steps, its pass@1, the mean time of a
+    rollout outside the model (its duration less its policy calls), in seconds, and how many
+    rollouts ended in an error (the process exits 1 then, after writing them)."""
     output = work / f"results-{time.monotonic_ns()}"
     started = time.perf_counter()
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "openenv_hub_cli.main", "eval", *args, "-o", str(output)],
-        cwd=work, check=True, capture_output=True,
+        cwd=work, check=False, capture_output=True,
     )  # fmt: skip
     elapsed = time.perf_counter() - started
+    if not (output / "summary.json").is_file():
+        raise RuntimeError(
+            f"openenv eval failed ({done.returncode}): {done.stderr.decode()[-2000:]}"
+        )
     rows = [json.loads(line) for line in (output / "rollouts.jsonl").read_text().splitlines()]
     summary = json.loads((output / "summary.json").read_text())
-    outside = sum(r["duration_s"] - r["policy_s"] for r in rows) / len(rows)
-    return elapsed, sum(r["tool_calls"] for r in rows), summary["pass_at_k"]["1"], outside
+    played = [r for r in rows if r["finish"] != "error"] or rows
+    outside = sum(r["duration_s"] - r["policy_s"] for r in played) / len(played)
+    pass_1 = summary["pass_at_k"].get("1", 0.0)
+    return elapsed, sum(r["tool_calls"] for r in rows), pass_1, outside, summary["errors"]
 
 
 def start_time() -> float:
@@ -147,11 +162,11 @@ def main() -> None:
         base_url, game_url = f"{relay.url}/v1", f"http://127.0.0.1:{game_port}"
         common = ["--tasks", "tasks", "-k", str(per_task), "-c", str(options.concurrency)]
         floor = asyncio.run(model_floor(base_url, model, game_url, count, options.concurrency))
-        with_model, _, _, ours = run_eval(
+        with_model, _, _, ours, our_errors = run_eval(
             work, [game_url, "--model", model, "--base-url", base_url, "--max-turns", "1",
                    "--max-tokens", "12", *common],
         )  # fmt: skip
-        with_policy, steps, pass_1, _ = run_eval(
+        with_policy, steps, pass_1, _, policy_errors = run_eval(
             work, [game_url, "--policy", "guesser:guess", *common]
         )
         launch = start_time()
@@ -178,19 +193,22 @@ def main() -> None:
         steps,
         pass_1,
         peer,
+        our_errors + policy_errors,
     )
 
 
 def report(
     count: int, concurrency: int, floor: float, ours: tuple[float, float, float],
     with_policy: float, steps: int, pass_1: float, peer: tuple[float, int, float, float] | None,
+    our_errors: int = 0,
 ) -> None:  # fmt: skip
     """The table. ``ours`` and ``peer`` hold the wall time, the process start and the mean time
-    of a rollout outside the model (the peer's second field: its rollouts without error)."""
+    of a rollout outside the model (the peer's second field: its rollouts without error);
+    ``our_errors`` counts openenv eval's rollouts that ended in an error."""
     print(f"{count} rollouts at concurrency {concurrency}, one model turn each")
     rows: list[tuple[str, float, float | None, float | None]] = [
         ("model floor (one completion each, no env)", floor, None, None),
-        ("openenv eval --model, one turn", ours[0], ours[1], ours[2]),
+        (f"openenv eval --model, one turn ({our_errors} errors)", ours[0], ours[1], ours[2]),
         ("openenv eval --policy (six guesses at most)", with_policy, None, None),
     ]
     if peer is not None:
@@ -207,6 +225,9 @@ def report(
     if peer is None:
         where = vf_peer.DEFAULT_PYTHON
         print(f"vf-eval: no Python with verifiers at {where}; see benchmarks/vf_peer.py")
+    elif our_errors or peer[1] < count:
+        errors = f"openenv eval {our_errors}, vf-eval {count - peer[1]}"
+        print(f"no ratio: rollouts ended in an error ({errors}); a run with errors is not measured")
     else:
         ratio = (peer[0] - peer[3]) / (ours[0] - launch)
         print(f"vf-eval / openenv eval wall time, process start left out: {ratio:.2f}x")

@@ -22,6 +22,11 @@ echo environment (envs/echo_env):
   `JobsProvider(warm=1)` started ahead (`take()`, then connect and reset), the pool refilled
   between runs, untimed. On Hugging Face's service scheduling adds its own time, not measured
   here.
+* daytona: `EchoEnv.from_docker_image(tag, runtime="daytona").sync()` against the local Daytona
+  (openenv_hub.localdaytona) on the same engine, through the `daytona` SDK: create the sandbox,
+  start the server through its toolbox, `/health` through the preview proxy with the token.
+  Cold is the first sandbox of the image (and of the SDK's client), warm the next ones, each a
+  new sandbox. Daytona's cloud adds its own scheduling and image pull, not measured here.
 * openenv (peer): `GenericEnvClient.from_docker_image(tag)` of the `openenv` package (0.10.0,
   its own venv from tests/peer_venv.py), on the same image, one start per process (its import
   is not timed), alternated with ours so both see the same machine load. Its
@@ -242,6 +247,16 @@ def jobs_runtime(runs: int) -> tuple[float, tuple[float, list[float]], tuple[flo
         return first, cold, (warm[0], warm[1:])
 
 
+def daytona_runtime(runs: int) -> tuple[float, list[float]]:
+    from echo_env import EchoEnv
+
+    from openenv_hub.localdaytona import LocalDaytona
+
+    with LocalDaytona() as daytona:
+        os.environ.update(daytona.environment())
+        return measure(lambda: EchoEnv.from_docker_image(TAG, runtime="daytona").sync(), runs)
+
+
 def _ignore() -> Callable[[str, list[str]], set[str]]:
     return shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache")
 
@@ -274,6 +289,7 @@ def main() -> None:
     results["openenv from_docker_image (host-network provider)"] = peer_times
     results["localhub-space"] = space_runtime(args.runs)
     first_job_s, results["jobs (a new Job)"], results["jobs, warm pool"] = jobs_runtime(args.runs)
+    results["daytona (local Daytona, a new sandbox)"] = daytona_runtime(args.runs)
     peer = peer_start("default")
 
     docker_warm = statistics.median(results["docker"][1])

@@ -4,14 +4,15 @@ verifiers ships an OpenEnv taskset: it resets an OpenEnv server with each of its
 shows the model the observation and the action's schema, and steps with the model's reply.
 So the same word game server, model and concurrency serve both tools, run one after the other.
 
-verifiers runs in a virtual environment of its own: its pins (``mcp==2.0.0``, ``openai<3``)
-would replace ours. Make it once with::
+verifiers runs in a virtual environment of its own: its pins (``openai``, ``mcp``) would
+replace ours. Make it once with::
 
     python3 -m venv ~/.cache/openenv-hub/verifiers-venv
-    ~/.cache/openenv-hub/verifiers-venv/bin/pip install verifiers openenv==0.10.0 "fastmcp>=4" mcp==2.0.0
+    ~/.cache/openenv-hub/verifiers-venv/bin/pip install verifiers==0.3.1 openenv==0.10.0
 
-(``openenv`` is the client verifiers' taskset drives the server with; ``fastmcp>=4`` is the one
-that imports beside verifiers' ``mcp``), or point ``--verifiers-python`` at another.
+(``openenv`` is the client verifiers' taskset drives the server with; verifiers 0.4.0 pins
+``mcp==2.0.0``, which ``openenv`` 0.10's ``fastmcp<4`` cannot take, so 0.3.1 is the newest
+verifiers that installs beside it), or point ``--verifiers-python`` at another.
 
 verifiers streams each model call and waits for the OpenAI ``data: [DONE]`` line, which
 ``transformers serve`` does not send: :class:`DoneRelay` adds it. Both tools reach the model
@@ -93,7 +94,7 @@ def run_vf_eval(
             base_url=base_url,
         )
     )
-    command = [str(python.parent / "vf-eval"), "@", str(config)]
+    command = [*vf_eval(python), "@", str(config)]
     started = time.perf_counter()
     subprocess.run(
         command, cwd=work, check=True, capture_output=True,
@@ -113,10 +114,19 @@ def _outside_model(trace: dict[str, Any]) -> float:
     return float(span - timing["agent"]["model"]["duration"])
 
 
+def vf_eval(python: Path) -> list[str]:
+    """The command of verifiers' evaluation CLI (``vf-eval`` in 0.4; in 0.3 the ``vf-eval``
+    script is the legacy one, and the CLI that reads this config is ``eval``)."""
+    return [str(python), "-c", VF_EVAL_MAIN]
+
+
+VF_EVAL_MAIN = "import sys; from verifiers.v1.cli.eval.main import main; sys.exit(main())"
+
+
 def vf_start_time(python: Path) -> float:
     """Wall time of ``vf-eval --help``: the process start alone."""
     started = time.perf_counter()
-    subprocess.run([str(python.parent / "vf-eval"), "--help"], capture_output=True, check=True)
+    subprocess.run([*vf_eval(python), "--help"], capture_output=True, check=True)
     return time.perf_counter() - started
 
 

@@ -158,6 +158,11 @@ class Manifest(BaseModel):
         default_factory=list, description="Names of secrets the Space needs (never values)."
     )
     hardware: str | None = Field(None, description="Space hardware, e.g. cpu-basic.")
+    network: bool = Field(
+        False,
+        description="Whether the server reaches out to the network. Sandbox runtimes (daytona) "
+        "give it none unless this is true.",
+    )
     resources: Resources | None = Field(
         None,
         description="CPU and memory per server, e.g. {requests: {cpu: 500m, memory: 512Mi}} "

@@ -29,6 +29,8 @@ from __future__ import annotations
 import gc
 from typing import Any, Final
 
+from openenv_hub.settings import header_timeout_s as header_timeout_s_setting
+from openenv_hub.settings import max_header_size_kb as max_header_size_kb_setting
 from openenv_hub.settings import max_message_size_mb as max_message_size_mb_setting
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "YOUNG_GENERATION_PER_SESSION",
     "YOUNG_GENERATION_THRESHOLD",
     "collector_follows",
+    "http_options",
     "tune_collector",
     "uvicorn_options",
     "websocket_protocol",
@@ -52,6 +55,7 @@ def uvicorn_options(
     ws_ping_timeout_s: float | None = 20.0,
     max_message_size_mb: float | None = None,
     graceful_shutdown_s: float = DEFAULT_GRACEFUL_SHUTDOWN_S,
+    max_header_size_kb: float | None = None,
     app: Any = None,
 ) -> dict[str, Any]:
     """The uvicorn settings environment servers run with.
@@ -65,7 +69,8 @@ def uvicorn_options(
     run on :class:`~openenv_hub.ws_protocol.WebSocketProtocol` (uvicorn's sans-I/O protocol
     reading frames itself and handing ``/ws`` its frames directly) where uvicorn has the sans-I/O
     protocol, else on uvicorn's choice; frames are not compressed (no ``permessage-deflate``),
-    so that the protocol reads each in one pass.
+    so that the protocol reads each in one pass. Requests' heads are bounded in size and time,
+    and clients are who connects (see :func:`http_options`).
     """
     if max_message_size_mb is None:
         max_message_size_mb = getattr(getattr(app, "state", None), "max_message_size_mb", None)
@@ -77,7 +82,38 @@ def uvicorn_options(
         "ws_ping_timeout": ws_ping_timeout_s,
         "ws_max_size": int(message_mb * 1024 * 1024),
         "timeout_graceful_shutdown": graceful_shutdown_s,
+        **http_options(max_header_size_kb=max_header_size_kb),
     }
+
+
+def http_options(*, max_header_size_kb: float | None = None) -> dict[str, Any]:
+    """The uvicorn settings of every server of the toolkit (environments' and LocalHub's) for
+    HTTP requests before they reach the app.
+
+    A request's head (request line and headers) over ``max_header_size_kb`` (default
+    ``$OPENENV_MAX_HEADER_SIZE_KB`` or 64) is answered 431, and one not received within
+    ``$OPENENV_HEADER_TIMEOUT_S`` (default 20) 408, the connection then closed (:mod:`openenv_hub.http_protocol`; with uvicorn's ``h11`` protocol, where
+    ``httptools`` is missing, only the size is bounded). ``X-Forwarded-For`` and
+    ``X-Forwarded-Proto`` are not uvicorn's to trust (it trusts them from 127.0.0.1 by
+    default, so any local process could pass for another client): an app trusts the proxies
+    it is told of (``trusted_proxies`` in ``create_app``).
+    """
+    header_bytes = int(max_header_size_kb_setting(max_header_size_kb) * 1024)
+    header_timeout_s_setting(None)  # read by each connection: a wrong one fails here, at once
+    return {
+        "http": http_protocol_class(),
+        "h11_max_incomplete_event_size": header_bytes,
+        "proxy_headers": False,
+    }
+
+
+def http_protocol_class() -> Any:
+    """The HTTP protocol class of :func:`http_options`, or ``"h11"`` without ``httptools``."""
+    try:
+        from openenv_hub.http_protocol import BoundedHeadsProtocol
+    except ImportError:
+        return "h11"
+    return BoundedHeadsProtocol
 
 
 def websocket_protocol() -> Any:

@@ -7,6 +7,10 @@ each read here and nowhere else.
 - ``OPENENV_MAX_MESSAGE_SIZE_MB``: the largest WebSocket frame and HTTP body a server accepts
   (default 16): read by the server, and by :mod:`openenv_hub.serving` for the servers that
   runtimes run in-process.
+- ``OPENENV_MAX_HEADER_SIZE_KB``: the largest request head (request line and headers) a server
+  (an environment's, or LocalHub) reads, in KB (default 64); a larger one is answered 431.
+- ``OPENENV_HEADER_TIMEOUT_S``: how long a server waits for a request's head once the connection
+  opened or the request's first byte came (default 20); then it answers 408 and closes.
 
 Example:
     >>> import os
@@ -25,9 +29,20 @@ from pathlib import Path
 
 from openenv_hub.errors import ConfigurationError
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE_MB", "cache_dir", "max_message_size_mb", "number_setting"]
+__all__ = [
+    "DEFAULT_HEADER_TIMEOUT_S",
+    "DEFAULT_MAX_HEADER_SIZE_KB",
+    "DEFAULT_MAX_MESSAGE_SIZE_MB",
+    "cache_dir",
+    "header_timeout_s",
+    "max_header_size_kb",
+    "max_message_size_mb",
+    "number_setting",
+]
 
 DEFAULT_MAX_MESSAGE_SIZE_MB = 16.0
+DEFAULT_MAX_HEADER_SIZE_KB = 64.0
+DEFAULT_HEADER_TIMEOUT_S = 20.0
 
 
 def cache_dir(*parts: str) -> Path:
@@ -51,6 +66,26 @@ def max_message_size_mb(requested: float | None) -> float:
         "OPENENV_MAX_MESSAGE_SIZE_MB",
         float,
         DEFAULT_MAX_MESSAGE_SIZE_MB,
+    )
+
+
+def max_header_size_kb(requested: float | None) -> float:
+    """The largest request head a server reads, in KB: ``requested``, else
+    ``$OPENENV_MAX_HEADER_SIZE_KB``, else 64."""
+    return number_setting(
+        "max_header_size_kb",
+        requested,
+        "OPENENV_MAX_HEADER_SIZE_KB",
+        float,
+        DEFAULT_MAX_HEADER_SIZE_KB,
+    )
+
+
+def header_timeout_s(requested: float | None) -> float:
+    """How long a server waits for a request's head: ``requested``, else
+    ``$OPENENV_HEADER_TIMEOUT_S``, else 20."""
+    return number_setting(
+        "header_timeout_s", requested, "OPENENV_HEADER_TIMEOUT_S", float, DEFAULT_HEADER_TIMEOUT_S
     )
 
 

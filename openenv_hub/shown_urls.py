@@ -11,13 +11,19 @@ Example:
     '127.0.0.1:8000'
     >>> hide_credentials("cannot reach alice:s3cret@host", "ws://alice:s3cret@host")
     'cannot reach ***@host'
+    >>> hide_url_credentials("pip: fetching https://me:pw@pypi.example/simple")
+    'pip: fetching https://***@pypi.example/simple'
 
 Layer: core.
 """
 
 from __future__ import annotations
 
-__all__ = ["hide_credentials", "shown"]
+import re
+
+__all__ = ["hide_credentials", "hide_url_credentials", "shown"]
+
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^/\s]*@")  # to the last @: a password may hold one
 
 
 def _credentials(url: str) -> str:
@@ -36,3 +42,9 @@ def hide_credentials(text: str, url: str) -> str:
     """``text`` (a message about ``url``) with ``url``'s credentials replaced by ``***``."""
     credentials = _credentials(url)
     return text.replace(f"{credentials}@", "***@") if credentials else text
+
+
+def hide_url_credentials(text: str) -> str:
+    """``text`` (a log line, a tool's output) with the credentials of every URL in it replaced
+    by ``***``."""
+    return _URL_CREDENTIALS.sub("***@", text)

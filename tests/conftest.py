@@ -29,15 +29,28 @@ from serving import ServerThread
 # ray_support: the `ray_cluster` fixture, a two-node Ray cluster on loopback.
 # source_tree_guard: fails a test that leaves a remembered Space in envs/NAME or spaces/NAME.
 # docker_support.image_sweep: removes the images a run built on the private Docker engine.
+# engine_support.fixtures: `vllm`, a real engine serving a tiny model fine-tuned on the spot.
 pytest_plugins = [
     "openenv_hub.testing",
     "cli_runner",
     "ray_support",
     "source_tree_guard",
     "docker_support.image_sweep",
+    "engine_support.fixtures",
 ]
 
 REPO = Path(__file__).resolve().parents[1]
+
+#: The time limit of a test that uses the Docker engine, unless it sets its own (the suite's is
+#: 300 s): a cold build of the echo environment's image took 250-300 s, and a Job's Space build
+#: ran past 300 s, on a 2-core machine with a load average of 17.
+DOCKER_TEST_TIMEOUT_S = 900
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("docker") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(DOCKER_TEST_TIMEOUT_S))
 
 
 @pytest.fixture

@@ -17,17 +17,19 @@ def free_port() -> int:
 
 
 class ServerThread:
-    def __init__(self, app: Any, *, port: int | None = None, **uvicorn_options: Any) -> None:
+    def __init__(
+        self, app: Any, *, port: int | None = None, host: str = "127.0.0.1", **uvicorn_options: Any
+    ) -> None:
         self.app = app
         self.port = port or free_port()
         from openenv_hub.server.app import uvicorn_options as defaults
 
         options = {"log_level": "warning", **defaults(app=app)}
         options.update(uvicorn_options)
-        self.config = uvicorn.Config(app, host="127.0.0.1", port=self.port, **options)
+        self.config = uvicorn.Config(app, host=host, port=self.port, **options)
         pool = getattr(getattr(app, "state", None), "sessions", None)
         if pool is not None:  # as serve_app tells it (the rule of who may watch)
-            pool.bind_host = "127.0.0.1"
+            pool.bind_host = host
         self.server = uvicorn.Server(self.config)
         self.thread = threading.Thread(
             target=self.server.run, name=f"uvicorn-{self.port}", daemon=True

@@ -88,6 +88,11 @@ EXAMPLES: dict[str, list[Example]] = {
         Example(
             "openenv push my_env --wait", "wait until the Space runs", "a Hub that runs Spaces"
         ),
+        Example(
+            "openenv push my_env --dataset --repo-id YOUR_NAME/my_env_tasks",
+            "a dataset that declares the environment (environment.yaml), for openenv eval",
+            HUB,
+        ),
     ],
     "fork": [
         Example(
@@ -151,7 +156,43 @@ EXAMPLES: dict[str, list[Example]] = {
         Example("openenv cache prune --dry-run", "what pruning would remove"),
         Example("openenv cache prune --older-than 7", "remove those unused for a week"),
     ],
-    "eval": [
+    "import harbor": [
+        Example(
+            "openenv import harbor tasks/ -o harbor_env",
+            "a folder of Harbor task folders as an environment in ./harbor_env",
+            "Harbor task folders",
+        ),
+        Example(
+            "openenv import harbor hf://datasets/my-org/my-tasks -o harbor_env --build --yes",
+            "a Harbor dataset on the Hub, its task images built now",
+            "a Harbor dataset on the Hub and a Docker engine",
+        ),
+    ],
+    "export harbor": [
+        Example(
+            "openenv export harbor harbor_env -o harbor_tasks",
+            "an imported Harbor task set's folders back, unchanged",
+            "an environment imported from Harbor",
+        ),
+        Example(
+            "openenv export harbor my_env -o harbor_tasks --limit 10",
+            "the first 10 tasks of my_env's taskset as Harbor task folders",
+            "an environment with a taskset",
+        ),
+    ],
+    "import verifiers": [
+        Example(
+            "openenv import verifiers my_vf_env.py -o vf_env",
+            "a verifiers environment (its load_environment()) as an environment in ./vf_env",
+            "a verifiers environment",
+        ),
+        Example(
+            "openenv import verifiers my_vf_env --args '{\"max_turns\": 4}' -o vf_env",
+            "an installed module, with load_environment's arguments",
+            "an installed verifiers environment",
+        ),
+    ],
+    "eval run": [
         Example(
             "openenv eval http://127.0.0.1:8000 --model my-model "
             "--base-url http://127.0.0.1:8001/v1 -k 4 -c 4 -o results",
@@ -160,8 +201,27 @@ EXAMPLES: dict[str, list[Example]] = {
         ),
         Example(
             "openenv eval my_env --policy my_policy:act --tasks tasks/ -o results --resume",
-            "a Python policy on the tasks in tasks/*.jsonl; play only what is missing",
+            "a Python policy on the tasks in tasks/*.jsonl; play what is missing or failed",
             "a policy module",
+        ),
+        Example(
+            "openenv eval hf://datasets/YOUR_NAME/my_env_tasks --policy my_policy:act --yes",
+            "the environment a dataset declares, on its tasks (its code runs here)",
+            "a policy module and a dataset that declares an environment",
+        ),
+    ],
+    "eval push": [
+        Example(
+            "openenv eval push results -r my-org/my-model-on-my-env",
+            "publish a results folder as a dataset (refused if rollouts failed)",
+            "a results folder",
+        ),
+    ],
+    "eval compare": [
+        Example(
+            "openenv eval compare results-a results-b",
+            "per-task differences, pass@k with 95% intervals, a paired test",
+            "two results folders",
         ),
     ],
     "tasks": [

@@ -1,27 +1,59 @@
 """``openenv eval``: play each task of an environment K times with a model or a Python policy,
-write one row per rollout, then a summary (return, pass@k, per task) and a plot."""
+write one row per rollout, then a summary (return, pass@k, per task, usage) and a plot.
+``openenv eval push DIR`` publishes a results folder; ``openenv eval compare A B`` compares
+two."""
 
 from __future__ import annotations
 
-import asyncio
+import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
-from openenv_hub_cli._served_env import ServedEnv, env_url, served_env
-from openenv_hub_cli._utils import CommandError, console, err_console
+from openenv_hub_cli import _eval_more
+from openenv_hub_cli._eval_run import (
+    FIRST_TASKS,
+    Display,
+    SameSamples,
+    check_error_policy,
+    finish,
+    play,
+    preflight,
+)
+from openenv_hub_cli._eval_tasks import declared_source, find_tasks, served_env
+from openenv_hub_cli._utils import CommandError, err_console
 
-__all__ = ["command", "env_url", "find_tasks"]
+__all__ = ["app", "run"]
 
 SPACE_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 OutputOption = typer.Option(Path("eval-results"), "--output", "-o", help="Results folder.")
 
 
-def command(
+class _RunUnlessNamed(TyperGroup):
+    """``openenv eval ENV ...`` is ``openenv eval run ENV ...``; ``push`` and ``compare`` are
+    named."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_RunUnlessNamed,
+    help="Evaluate a model or a policy on an environment's tasks ('openenv eval ENV ...' is "
+    "'openenv eval run ENV ...'); publish a results folder; compare two.",
+    no_args_is_help=True,
+)
+app.command("push")(_eval_more.push)
+app.command("compare")(_eval_more.compare)
+
+
+@app.command("run")
+def run(
     env: str = typer.Argument(
         ...,
         help="The environment: a server URL, a folder, or a dataset that declares one "
@@ -50,16 +82,47 @@ def command(
     temperature: float = typer.Option(1.0, "--temperature", min=0.0),
     top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
     max_tokens: int = typer.Option(256, "--max-tokens", min=1, help="Tokens per model turn."),
+    sampling_args: str | None = typer.Option(
+        None,
+        "--sampling-args",
+        metavar="JSON",
+        help="More settings sent with each request, as a JSON object (recorded).",
+    ),
     seed: int = typer.Option(0, "--seed", help="Base seed; each rollout's is derived from it."),
     pass_threshold: float = typer.Option(
         1.0, "--pass-threshold", help="A rollout passes when its return reaches this."
     ),
+    max_retries: int = typer.Option(
+        4, "--max-retries", min=0, help="Retries of a failed request, and of a failed rollout."
+    ),
+    request_timeout: float = typer.Option(
+        120.0, "--request-timeout", min=0.1, metavar="SECONDS", help="Bound of one model request."
+    ),
+    rollout_timeout: float | None = typer.Option(
+        None, "--rollout-timeout", min=0.1, metavar="SECONDS", help="Bound of one rollout."
+    ),
+    fail_on_error: float = typer.Option(
+        0.0,
+        "--fail-on-error",
+        min=0.0,
+        max=1.0,
+        metavar="RATIO",
+        help="Exit non-zero when more than this share of rollouts failed on infrastructure "
+        "errors (default 0: any).",
+    ),
     output: Path = OutputOption,
-    resume: bool = typer.Option(False, "--resume", help="Play only the missing rollouts."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Play only the missing rollouts, and those that failed."
+    ),
+    keep_errors: bool = typer.Option(
+        False, "--keep-errors", help="With --resume, do not play failed rollouts again."
+    ),
     push_to_hub: str | None = typer.Option(
         None, "--push-to-hub", help="Upload the results as this dataset (NS/NAME)."
     ),
-    partial: bool = typer.Option(False, "--partial", help="Push even an incomplete run."),
+    partial: bool = typer.Option(
+        False, "--partial", help="Push even an incomplete run, or one with errors."
+    ),
     space: str | None = typer.Option(
         None,
         "--space",
@@ -82,117 +145,139 @@ def command(
     Without --tasks, the tasks are the taskset of the folder's openenv.yaml (or the task rows of
     the dataset that declares the environment), else the ones the environment lists through its
     task routes. A dataset's environment runs its code here: it asks first, at a terminal,
-    unless --yes is given.
+    unless --yes is given (see docs/importing.md).
     """
-    from openenv_hub.eval import EvalPlan, ResultsFolder, environment_metadata, load_function_policy
+    from openenv_hub.eval import Backoff, EvalPlan, ResultsFolder, taskset_digest
 
     if space is not None and not SPACE_ID.match(space):
         raise CommandError(
             f"--space {space!r} is not a Space id.",
             hint="Give it as NS/NAME, e.g. my-org/word-game.",
         )
-    chosen = _policy(model, base_url, api_key_env, policy, temperature, top_p, max_tokens)
+    sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
+    sampling.update(_sampling_args(sampling_args))
+    backoff = Backoff(max_retries=max_retries)
+    chosen = _policy(model, base_url, api_key_env, policy, sampling, request_timeout, backoff)
+    playing = chosen or _function_policy(str(policy), concurrency)
     results = ResultsFolder(output)
     with served_env(env, runtime=runtime, yes=yes) as served:
         url = served.url
-        metadata = environment_metadata(url)
+        environment = _environment(url, space)
         found, _ = find_tasks(
-            env, tasks, split, limit=limit, url=url, name=metadata.get("name"), served=served
+            env, tasks, split, limit=limit, url=url, name=environment["name"], served=served
         )
-        plan = EvalPlan(found, rollouts_per_task, concurrency, max_turns, pass_threshold, seed)
+        plan = EvalPlan(
+            found,
+            rollouts_per_task,
+            concurrency,
+            max_turns,
+            pass_threshold,
+            seed,
+            backoff=backoff,
+            rollout_timeout_s=rollout_timeout,
+            keep_errors=keep_errors,
+        )
         settings = {
             "env": served.pinned,
-            "environment": {
-                **{k: metadata.get(k) for k in ("name", "version")},
-                "space": space,
-            },
+            "environment": environment,
             "model": model,
             "base_url": base_url,
             "policy": policy,
-            "tasks": tasks or _declared_source(served) or "the environment's task routes",
+            "tasks": tasks or declared_source(served) or "the environment's task routes",
             "split": split,
             "limit": limit,
-            "sampling": chosen.sampling if chosen is not None else {},
+            "taskset_digest": taskset_digest(found),
+            "sampling": sampling if chosen is not None else {},
             "seed": seed,
             "rollouts_per_task": rollouts_per_task,
             "max_turns": max_turns,
             "pass_threshold": pass_threshold,
             "expected_rollouts": len(found) * rollouts_per_task,
+            "max_retries": max_retries,
+            "request_timeout_s": request_timeout,
+            "rollout_timeout_s": rollout_timeout,
+            "toolkit_version": _toolkit_version(),
         }
-        results.start(settings, resume=resume)
+        results.start(settings, resume=resume, tasks=found)
         try:
-            played = _run(url, plan, chosen or load_function_policy(str(policy)), results)
+            summary = _play_and_finish(url, plan, playing, results, settings, chosen is not None)
+            if push_to_hub:
+                _eval_more.push_folder(results, push_to_hub, partial=partial, private=private)
         except KeyboardInterrupt:
             err_console.print(
                 f"Stopped: {len(results.rows())} of {settings['expected_rollouts']} rollouts are "
                 f"in {output}; run the same command with --resume to play the others."
             )
+            if push_to_hub and partial:
+                finish(results, settings, [f"{t.split}/{t.key}" for t in found], None)
+                _eval_more.push_folder(results, push_to_hub, partial=True, private=private)
             raise
-    summary = _finish(results, rollouts_per_task)
-    console.print(
-        f"Played {played} rollouts; {summary['rollouts']} of {settings['expected_rollouts']} "
-        f"in {output}. Mean return {summary['return']['mean']:.4g} "
-        f"(std {summary['return']['std']:.4g}), errors {summary['errors']}."
-    )
-    console.print("  ".join(f"pass@{k} {v:.3f}" for k, v in summary["pass_at_k"].items()))
-    if push_to_hub:
-        from openenv_hub.eval import push_results
-
-        url = push_results(results, push_to_hub, partial=partial, private=private)
-        console.print(f"Pushed to {url}")
+        finally:
+            results.unlock()
+    check_error_policy(summary, fail_on_error, output)
 
 
-def find_tasks(
-    env: str,
-    source: str | None,
-    split: str | None,
-    *,
-    limit: int | None = None,
-    url: str | None = None,
-    name: Any = None,
-    served: ServedEnv | None = None,
-) -> tuple[list[Any], int]:
-    """The first ``limit`` tasks to play, and how many there are: the taskset given with
-    --tasks, else the one ``env``'s manifest declares (a folder) or the rows of the dataset
-    that declares it, else the tasks the environment lists (serving ``env`` for the time it
-    takes when ``url`` is not given)."""
-    from openenv_hub.eval import (
-        dataset_tasks,
-        declared_tasks,
-        environment_metadata,
-        load_tasks,
-        server_tasks,
-    )
+def _play_and_finish(
+    url: str, plan: Any, policy: Any, results: Any, settings: dict[str, Any], model: bool
+) -> dict[str, Any]:
+    """Check the endpoints and play what is missing (if anything is), then summarize."""
+    from openenv_hub.eval import missing_pairs
 
-    if source:
-        found = load_tasks(source, split=split)
-        return found[:limit], len(found)
-    if served is not None and served.dataset is not None:
-        from_dataset = dataset_tasks(served.dataset, split=split, limit=limit)
-        if from_dataset is not None:
-            return from_dataset.tasks, from_dataset.total
-    elif "://" not in env and (Path(env) / "openenv.yaml").is_file():
-        declared = declared_tasks(Path(env), split=split, limit=limit)
-        if declared is not None:
-            return declared.tasks, declared.total
-    if url is None:
-        with served_env(env) as started:
-            return find_tasks(env, None, split, limit=limit, url=started.url, served=started)
-    name = name or environment_metadata(url).get("name") or "env"
-    found = server_tasks(url, str(name), split=split)
-    return found[:limit], len(found)
+    total = len(plan.tasks) * plan.rollouts_per_task
+    watched = [f"{t.split}/{t.key}" for t in plan.tasks[:FIRST_TASKS]]
+    watch = SameSamples(plan.rollouts_per_task, watched) if model else None
+    missing = missing_pairs(plan, results)
+    display = Display(total, total - len(missing), watch)
+    if model:
+        policy.on_retry = display.on_retry
+    if missing:
+        preflight(url, missing[0][0], policy)
+        play(url, plan, policy, results, display)
+    return finish(results, settings, [f"{t.split}/{t.key}" for t in plan.tasks], display)
 
 
-def _declared_source(served: ServedEnv) -> str | None:
-    """What the folder's manifest names as its taskset, or the dataset (None for a URL)."""
-    if served.dataset is not None:
-        return served.dataset.reference
-    if served.folder is None:
-        return None
-    from openenv_hub.manifest import load_manifest
+def _sampling_args(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CommandError(
+            f"--sampling-args is not JSON: {exc}",
+            hint="""Give a JSON object, e.g. --sampling-args '{"top_k": 20, "stop": ["</answer>"]}'""",
+        ) from None
+    if not isinstance(value, dict):
+        raise CommandError(
+            f"--sampling-args is {type(value).__name__} JSON, not an object.",
+            hint="""Give a JSON object, e.g. --sampling-args '{"top_k": 20}'""",
+        )
+    reserved = sorted(set(value) & {"model", "messages", "tools", "seed", "stream"})
+    if reserved:
+        raise CommandError(
+            f"--sampling-args may not set {', '.join(reserved)}: each request sets them.",
+            hint="The model is --model; the seed is derived from --seed for each rollout.",
+        )
+    return value
 
-    taskset = load_manifest(served.folder).taskset
-    return None if taskset is None else taskset.source or taskset.generator
+
+def _environment(url: str, space: str | None) -> dict[str, Any]:
+    """What the server says it is (its name, version, and a digest of its metadata and
+    schemas), and its Space."""
+    from openenv_hub.eval import environment_digest, environment_metadata
+
+    metadata = environment_metadata(url)
+    return {
+        "name": metadata.get("name"),
+        "version": metadata.get("version"),
+        "space": space,
+        "manifest_digest": environment_digest(url),
+    }
+
+
+def _toolkit_version() -> str:
+    from openenv_hub import __version__
+
+    return __version__
 
 
 def _policy(
@@ -200,9 +285,9 @@ def _policy(
     base_url: str | None,
     api_key_env: str,
     policy: str | None,
-    temperature: float,
-    top_p: float,
-    max_tokens: int,
+    sampling: dict[str, Any],
+    timeout_s: float,
+    backoff: Any,
 ) -> Any:
     """The chat policy for ``--model``, or None when ``--policy`` names a function."""
     from openenv_hub.eval import ChatPolicy
@@ -216,52 +301,17 @@ def _policy(
         return None
     if base_url is None:
         raise CommandError("--model needs --base-url (an OpenAI-compatible API).")
-    sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
-    return ChatPolicy(base_url, model, api_key_env=api_key_env, sampling=sampling)
-
-
-def _run(url: str, plan: Any, policy: Any, results: Any) -> int:
-    from openenv_hub.eval import missing_pairs, run_eval
-
-    total = len(plan.tasks) * plan.rollouts_per_task
-    already = total - len(missing_pairs(plan, results))
-    stats = {"return": 0.0, "done": 0, "errors": 0}
-    started = time.monotonic()
-    columns = (
-        TextColumn("eval"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
+    return ChatPolicy(
+        base_url,
+        model,
+        api_key_env=api_key_env,
+        sampling=sampling,
+        timeout_s=timeout_s,
+        backoff=backoff,
     )
-    with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task("eval", total=total, completed=already, info="")
-
-        def on_row(row: dict[str, Any]) -> None:
-            stats["done"] += 1
-            stats["return"] += row["return"]
-            stats["errors"] += bool(row["error"])
-            rate = stats["done"] / max(time.monotonic() - started, 1e-9)
-            mean = stats["return"] / stats["done"]
-            info = f"mean return {mean:.3g}  {rate:.2f} rollouts/s  errors {stats['errors']}"
-            progress.update(bar, advance=1, info=info)
-
-        async def play() -> int:
-            try:
-                return await run_eval(url, plan, policy, results, on_row=on_row)
-            finally:
-                close = getattr(policy, "aclose", None)
-                if close is not None:
-                    await close()
-
-        return asyncio.run(play())
 
 
-def _finish(results: Any, rollouts_per_task: int) -> dict[str, Any]:
-    from openenv_hub.eval import ResultsFolder, summarize, write_plot
+def _function_policy(spec: str, concurrency: int) -> Any:
+    from openenv_hub.eval import load_function_policy
 
-    rows = results.rows()
-    summary = summarize(rows, rollouts_per_task=rollouts_per_task)
-    results.write_json(ResultsFolder.SUMMARY, summary)
-    write_plot(rows, summary, results.path / ResultsFolder.PLOT)
-    return summary
+    return load_function_policy(spec, threads=concurrency)

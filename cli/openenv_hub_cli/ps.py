@@ -26,12 +26,20 @@ def command(
     jobs: bool = typer.Option(
         False, "--jobs", help="List the Hugging Face Jobs this toolkit ran in your namespace."
     ),
+    daytona: bool = typer.Option(
+        False,
+        "--daytona",
+        help="List the Daytona sandboxes this toolkit created ($DAYTONA_API_KEY, $DAYTONA_API_URL).",
+    ),
 ) -> None:
     """List running (and left-behind) servers started by from_docker_image, serve, LocalHub..."""
     from openenv_hub.runtimes.inventory import list_managed
 
     if jobs:
         _list_jobs(as_json)
+        return
+    if daytona:
+        _list_sandboxes(as_json)
         return
 
     items = list_managed(ray_address=ray_address)
@@ -71,6 +79,35 @@ def _list_jobs(as_json: bool) -> None:
         cost = "?" if job.cost_so_far_usd is None else f"${job.cost_so_far_usd:.4f}"
         stage = job.stage + (" (detached)" if job.detached else "")
         table.add_row(job.id, stage, _age(job.age_s), job.flavor, cost, job.url, escape(job.source))
+    console.print(table)
+
+
+def _list_sandboxes(as_json: bool) -> None:
+    from openenv_hub.runtimes.daytona_inventory import list_sandboxes
+
+    found = list_sandboxes()
+    if as_json:
+        console.print_json(json.dumps([sandbox.to_json() for sandbox in found]))
+        return
+    if not found:
+        console.print("No sandbox of openenv-hub is on this Daytona.")
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("SANDBOX", "STATE", "AGE", "SIZE", "AUTO-STOP", "SOURCE", "OWNER"):
+        table.add_column(column, overflow="fold")
+    for sandbox in found:
+        size = f"{sandbox.cpu} CPU, {sandbox.memory_gib} GiB, {sandbox.disk_gib} GiB disk"
+        stop = f"{sandbox.auto_stop_minutes:g} min" if sandbox.auto_stop_minutes else "never"
+        owner = f"pid {sandbox.owner_pid or '?'}" + ("" if sandbox.owner_alive else " (gone)")
+        table.add_row(
+            sandbox.id,
+            sandbox.state,
+            _age(sandbox.age_s),
+            size,
+            stop,
+            escape(sandbox.source),
+            owner,
+        )
     console.print(table)
 
 

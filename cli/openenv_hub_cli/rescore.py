@@ -1,16 +1,19 @@
 """``openenv rescore``: recompute the rewards of saved rollouts with the environment's current
-rubric, by replaying their actions, and report what changed."""
+rubric, by replaying their actions, then their ``passed``, pass@k and the summary, and report
+what changed (written to ``rescore.json`` and ``rescore-summary.json``; the rows stay as they
+were played)."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from openenv_hub_cli._eval_tasks import env_url
 from openenv_hub_cli._utils import CommandError, console
-from openenv_hub_cli.eval import env_url
 
 __all__ = ["command"]
 
@@ -25,9 +28,17 @@ def command(
         None, "--env", help="The environment: a URL or a folder (default: the run's)."
     ),
     concurrency: int = typer.Option(4, "--concurrency", "-c", min=1),
+    pass_threshold: float | None = typer.Option(
+        None,
+        "--pass-threshold",
+        help="A rollout passes when its return reaches this (default: the run's).",
+    ),
 ) -> None:
-    """Replay saved rollouts with no model and compare their rewards (see docs/eval.md)."""
-    from openenv_hub.eval import ResultsFolder, rescore_rows
+    """Replay saved rollouts with no model; recompute rewards, passes and pass@k.
+
+    See docs/eval.md.
+    """
+    from openenv_hub.eval import ResultsFolder, rescore_rows, rescored_rows, summarize
 
     folder = ResultsFolder(results)
     settings = folder.read_json(ResultsFolder.RUN)
@@ -36,7 +47,21 @@ def command(
         raise CommandError(f"{results} holds no rollouts.")
     with env_url(env or settings["env"]) as url:
         rescored = asyncio.run(rescore_rows(url, rows, concurrency=concurrency))
-    folder.write_json("rescore.json", [dataclasses.asdict(r) for r in rescored])
+    threshold = settings.get("pass_threshold", 1.0) if pass_threshold is None else pass_threshold
+    again = rescored_rows(rows, rescored, pass_threshold=threshold)
+    per_task = settings["rollouts_per_task"]
+    before = summarize(rows, rollouts_per_task=per_task)
+    after = summarize(again, rollouts_per_task=per_task)
+    report = [
+        {**dataclasses.asdict(r), "passed": new.get("passed"), "was_passed": old.get("passed")}
+        for r, old, new in zip(rescored, rows, again, strict=True)
+    ]
+    folder.write_json("rescore.json", report)
+    folder.write_json("rescore-summary.json", {**after, "pass_threshold": threshold})
+    _report(rescored, url, before, after)
+
+
+def _report(rescored: list[Any], url: str, before: dict[str, Any], after: dict[str, Any]) -> None:
     changed = [r for r in rescored if r.changed]
     skipped = [r for r in rescored if r.problem]
     same = len(rescored) - len(changed) - len(skipped)
@@ -47,10 +72,23 @@ def command(
     for r in changed:
         console.print(
             f"  {r.split}/{r.task_key} #{r.sample}: return {sum(r.recorded):.4g} -> "
-            f"{sum(r.rescored):.4g} ({r.return_change:+.4g})"
+            f"{sum(r.rescored):.4g} ({r.return_change:+.4g})",
+            markup=False,
+        )
+    worded = [r for r in rescored if r.text_changed and not r.problem]
+    if worded:
+        fields = sorted({name for r in worded for name in r.text_changed})
+        console.print(
+            f"  {len(worded)} rollouts read differently ({', '.join(fields)}) with the rubric's "
+            "inputs the same: rescored.",
+            markup=False,
         )
     for r in skipped:
-        console.print(f"  {r.split}/{r.task_key} #{r.sample}: {r.problem}")
+        console.print(f"  {r.split}/{r.task_key} #{r.sample}: {r.problem}", markup=False)
     if changed:
         total = sum(r.return_change for r in changed) / len(rescored)
         console.print(f"Mean return changed by {total:+.4g}.")
+    for k, value in after["pass_at_k"].items():
+        was = before["pass_at_k"].get(k)
+        shown = f"{was:.3f} -> " if was is not None else ""
+        console.print(f"pass@{k} {shown}{value:.3f}", highlight=False)

@@ -6,6 +6,7 @@ a Gymnasium id."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,13 @@ def _runtime_help() -> str:
 
     others = [name for name in runtime_names("folder") if name != "local"]
     described = "; ".join(f"{name}: {get_runtime(name).summary}" for name in others)
-    return f"Where the server runs. local: this process (the default; --reload works); {described}."
+    spaces_only = [n for n in runtime_names("space") if n not in ("space", "local", *others)]
+    more = "; ".join(f"{name}: {get_runtime(name).summary}" for name in spaces_only)
+    spaces = ", ".join(n for n in runtime_names("space") if n not in ("space", "local"))
+    return (
+        f"Where the server runs. local: this process (the default; --reload works); "
+        f"{described}; {more}. A Space NS/NAME (instead of a folder) runs with: {spaces}."
+    )
 
 
 def command(
@@ -78,7 +85,7 @@ def command(
         help="--runtime ray on the cluster at ADDRESS (alone, or 'auto': $RAY_ADDRESS).",
     ),
     replicas: int = typer.Option(
-        1, "--replicas", min=1, help="ray, swarm, --jobs: number of replicas."
+        1, "--replicas", min=1, help="ray, swarm, daytona, --jobs: number of replicas."
     ),
     jobs: bool = typer.Option(
         False, "--jobs", help="Run the Space NS/NAME (given as PATH) as Hugging Face Jobs."
@@ -103,6 +110,10 @@ def command(
         return
     if detach:
         raise CommandError("--detach goes with --jobs; other runtimes stop with this command.")
+    if runtime != "local" and _names_a_space(env):
+        given = {"replicas": replicas, "base_image": base_image, "build_args": [*build_arg]}
+        _serve_space(env, runtime, web, given)
+        return
     target = serve_target(env)
     port = port or target.port
     address = None
@@ -169,6 +180,31 @@ def _serve_elsewhere(env_dir: Path, runtime: str, web: bool | None, given: dict[
         )
     with showing_progress():  # the build and the start, as they go
         serve_with_runtime(env_dir, runtime, options)
+
+
+def _names_a_space(env: str) -> bool:
+    """Whether ``env`` is a Space's id ``NS/NAME`` rather than a path here."""
+    return re.fullmatch(r"[\w.-]+/[\w.-]+", env) is not None and not Path(env).exists()
+
+
+def _serve_space(repo_id: str, runtime: str, web: bool | None, given: dict[str, Any]) -> None:
+    """Start the Space with ``runtime`` (one that starts Spaces), with the options of this
+    command that it takes, until Ctrl-C."""
+    from openenv_hub.runtimes import get_runtime, runtime_names
+    from openenv_hub_cli._serve_runtime import serve_space_with_runtime
+
+    takes = get_runtime(runtime).options.get("space")
+    if takes is None:
+        able = ", ".join(name for name in runtime_names("space") if name != "space")
+        raise CommandError(
+            f"The {runtime} runtime cannot serve a Space ({repo_id}); these can: {able}.",
+            hint=f"Or serve a folder of it: openenv pull {repo_id}, then openenv serve NAME.",
+        )
+    options = {key: value for key, value in given.items() if key in takes and value}
+    if "env" in takes and web is not None:
+        options["env"] = {"ENABLE_WEB_INTERFACE": "true" if web else "false"}
+    with showing_progress():  # the build and the start, as they go
+        serve_space_with_runtime(repo_id, runtime, options)
 
 
 def _set_env(web: bool | None, max_sessions: int | None, variables: dict[str, Any]) -> None:

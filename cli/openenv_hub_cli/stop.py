@@ -27,6 +27,9 @@ def command(
     jobs: bool = typer.Option(
         False, "--jobs", help="Cancel Hugging Face Jobs this toolkit ran (ids, or --all)."
     ),
+    daytona: bool = typer.Option(
+        False, "--daytona", help="Delete Daytona sandboxes this toolkit created (ids, or --all)."
+    ),
 ) -> None:
     """Stop and remove servers started by openenv-hub (also those a crashed process left)."""
     from openenv_hub.runtimes.inventory import remove_managed
@@ -37,6 +40,9 @@ def command(
         )
     if jobs:
         _cancel_jobs(names or [], stop_all)
+        return
+    if daytona:
+        _delete_sandboxes(names or [], stop_all)
         return
     try:
         removed = remove_managed(names or (), everything=stop_all, ray_address=ray_address)
@@ -65,3 +71,19 @@ def _cancel_jobs(ids: list[str], everything: bool) -> None:
         console.print(f"Cancelled Job {job.id} ({job.source})")
     if not cancelled:
         console.print("No Job to cancel: those named have ended.")
+
+
+def _delete_sandboxes(ids: list[str], everything: bool) -> None:
+    from openenv_hub.runtimes.daytona_inventory import delete_sandboxes
+
+    try:
+        deleted = delete_sandboxes(ids, everything=everything)
+    except LookupError as exc:
+        raise CommandError(
+            f"No sandbox of openenv-hub has the id {exc}; nothing was deleted.",
+            hint="See them with 'openenv ps --daytona'.",
+        ) from None
+    for sandbox in deleted:
+        console.print(f"Deleted sandbox {sandbox.id} ({sandbox.source})")
+    if not deleted:
+        console.print("No sandbox to delete.")

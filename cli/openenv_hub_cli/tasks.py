@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from openenv_hub_cli._eval_tasks import find_tasks
 from openenv_hub_cli._utils import console
-from openenv_hub_cli.eval import find_tasks
 
 __all__ = ["command"]
 

@@ -60,10 +60,13 @@ def connect_error(url: str, exc: Exception) -> ConnectError:
     return ConnectError(f"Failed to connect to {shown(url)}: {said}", url=url)
 
 
-def provider_headers(provider: object) -> dict[str, str]:
+def provider_headers(provider: object, url: str | None = None) -> dict[str, str]:
     """The headers a provider's servers want with each connection (a token its proxy checks),
-    or none."""
-    headers = getattr(provider, "headers", None)
+    or none: those of the replica at ``url`` when the provider gives each its own
+    (``headers_for(url)``), else the provider's ``headers``."""
+    per_replica = getattr(provider, "headers_for", None)
+    headers = per_replica(url) if url is not None and callable(per_replica) else None
+    headers = headers if headers is not None else getattr(provider, "headers", None)
     return dict(headers) if headers else {}
 
 

@@ -97,10 +97,10 @@ class Placement:
             f"EnvPool takes a URL, a list of URLs or a provider, not {type(urls_or_provider).__name__}."
         )
 
-    def client_options(self, given: dict[str, Any]) -> dict[str, Any]:
-        """The options of each session's client: ``given``, with the headers the provider's
-        servers want (a token its proxy checks) unless ``given`` names its own."""
-        wanted = provider_headers(self.provider)
+    def client_options(self, given: dict[str, Any], url: str) -> dict[str, Any]:
+        """The options of a session's client on the replica at ``url``: ``given``, with the
+        headers that replica wants (a token its proxy checks) unless ``given`` names its own."""
+        wanted = provider_headers(self.provider, url)
         return {"headers": wanted, **given} if wanted else dict(given)
 
     def urls(self) -> list[str]:

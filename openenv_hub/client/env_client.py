@@ -99,7 +99,7 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
             ping_interval_s=ping_interval_s,
             ping_timeout_s=ping_timeout_s,
             max_message_size_mb=max_message_size_mb,
-            headers=tuple(({**provider_headers(provider), **(headers or {})}).items()),
+            headers=tuple(({**provider_headers(provider, base_url), **(headers or {})}).items()),
         )
         self._exchange = Exchange(ws_url(base_url), self.options)
         self._ws: ClientConnection | None = None

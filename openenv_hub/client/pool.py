@@ -76,10 +76,10 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         )
         self.size, self.on_error, self.placement = size, on_error, self.machine.placement
         self.slots, self.replacements = self.machine.slots, self.machine.replacements
-        self.client_options = self.placement.client_options(client_options)
+        self.client_options = client_options
 
     def _new_client(self, url: str) -> EnvClient[ActT, ObsT, StateT]:
-        return self.client_class(url, **self.client_options)
+        return self.client_class(url, **self.placement.client_options(self.client_options, url))
 
     # -- sessions --------------------------------------------------------------------------
 

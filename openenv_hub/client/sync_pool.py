@@ -60,13 +60,15 @@ class SyncEnvPool(Generic[ActT, ObsT, StateT]):
         )
         self.size, self.on_error, self.placement = size, on_error, self.machine.placement
         self.slots, self.replacements = self.machine.slots, self.machine.replacements
-        self.client_options = self.placement.client_options(client_options)
+        self.client_options = client_options
         self._threads = ThreadPoolExecutor(
             max_workers=max_threads or min(size, 64), thread_name_prefix="openenv-pool"
         )
 
     def _new_client(self, url: str) -> SyncEnvClient[ActT, ObsT, StateT]:
-        return self.client_class(url, **self.client_options).sync()
+        return self.client_class(
+            url, **self.placement.client_options(self.client_options, url)
+        ).sync()
 
     def _each(self, function: Callable[..., T], *columns: Sequence[Any]) -> list[T]:
         """``function`` over the columns' rows, at once on the threads; results in order. One

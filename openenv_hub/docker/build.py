@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -20,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from openenv_hub.docker.build_output import BuildOutput
 from openenv_hub.docker.engine import require_engine
 from openenv_hub.errors import DockerError
 from openenv_hub.packaging import bundle_wheels
@@ -97,23 +97,36 @@ def build_image(
         selection = stage_context(
             env_dir, context, include_secrets=include_secrets, allow_hard_links=allow_hard_links
         )
-        command = [cli, "build", "--network", "host", "-t", tag]
+        command = [cli, "build", "--network", "host", "--force-rm", "-t", tag]
         args = ([f"BASE_IMAGE={base_image}"] if base_image else []) + list(build_args)
         for arg in args:
             command += ["--build-arg", arg]
         command += ["--no-cache"] if no_cache else []
         env = {**os.environ, "DOCKER_BUILDKIT": "0"}
+        output = BuildOutput(build_args=args)
         with _reported(tag, quiet=quiet) as progress:
-            code, tail = _run_build([*command, str(context)], env=env, progress=progress)
+            code = _run_build([*command, str(context)], env=env, output=output, progress=progress)
             if progress is not None and code != 0:
                 progress.finish("failed", failed=True)
     if code != 0:
-        shown = f"\n{tail[-3000:]}" if quiet else ""
-        raise DockerError(
-            f"docker build of {env_dir} failed (exit {code}).{shown}",
-            hint=_build_hint(tail, base_image),
-        )
+        raise _build_failed(env_dir, code, output, base_image, quiet=quiet)
     return selection
+
+
+def _build_failed(
+    env_dir: Path, code: int, output: BuildOutput, base_image: str | None, *, quiet: bool
+) -> DockerError:
+    """The step that failed first; then the end of its output, unless it was printed."""
+    if quiet:
+        where = output.failure()
+    elif output.step:
+        where = f"at step {output.step}."
+    else:
+        where = "(its output is above)."
+    return DockerError(
+        f"docker build of {env_dir} failed (exit {code}) {where}",
+        hint=_build_hint(env_dir, output, base_image, quiet=quiet),
+    )
 
 
 def build_context(
@@ -128,11 +141,11 @@ def build_context(
     ``timeout_s``; its output is kept, not printed.
 
     Raises:
-        DockerError: No engine, the build failed (the message ends with its output), or it
-            took longer than ``timeout_s``.
+        DockerError: No engine, the build failed (the message names the step and ends with its
+            output), or it took longer than ``timeout_s``.
     """
     cli = require_engine()
-    command = [cli, "build", "--network", "host", "-t", tag]
+    command = [cli, "build", "--network", "host", "--force-rm", "-t", tag]
     for arg in build_args:
         command += ["--build-arg", arg]
     env = {**os.environ, "DOCKER_BUILDKIT": "0"}
@@ -151,11 +164,10 @@ def build_context(
             hint="Raise the task's build_timeout_sec, or build the image once beforehand.",
         ) from None
     if done.returncode != 0:
-        tail = (done.stdout + done.stderr)[-3000:]
-        raise DockerError(
-            f"docker build of {context} failed (exit {done.returncode}).\n{tail}",
-            hint=_build_hint(done.stdout + done.stderr, None),
-        )
+        output = BuildOutput(build_args=build_args)
+        for line in (done.stdout + done.stderr).splitlines(keepends=True):
+            output.add(line)
+        raise _build_failed(context, done.returncode, output, None, quiet=True)
 
 
 _PULL_FAILURES = (
@@ -184,34 +196,46 @@ def _reported(tag: str, *, quiet: bool) -> Iterator[Progress | None]:
 
 
 def _run_build(
-    command: list[str], *, env: dict[str, str], progress: Progress | None
-) -> tuple[int, str]:
+    command: list[str],
+    *,
+    env: dict[str, str],
+    output: BuildOutput,
+    progress: Progress | None,
+) -> int:
     """Run ``docker build``: its output is printed, or with ``progress`` (a quiet build) each
-    line goes there; return its code and output tail (kept either way, to tell why it
-    failed)."""
-    tail: list[str] = []
+    line goes there, secrets hidden either way; ``output`` reads every line (to tell why it
+    failed). Returns the build's exit code."""
     with subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     ) as process:
         assert process.stdout is not None
         for line in process.stdout:
+            shown = output.add(line)
             if progress is None:
-                print(line, end="", flush=True)
+                print(shown, end="", flush=True)
             else:
-                progress.line(line)
-            tail = [*tail[-200:], line]
-    return process.returncode, "".join(tail)
+                progress.line(shown)
+    return process.returncode
 
 
-def _build_hint(output: str, base_image: str | None) -> str:
-    steps = re.findall(r"^Step \d+/\d+ : (\w+)", output, re.M)
-    at_from = bool(steps) and steps[-1].upper() == "FROM"
-    lowered = output.lower()
-    if at_from and any(sign in lowered for sign in _PULL_FAILURES):
+def _build_hint(env_dir: Path, output: BuildOutput, base_image: str | None, *, quiet: bool) -> str:
+    lowered = "\n".join(output.lines).lower()
+    if output.instruction == "FROM" and any(sign in lowered for sign in _PULL_FAILURES):
         base = base_image or "python:3.11-slim"
         return (
             f"The engine could not pull the base image {base} (is a registry reachable?). "
             "Build from an image the engine has ('docker images' lists them): "
             "--base-image IMAGE, or set OPENENV_BASE_IMAGE."
         )
-    return "Read the build output above."
+    if output.lost_an_image:
+        return (
+            "An image this build had made was removed while it ran (another process removed "
+            "or pruned the engine's images meanwhile): build again."
+        )
+    if not quiet:
+        return "Read the build output above."
+    why = f" says why: {output.why}" if output.why else " may say why"
+    return (
+        f"The last line of its output{why}. Fix that, then build again "
+        f"('openenv build {env_dir}' prints the whole output)."
+    )

@@ -79,7 +79,10 @@ def dataset_tasks(
     rows = dataset.rows(split)
     if not rows:
         return None
-    tasks = [task_from_row(row, str(row["split"])) for row in rows]
+    tasks = [
+        task_from_row({k: v for k, v in row.items() if k != "split"}, str(row["split"]))
+        for row in rows
+    ]
     check_unique(tasks, dataset.reference)
     return DeclaredTasks(tasks[:limit], len(tasks), dataset.reference)
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError
-from openenv_hub.eval.tasksets import Task
+from openenv_hub.eval.tasksets import Task, task_from_row
 
 __all__ = ["TaskGenerator", "generated_task", "generated_tasks", "load_generator"]
 
@@ -95,7 +95,7 @@ def generated_task(generator: TaskGenerator, seed: int, *, split: str) -> Task:
     reset = row.get("reset")
     if not isinstance(reset, dict):
         reset = {"task_id": seed}
-    return Task(key=str(seed), split=split, prompt=str(row.get("prompt") or ""), reset=reset)
+    return task_from_row({**row, "key": str(seed), "reset": reset}, split)
 
 
 def generated_tasks(

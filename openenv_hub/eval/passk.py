@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["pass_at_k", "summarize"]
+__all__ = ["pass_at_k", "summarize", "usage_totals"]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -30,22 +30,60 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def summarize(rows: Iterable[dict[str, Any]], *, rollouts_per_task: int) -> dict[str, Any]:
+def summarize(
+    rows: Iterable[dict[str, Any]], *, rollouts_per_task: int, expected: Iterable[str] = ()
+) -> dict[str, Any]:
     """Mean and spread of the return, pass@k for every k up to ``rollouts_per_task`` (averaged
-    over the tasks with at least k rollouts), errors, and a per-task profile."""
+    over the tasks with at least k rollouts), token usage, and a per-task profile.
+
+    Rows that ended in an infrastructure error (``finish: "error"``) count only in ``errors``
+    and ``errors_by_kind``: not in the return, not in pass@k. ``incomplete_tasks`` lists the
+    tasks left with fewer than ``rollouts_per_task`` rollouts without error; ``complete`` says
+    there are none and no errors. ``expected`` names (``split/key``) tasks that count as
+    incomplete when no row holds them.
+    """
     rows = list(rows)
-    returns = [float(r["return"]) for r in rows]
+    failed = [r for r in rows if r.get("finish") == "error"]
+    scored = [r for r in rows if r.get("finish") != "error"]
+    returns = [float(r["return"]) for r in scored]
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for name in expected:
+        by_task[name] = []
     for row in rows:
-        by_task[f"{row['split']}/{row['task_key']}"].append(row)
+        group = by_task[f"{row['split']}/{row['task_key']}"]  # a task of errors only is listed
+        if row.get("finish") != "error":
+            group.append(row)
     tasks: dict[str, dict[str, Any]] = {
         name: {
             "rollouts": len(group),
             "passed": sum(bool(r["passed"]) for r in group),
-            "mean_return": statistics.fmean(float(r["return"]) for r in group),
+            "mean_return": statistics.fmean(float(r["return"]) for r in group) if group else None,
         }
         for name, group in sorted(by_task.items())
     }
+    incomplete = sorted(name for name, t in tasks.items() if t["rollouts"] < rollouts_per_task)
+    return {
+        "rollouts": len(scored),
+        "tasks": len(tasks),
+        "errors": len(failed),
+        "errors_by_kind": dict(
+            sorted(Counter(r.get("error_kind") or "unknown" for r in failed).items())
+        ),
+        "incomplete_tasks": incomplete,
+        "complete": not failed and not incomplete,
+        "return": {
+            "mean": statistics.fmean(returns) if returns else 0.0,
+            "std": statistics.pstdev(returns) if returns else 0.0,
+            "min": min(returns, default=0.0),
+            "max": max(returns, default=0.0),
+        },
+        "pass_at_k": _pass_at_ks(tasks, rollouts_per_task),
+        "usage": usage_totals(rows),
+        "per_task": tasks,
+    }
+
+
+def _pass_at_ks(tasks: dict[str, dict[str, Any]], rollouts_per_task: int) -> dict[str, float]:
     pass_k = {}
     for k in range(1, rollouts_per_task + 1):
         values = [
@@ -53,16 +91,23 @@ def summarize(rows: Iterable[dict[str, Any]], *, rollouts_per_task: int) -> dict
         ]
         if values:
             pass_k[str(k)] = statistics.fmean(values)
+    return pass_k
+
+
+def usage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tokens the endpoint reported over ``rows`` (None where it reported none), the finish
+    reasons of their turns, and the seconds spent waiting for the model."""
+    turns = [u for r in rows for u in r.get("usage") or []]
+    reasons = Counter(str(u.get("finish_reason")) for u in turns if u.get("finish_reason"))
+
+    def total(name: str) -> int | None:
+        known = [u[name] for u in turns if u.get(name) is not None]
+        return sum(known) if known else None
+
     return {
-        "rollouts": len(rows),
-        "tasks": len(tasks),
-        "errors": sum(1 for r in rows if r.get("error")),
-        "return": {
-            "mean": statistics.fmean(returns) if returns else 0.0,
-            "std": statistics.pstdev(returns) if returns else 0.0,
-            "min": min(returns, default=0.0),
-            "max": max(returns, default=0.0),
-        },
-        "pass_at_k": pass_k,
-        "per_task": tasks,
+        "turns": len(turns),
+        "prompt_tokens": total("prompt_tokens"),
+        "completion_tokens": total("completion_tokens"),
+        "finish_reasons": dict(sorted(reasons.items())),
+        "policy_s": round(sum(float(r.get("policy_s") or 0.0) for r in rows), 3),
     }

@@ -1,34 +1,56 @@
-"""Policies an evaluation plays with: a chat model behind any OpenAI-compatible endpoint, or a
-Python function.
+"""Policies an evaluation plays with: a Python function here, a chat model behind an
+OpenAI-compatible endpoint in :mod:`openenv_hub.eval.chat_model`.
 
-A policy is an async callable ``policy(messages, tools, seed) -> message``: it reads the
+A policy is an async callable ``policy(messages, tools, seed) -> Completion``: it reads the
 conversation so far (OpenAI chat messages) and the environment's tools, and answers with an
-assistant message, which may call tools. A Python function (``--policy module:function``) has
-the same signature, sync or async, and may also answer with plain text (a ``str``) or with tool
-calls whose ``arguments`` are a dict.
+assistant message, which may call tools, and what the answer cost (tokens, ``finish_reason``).
+A Python function (``--policy module:function``) takes the same arguments and returns the
+message (or plain text, or tool calls whose ``arguments`` are a dict). A synchronous function
+runs in worker threads, as many as rollouts run at once, so ``--concurrency`` applies to it; a
+coroutine function runs on the event loop.
 
 Layer: client.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import json
-import os
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from openenv_hub.errors import ConfigurationError
 
-__all__ = ["ChatPolicy", "Policy", "assistant_message", "load_function_policy"]
+__all__ = ["Completion", "FunctionPolicy", "Policy", "assistant_message", "load_function_policy"]
 
-Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]], int], Awaitable[dict[str, Any]]]
+
+@dataclass(frozen=True)
+class Completion:
+    """One answer of a policy.
+
+    Attributes:
+        message: The assistant message (OpenAI chat format).
+        prompt_tokens: Tokens of the prompt, as the endpoint reported them (None: not reported).
+        completion_tokens: Tokens generated, as reported.
+        finish_reason: Why generation stopped (``stop``, ``length``, ``tool_calls``), as
+            reported.
+        retries: Requests that failed and were sent again before this answer.
+    """
+
+    message: dict[str, Any]
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+    retries: int = 0
+
+
+Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]], int], Awaitable[Completion]]
 
 
 def assistant_message(reply: Any) -> dict[str, Any]:
@@ -57,52 +79,9 @@ def assistant_message(reply: Any) -> dict[str, Any]:
     return message
 
 
-@dataclass
-class ChatPolicy:
-    """A model behind an OpenAI-compatible ``/chat/completions`` (vLLM, ``transformers serve``,
-    a hosted API).
-
-    Attributes:
-        base_url: The API's base, e.g. ``http://127.0.0.1:8000/v1``.
-        model: The model name sent with each request.
-        api_key_env: The environment variable holding the API key (never a command-line value).
-        sampling: Sampling settings sent with each request (``temperature``, ``top_p``,
-            ``max_tokens``); the rollout's seed is sent as ``seed``.
-        timeout_s: Bound of one request.
-    """
-
-    base_url: str
-    model: str
-    api_key_env: str = "OPENAI_API_KEY"
-    sampling: dict[str, Any] = field(default_factory=dict)
-    timeout_s: float = 300.0
-    _http: httpx.AsyncClient | None = field(default=None, init=False, repr=False)
-
-    async def __call__(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int
-    ) -> dict[str, Any]:
-        if self._http is None:
-            key = os.environ.get(self.api_key_env)
-            headers = {"Authorization": f"Bearer {key}"} if key else {}
-            self._http = httpx.AsyncClient(headers=headers, timeout=self.timeout_s, trust_env=False)
-        body = {"model": self.model, "messages": messages, "seed": seed, **self.sampling}
-        if tools:
-            body["tools"] = tools
-        url = self.base_url.rstrip("/") + "/chat/completions"
-        response = await self._http.post(url, json=body)
-        if response.status_code >= 400:
-            raise RuntimeError(f"{url} answered {response.status_code}: {response.text[:300]}")
-        choice = response.json()["choices"][0]["message"]
-        return assistant_message(choice)
-
-    async def aclose(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
-
-
-def load_function_policy(spec: str) -> Policy:
-    """The Python policy named ``module:function`` (the current folder is importable)."""
+def load_function_policy(spec: str, *, threads: int = 4) -> FunctionPolicy:
+    """The Python policy named ``module:function`` (the current folder is importable), run in
+    ``threads`` worker threads when it is synchronous."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise ConfigurationError(
@@ -125,12 +104,29 @@ def load_function_policy(spec: str) -> Policy:
             hint=f"Define 'def {attribute}(messages, tools, seed)' in {module_name}.",
         )
 
-    async def policy(
-        messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int
-    ) -> dict[str, Any]:
-        reply = function(messages, tools, seed)
-        if inspect.isawaitable(reply):
-            reply = await reply
-        return assistant_message(reply)
+    return FunctionPolicy(function, threads=threads)
 
-    return policy
+
+class FunctionPolicy:
+    """A Python function as a :data:`Policy`: a coroutine function on the event loop, any
+    other in a pool of ``threads`` worker threads (so that many run side by side)."""
+
+    def __init__(self, function: Callable[..., Any], *, threads: int = 4) -> None:
+        self.function = function
+        self.on_loop = inspect.iscoroutinefunction(function)
+        self._threads = ThreadPoolExecutor(max(1, threads), thread_name_prefix="policy")
+
+    async def __call__(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int
+    ) -> Completion:
+        if self.on_loop:
+            reply = await self.function(messages, tools, seed)
+        else:
+            loop = asyncio.get_running_loop()
+            reply = await loop.run_in_executor(self._threads, self.function, messages, tools, seed)
+            if inspect.isawaitable(reply):
+                reply = await reply
+        return Completion(assistant_message(reply))
+
+    async def aclose(self) -> None:
+        self._threads.shutdown(wait=False, cancel_futures=True)

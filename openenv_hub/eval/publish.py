@@ -33,8 +33,10 @@ def dataset_card(settings: dict[str, Any], summary: dict[str, Any], splits: list
     """The README.md of a results dataset: its splits, and what was evaluated, how.
 
     The front matter's ``openenv_eval`` holds the figures a leaderboard shows (model, mean
-    return, pass@1, rollouts, date); with ``settings["environment"]["space"]`` the card is
-    tagged :func:`results_tag` of that Space.
+    return, pass@1, rollouts, date), whether the run is ``complete`` (every rollout played,
+    none failed on an infrastructure error), the error counts, the sampling settings, the
+    taskset's digest and the toolkit's version; with ``settings["environment"]["space"]`` the
+    card is tagged :func:`results_tag` of that Space.
     """
     env = settings.get("environment", {})
     space = env.get("space")
@@ -53,6 +55,14 @@ def dataset_card(settings: dict[str, Any], summary: dict[str, Any], splits: list
             "pass_at_1": summary["pass_at_k"].get("1"),
             "rollouts": summary["rollouts"],
             "tasks": summary["tasks"],
+            "complete": _complete(settings, summary),
+            "errors": summary.get("errors", 0),
+            "errors_by_kind": summary.get("errors_by_kind", {}),
+            "incomplete_tasks": len(summary.get("incomplete_tasks", [])),
+            "sampling": settings.get("sampling", {}),
+            "rollouts_per_task": settings.get("rollouts_per_task"),
+            "taskset_digest": settings.get("taskset_digest"),
+            "toolkit_version": settings.get("toolkit_version"),
             "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
         },
     }
@@ -72,12 +82,19 @@ def dataset_card(settings: dict[str, Any], summary: dict[str, Any], splits: list
         "",
         "## Summary",
         "",
-        f"- rollouts: {summary['rollouts']} over {summary['tasks']} tasks, errors: {summary['errors']}",
+        f"- rollouts: {summary['rollouts']} over {summary['tasks']} tasks; infrastructure "
+        f"errors (not counted): {summary['errors']}",
         f"- return: mean {summary['return']['mean']:.4g}, std {summary['return']['std']:.4g}",
         "- pass@k: " + ", ".join(f"pass@{k} = {v:.4g}" for k, v in summary["pass_at_k"].items()),
         "",
     ]
     return "\n".join(lines)
+
+
+def _complete(settings: dict[str, Any], summary: dict[str, Any]) -> bool:
+    expected = settings.get("expected_rollouts")
+    played = summary["rollouts"]
+    return not summary.get("errors") and (expected is None or played >= expected)
 
 
 def push_results(
@@ -86,7 +103,8 @@ def push_results(
     """Upload ``results`` to the dataset ``repo_id`` (created when missing); returns its URL.
 
     Raises:
-        ConfigurationError: The run is incomplete and ``partial`` was not given.
+        ConfigurationError: The run is incomplete, or holds rollouts that failed on an
+            infrastructure error, and ``partial`` was not given.
     """
     settings = results.read_json(ResultsFolder.RUN)
     summary = results.read_json(ResultsFolder.SUMMARY)
@@ -96,6 +114,14 @@ def push_results(
         raise ConfigurationError(
             f"{results.path} holds {len(rows)} of {expected} rollouts: the run is incomplete.",
             hint="Finish it with --resume, or pass --partial to push what there is.",
+        )
+    errors = sum(1 for r in rows if r.get("finish") == "error")
+    if not partial and errors:
+        raise ConfigurationError(
+            f"{results.path} holds {errors} rollouts that failed on infrastructure errors: its "
+            "figures would not be the model's.",
+            hint="Play them again with --resume, or pass --partial to push the run marked as "
+            "incomplete.",
         )
     by_split: dict[str, list[str]] = defaultdict(list)
     for row in rows:

@@ -1,10 +1,14 @@
 """Rescoring saved rollouts with the environment's current rubric, and no model.
 
 Each rollout is replayed on a fresh session: the task's ``reset`` arguments, then the recorded
-actions in order. The new rewards are compared with the recorded ones. A replay whose
-observations (rewards and metadata aside) differ from the recorded ones shows the environment
-is not deterministic under the task's reset arguments: that rollout is reported as such and its
-rewards are not compared.
+actions in order, and the new rewards are compared with the recorded ones. A rubric reads what
+an environment tells it of a step: the action, whether the episode is ``done``, and the facts in
+the observation's ``metadata``. A replay whose observations differ elsewhere (a message worded
+anew) while those are the same replayed the episode: it is rescored, and the fields that
+changed are named. A replay whose ``done`` or metadata differ (rewards aside) played another
+episode (the environment is not deterministic under the task's reset arguments, or its rules
+changed): it is reported as such and its rewards are not compared. Rollouts that ended in an
+infrastructure error are not replayed.
 
 Layer: client.
 """
@@ -18,8 +22,12 @@ from typing import Any
 
 from openenv_hub.client import EnvPool
 from openenv_hub.errors import SlotError
+from openenv_hub.rubrics.episode import BREAKDOWN_KEY, STEP_REWARDS_KEY
 
-__all__ = ["Rescored", "rescore_rows"]
+__all__ = ["Rescored", "rescore_rows", "rescored_rows"]
+
+#: Metadata keys that are the rubric's output, not its input.
+REWARD_KEYS = frozenset({BREAKDOWN_KEY, STEP_REWARDS_KEY, "reward", "rewards"})
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,8 @@ class Rescored:
         recorded: The rewards recorded.
         rescored: The rewards of the replay (empty when it could not be compared).
         problem: Why the rollout could not be rescored ("" when it was).
+        text_changed: Observation fields that read differently in the replay, though the
+            rubric's inputs were the same (the rollout was rescored).
     """
 
     split: str
@@ -39,6 +49,7 @@ class Rescored:
     recorded: list[float]
     rescored: list[float]
     problem: str = ""
+    text_changed: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -72,28 +83,66 @@ async def rescore_rows(
     return [r for r in rescored if r is not None]
 
 
+def rescored_rows(
+    rows: list[dict[str, Any]], rescored: list[Rescored], *, pass_threshold: float
+) -> list[dict[str, Any]]:
+    """``rows`` with the rewards, return and ``passed`` of each rollout that was rescored
+    (the others as they were)."""
+    out = []
+    for row, again in zip(rows, rescored, strict=True):
+        if again.problem or row.get("finish") == "error":
+            out.append(row)
+            continue
+        total = float(sum(again.rescored))
+        out.append(
+            {**row, "rewards": again.rescored, "return": total, "passed": total >= pass_threshold}
+        )
+    return out
+
+
 async def _replay(pool: EnvPool[Any, Any, Any], slot: int, row: dict[str, Any]) -> Rescored:
     steps = json.loads(row["steps"])
     recorded = [float(s["reward"]) for s in steps]
     which = {"split": row["split"], "task_key": row["task_key"], "sample": int(row["sample"])}
-    if row.get("error"):
+    if row.get("error") or row.get("finish") == "error":
         return Rescored(**which, recorded=recorded, rescored=[], problem="the rollout failed")
     result = await pool.reset(slot, **json.loads(row["reset"]))
     if isinstance(result, SlotError):
         return Rescored(**which, recorded=recorded, rescored=[], problem=str(result))
-    rewards = []
+    rewards, changed = [], set()
     for number, step in enumerate(steps, start=1):
         result = await pool.step(slot, step["action"])
         if isinstance(result, SlotError):
             return Rescored(**which, recorded=recorded, rescored=[], problem=str(result))
-        if _visible(result.observation) != _visible(step["observation"]):
+        observation = dict(result.observation)
+        differ = _rubric_inputs_differ(step, observation, bool(result.done))
+        if differ:
             problem = (
-                f"not deterministic: the observation of step {number} differs from the recorded one"
+                f"not replayed alike: the {differ} of step {number} differs from the recorded one"
             )
             return Rescored(**which, recorded=recorded, rescored=[], problem=problem)
+        changed |= _text_changed(step["observation"], observation)
         rewards.append(float(result.reward or 0.0))
-    return Rescored(**which, recorded=recorded, rescored=rewards)
+    return Rescored(
+        **which, recorded=recorded, rescored=rewards, text_changed=tuple(sorted(changed))
+    )
 
 
-def _visible(observation: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in observation.items() if k not in ("reward", "metadata")}
+def _rubric_inputs_differ(step: dict[str, Any], observation: dict[str, Any], done: bool) -> str:
+    """Which of the rubric's inputs differ ("" when none): ``done``, or the metadata."""
+    if bool(step.get("done")) != done:
+        return "end of the episode"
+    if _facts(step["observation"]) != _facts(observation):
+        return "metadata"
+    return ""
+
+
+def _facts(observation: dict[str, Any]) -> dict[str, Any]:
+    metadata = observation.get("metadata") or {}
+    return {k: v for k, v in metadata.items() if k not in REWARD_KEYS}
+
+
+def _text_changed(recorded: dict[str, Any], replayed: dict[str, Any]) -> set[str]:
+    skipped = {"reward", "metadata", "done"}
+    names = (set(recorded) | set(replayed)) - skipped
+    return {n for n in names if recorded.get(n) != replayed.get(n)}

@@ -1,12 +1,12 @@
 """The evaluation loop: every (task, sample) pair not yet in the results folder is played once,
-``concurrency`` at a time, each on its own slot of an :class:`~openenv_hub.client.EnvPool`.
+``concurrency`` at a time, each worker on an environment session of its own
+(:mod:`openenv_hub.eval.rollout` plays one).
 
-A rollout resets the environment with the task's ``reset`` arguments, shows the model the
-task's prompt and the first observation, then takes up to ``max_turns`` turns. In a turn the
-model answers; each tool call it makes is sent as one ``step`` and its observation goes back as
-the tool's answer. **A turn without a tool call ends the rollout** (a model that replies in
-plain text is done), as does the episode's end. The rollout's return is the sum of the rewards
-the environment gave its steps; it passes when the return reaches ``pass_threshold``.
+Infrastructure errors are retried: a model request by the policy itself, a rollout whose
+environment failed (its session lost, its server gone) or that ran past ``rollout_timeout_s``
+by playing it again from its start on a fresh session, after a back-off. A rollout that still
+fails is written as an error row (``finish: "error"``), which the summary does not count and
+``--resume`` plays again.
 
 Layer: client.
 """
@@ -14,21 +14,26 @@ Layer: client.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from openenv_hub.client import EnvPool
-from openenv_hub.errors import SlotError
+from openenv_hub.client import GenericEnvClient
+from openenv_hub.eval.failures import Backoff, InfrastructureError
 from openenv_hub.eval.policies import Policy
 from openenv_hub.eval.results import ResultsFolder
+from openenv_hub.eval.rollout import Rollout, error_row, rollout_row
 from openenv_hub.eval.tasksets import Task
-from openenv_hub.eval.toolset import Toolset, render_observation
+from openenv_hub.eval.toolset import Toolset
 
-__all__ = ["EvalPlan", "missing_pairs", "rollout_seed", "run_eval"]
+__all__ = ["EvalPlan", "check_environment", "missing_pairs", "rollout_seed", "run_eval"]
+
+#: Errors after which the rollout is played again from its start (a model request that failed
+#: was already retried by the policy).
+REPLAYED_KINDS = frozenset({"environment", "rollout_timeout"})
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,9 @@ class EvalPlan:
         pass_threshold: The return at or above which a rollout passes.
         seed: The base seed; each rollout's seed is derived from it, the task and the sample.
         system_prompt: A system message put before the task's prompt ("" for none).
+        backoff: How a failed rollout is played again (``max_retries`` times at most).
+        rollout_timeout_s: Bound of one play of a rollout (None: none).
+        keep_errors: Whether rollouts written with an error count as played.
     """
 
     tasks: list[Task]
@@ -52,6 +60,9 @@ class EvalPlan:
     pass_threshold: float = 1.0
     seed: int = 0
     system_prompt: str = ""
+    backoff: Backoff = field(default_factory=Backoff)
+    rollout_timeout_s: float | None = None
+    keep_errors: bool = False
 
 
 def rollout_seed(seed: int, task: Task, sample: int) -> int:
@@ -61,14 +72,26 @@ def rollout_seed(seed: int, task: Task, sample: int) -> int:
 
 
 def missing_pairs(plan: EvalPlan, results: ResultsFolder) -> list[tuple[Task, int]]:
-    """The (task, sample) pairs the results folder does not hold yet."""
-    done = results.done()
+    """The (task, sample) pairs the results folder does not hold yet (or holds as an error,
+    unless the plan keeps errors)."""
+    done = results.done(keep_errors=plan.keep_errors)
     return [
         (task, sample)
         for task in plan.tasks
         for sample in range(plan.rollouts_per_task)
         if (task.split, task.key, sample) not in done
     ]
+
+
+async def check_environment(base_url: str, task: Task) -> None:
+    """One reset of ``task`` on a session of its own.
+
+    Raises:
+        InfrastructureError: The environment could not be reached or did not reset.
+    """
+    rollout = Rollout(task, seed=0)
+    async with _Session(base_url) as session:
+        await rollout.play(await session.client(), _NO_TOOLS, _no_policy, max_turns=0)
 
 
 async def run_eval(
@@ -78,6 +101,7 @@ async def run_eval(
     results: ResultsFolder,
     *,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_retry: Callable[[InfrastructureError], None] | None = None,
 ) -> int:
     """Play every missing pair, writing each rollout as it ends; returns how many were played."""
     pairs = missing_pairs(plan, results)
@@ -87,135 +111,131 @@ async def run_eval(
     queue: asyncio.Queue[tuple[Task, int]] = asyncio.Queue()
     for pair in pairs:
         queue.put_nowait(pair)
-    size = min(plan.concurrency, len(pairs))
 
-    async def worker(slot: int, pool: EnvPool[Any, Any, Any]) -> None:
-        while not queue.empty():
-            task, sample = queue.get_nowait()
-            row = await _play(pool, slot, toolset, policy, plan, task, sample)
-            results.append(row)
-            if on_row is not None:
-                on_row(row)
+    writes: list[asyncio.Task[None]] = []
 
-    pool: EnvPool[Any, Any, Any]
-    async with EnvPool(base_url, size=size) as pool:
-        await asyncio.gather(*(worker(i, pool) for i in range(size)))
+    async def write(row: dict[str, Any]) -> None:
+        await asyncio.to_thread(results.append, row)  # its fsync off the loop
+        if on_row is not None:
+            on_row(row)
+
+    async def worker() -> None:
+        async with _Session(base_url) as session:
+            while not queue.empty():
+                task, sample = queue.get_nowait()
+                player = _Player(session, toolset, policy, plan, on_retry)
+                row = await player.play(task, sample)
+                writes.append(asyncio.create_task(write(row)))  # the next rollout starts now
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(plan.concurrency, len(pairs)))))
+    finally:
+        await asyncio.gather(*writes, return_exceptions=True)  # every row ended is written
+    for done in writes:
+        done.result()  # a write that failed fails the run
     return len(pairs)
 
 
-async def _play(
-    pool: EnvPool[Any, Any, Any],
-    slot: int,
-    toolset: Toolset,
-    policy: Policy,
-    plan: EvalPlan,
-    task: Task,
-    sample: int,
-) -> dict[str, Any]:
-    seed = rollout_seed(plan.seed, task, sample)
-    rollout = _Rollout()
-    started = time.monotonic()
-    try:
-        await rollout.play(pool, slot, toolset, policy, plan, task, seed)
-    except Exception as exc:
-        rollout.finish, rollout.error = "error", f"{type(exc).__name__}: {exc}"
-    rewards = [step["reward"] for step in rollout.steps]
-    total = float(sum(rewards))
-    return {
-        "split": task.split,
-        "task_key": task.key,
-        "sample": sample,
-        "seed": seed,
-        "reset": json.dumps(task.reset, ensure_ascii=False),
-        "messages": json.dumps(rollout.messages, ensure_ascii=False),
-        "steps": json.dumps(rollout.steps, ensure_ascii=False),
-        "tool_calls": len(rollout.steps),
-        "turns": rollout.turns,
-        "rewards": rewards,
-        "return": total,
-        "passed": rollout.error is None and total >= plan.pass_threshold,
-        "finish": rollout.finish,
-        "error": rollout.error,
-        "duration_s": round(time.monotonic() - started, 4),
-        "policy_s": round(rollout.policy_s, 4),
-    }
-
-
 @dataclass
-class _Rollout:
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    turns: int = 0
-    finish: str = "max_turns"
-    error: str | None = None
-    policy_s: float = 0.0
-    done: bool = False
+class _Player:
+    session: _Session
+    toolset: Toolset
+    policy: Policy
+    plan: EvalPlan
+    on_retry: Callable[[InfrastructureError], None] | None
 
-    async def play(
-        self,
-        pool: EnvPool[Any, Any, Any],
-        slot: int,
-        toolset: Toolset,
-        policy: Policy,
-        plan: EvalPlan,
-        task: Task,
-        seed: int,
-    ) -> None:
-        first = _result(await pool.reset(slot, **task.reset))
-        if plan.system_prompt:
-            self.messages.append({"role": "system", "content": plan.system_prompt})
-        shown = render_observation(first.observation)
-        prompt = f"{task.prompt}\n\n{shown}" if task.prompt else shown
-        self.messages.append({"role": "user", "content": prompt})
-        while self.turns < plan.max_turns and not self.done:
-            self.turns += 1
-            asked = time.monotonic()
-            reply = await policy(self.messages, toolset.tools, seed)
-            self.policy_s += time.monotonic() - asked
-            self.messages.append(reply)
-            if not reply.get("tool_calls"):
-                self.finish = "text"
-                return
-            for call in reply["tool_calls"]:
-                await self._call(pool, slot, toolset, call)
-                if self.done:
-                    self.finish = "done"
-                    return
+    async def play(self, task: Task, sample: int) -> dict[str, Any]:
+        """The row of one rollout: played again from its start after an error it may recover
+        from, up to ``max_retries`` times."""
+        seed = rollout_seed(self.plan.seed, task, sample)
+        started, replays = time.monotonic(), 0
+        while True:
+            rollout = Rollout(task, seed)
+            try:
+                await self._attempt(rollout)
+            except InfrastructureError as error:
+                error.at(_where(task, sample, rollout))
+                if error.kind in REPLAYED_KINDS:
+                    await self.session.discard()  # the next play opens a fresh session
+                if error.kind not in REPLAYED_KINDS or replays == self.plan.backoff.max_retries:
+                    row = error_row(rollout, sample=sample, error=error)
+                    return self._row(row, started, replays)
+                if self.on_retry is not None:
+                    self.on_retry(error)
+                await asyncio.sleep(self.plan.backoff.delay_s(replays, error.retry_after_s))
+                replays += 1
+                continue
+            row = rollout_row(rollout, sample=sample, pass_threshold=self.plan.pass_threshold)
+            return self._row(row, started, replays)
 
-    async def _call(
-        self, pool: EnvPool[Any, Any, Any], slot: int, toolset: Toolset, call: dict[str, Any]
-    ) -> None:
-        name = call["function"]["name"]
-        try:
-            arguments = json.loads(call["function"]["arguments"] or "{}")
-            action = toolset.action(name, arguments if isinstance(arguments, dict) else {})
-        except ValueError as exc:  # unknown tool or arguments that are not JSON: the model is told
-            self._answer(call, name, f"Error: {exc}")
+    async def _attempt(self, rollout: Rollout) -> None:
+        play = rollout.play(
+            await self.session.client(),
+            self.toolset,
+            self.policy,
+            max_turns=self.plan.max_turns,
+            system_prompt=self.plan.system_prompt,
+        )
+        if self.plan.rollout_timeout_s is None:
+            await play
             return
-        stepped = time.monotonic()
-        result = _result(await pool.step(slot, action))
-        observation = dict(result.observation)
-        breakdown = (observation.get("metadata") or {}).get("reward_breakdown") or {}
-        self.steps.append(
-            {
-                "action": action,
-                "observation": observation,
-                "reward": float(result.reward or 0.0),
-                "breakdown": breakdown,
-                "done": bool(result.done),
-                "duration_ms": round((time.monotonic() - stepped) * 1000, 2),
-            }
-        )
-        self.done = bool(result.done)
-        self._answer(call, name, render_observation(observation))
+        try:
+            await asyncio.wait_for(play, self.plan.rollout_timeout_s)
+        except asyncio.TimeoutError:
+            raise InfrastructureError(
+                "rollout_timeout",
+                f"the rollout took longer than --rollout-timeout {self.plan.rollout_timeout_s:g} s",
+            ) from None
 
-    def _answer(self, call: dict[str, Any], name: str, content: str) -> None:
-        self.messages.append(
-            {"role": "tool", "tool_call_id": call["id"], "name": name, "content": content}
-        )
+    @staticmethod
+    def _row(row: dict[str, Any], started: float, replays: int) -> dict[str, Any]:
+        row["retries"] += replays
+        row["duration_s"] = round(time.monotonic() - started, 4)
+        return row
 
 
-def _result(result: Any) -> Any:
-    if isinstance(result, SlotError):
-        raise result.cause
-    return result
+def _where(task: Task, sample: int, rollout: Rollout) -> str:
+    turn = f"turn {rollout.turns}" if rollout.turns else "at reset"
+    return f"task {task.split}/{task.key}, sample {sample}, {turn}"
+
+
+class _Session:
+    """A worker's environment session: opened when first needed, discarded after a failure
+    (the next rollout opens a fresh one)."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self._client: GenericEnvClient | None = None
+
+    async def client(self) -> GenericEnvClient:
+        if self._client is None:
+            client = GenericEnvClient(self.base_url)
+            try:
+                await client.connect()
+            except Exception as exc:
+                with contextlib.suppress(Exception):
+                    await client.close()
+                raise InfrastructureError(
+                    "environment", f"{self.base_url} could not open a session: {exc}"
+                ) from exc
+            self._client = client
+        return self._client
+
+    async def discard(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.close(), 5.0)
+
+    async def __aenter__(self) -> _Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.discard()
+
+
+_NO_TOOLS = Toolset([], mcp=False)
+
+
+async def _no_policy(*args: Any) -> Any:  # pragma: no cover (max_turns=0 never asks)
+    raise AssertionError("no policy in an environment check")

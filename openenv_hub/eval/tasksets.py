@@ -13,13 +13,16 @@ Each row needs a key (the first of ``key``, ``task_id``, ``id`` it has) and may 
 ``prompt`` (the text the model reads before the environment's first observation) and a
 ``reset`` object (the arguments of ``reset``; ``openenv_reset``, the name OpenEnv's RFC 006
 gives it, is read too). Without either, the task is started with ``reset(task_id=KEY)``, the
-rule every environment with tasks follows.
+rule every environment with tasks follows. The row's other plain columns (``difficulty``,
+``category``...) are kept as the task's :attr:`Task.columns`, and each task has a
+:attr:`Task.digest` of its whole row, which resumes are checked against.
 
 Layer: client.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +32,15 @@ import httpx
 
 from openenv_hub.errors import ConfigurationError
 
-__all__ = ["KEY_COLUMNS", "Task", "check_unique", "load_tasks", "server_tasks", "task_from_row"]
+__all__ = [
+    "KEY_COLUMNS",
+    "Task",
+    "check_unique",
+    "load_tasks",
+    "server_tasks",
+    "task_from_row",
+    "taskset_digest",
+]
 
 #: Columns that may hold a task's stable key, in the order they are looked for.
 KEY_COLUMNS = ("key", "task_id", "id")
@@ -45,12 +56,48 @@ class Task:
         split: The split the task belongs to.
         prompt: The text the model reads first ("" when the environment's observation says it all).
         reset: The arguments of the environment's ``reset`` that start this task.
+        columns: The row's other plain columns (numbers, booleans, text up to 256
+            characters), kept in each rollout's row as ``task_NAME`` columns, to slice
+            results by.
+        digest: A digest of the task's whole row (of its split, key, prompt, reset and
+            columns when not given): a task whose content changed has another.
     """
 
     key: str
     split: str
     prompt: str = ""
     reset: dict[str, Any] = field(default_factory=dict)
+    columns: dict[str, Any] = field(default_factory=dict)
+    digest: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.digest:
+            content = {"prompt": self.prompt, "reset": self.reset, "columns": self.columns}
+            object.__setattr__(self, "digest", _digest(self.split, self.key, content))
+
+
+def _digest(split: str, key: str, content: Any) -> str:
+    text = json.dumps([split, key, content], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def taskset_digest(tasks: list[Task]) -> str:
+    """One digest of every task's digest, in order: the taskset as a whole."""
+    text = "\n".join(f"{t.split}/{t.key}:{t.digest}" for t in tasks)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _plain_columns(row: dict[str, Any], skipped: set[str]) -> dict[str, Any]:
+    return {
+        name: value
+        for name, value in row.items()
+        if name not in skipped
+        and (
+            value is None
+            or isinstance(value, (bool, int, float))
+            or (isinstance(value, str) and len(value) <= 256)
+        )
+    }
 
 
 def task_from_row(row: dict[str, Any], split: str, *, key_column: str | None = None) -> Task:
@@ -75,7 +122,15 @@ def task_from_row(row: dict[str, Any], split: str, *, key_column: str | None = N
         reset = {"task_id": str(key)}
     if not isinstance(reset, dict):
         raise ConfigurationError(f"The 'reset' of task {key!r} is not an object: {reset!r}")
-    return Task(key=str(key), split=split, prompt=str(row.get("prompt") or ""), reset=reset)
+    skipped = {*KEY_COLUMNS, *columns, "prompt", "reset"}
+    return Task(
+        key=str(key),
+        split=split,
+        prompt=str(row.get("prompt") or ""),
+        reset=reset,
+        columns=_plain_columns(row, skipped),
+        digest=_digest(split, str(key), row),
+    )
 
 
 def load_tasks(

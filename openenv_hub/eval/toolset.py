@@ -9,6 +9,7 @@ Layer: client.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import httpx
 from openenv_hub.client import GenericEnvClient
 from openenv_hub.errors import ConfigurationError
 
-__all__ = ["Toolset", "environment_metadata", "render_observation"]
+__all__ = ["Toolset", "environment_digest", "environment_metadata", "render_observation"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,14 @@ class Toolset:
 def environment_metadata(base_url: str) -> dict[str, Any]:
     """The environment's ``/metadata`` (its name, version, ...)."""
     return _get(base_url, "/metadata")
+
+
+def environment_digest(base_url: str) -> str:
+    """A digest of what the server at ``base_url`` says it is (``/metadata``) and takes
+    (``/schema``): the same server under another URL has the same digest."""
+    both = [_get(base_url, "/metadata"), _get(base_url, "/schema")]
+    text = json.dumps(both, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def render_observation(observation: dict[str, Any]) -> str:

@@ -106,10 +106,13 @@ class Episode:
         policy = load_function_policy(oracle)
         with self._served() as client, tempfile.TemporaryDirectory() as tmp:
             results = ResultsFolder(Path(tmp) / "oracle")
-            results.start({"oracle": oracle}, resume=False)
-            plan = EvalPlan([self.task], 1, 1, 64, 1.0, 0)
-            asyncio.run(run_eval(str(client.base_url), plan, policy, results))
-            (row,) = results.rows()
+            results.start({"oracle": oracle}, resume=False, tasks=[self.task])
+            try:
+                plan = EvalPlan([self.task], 1, 1, 64, 1.0, 0)
+                asyncio.run(run_eval(str(client.base_url), plan, policy, results))
+                (row,) = results.rows()
+            finally:
+                results.unlock()
         steps = json.loads(row["steps"])
         self._save([step["action"] for step in steps])
         return float(row["return"])

@@ -26,11 +26,11 @@ import json
 import re
 import shlex
 import tarfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError
-from openenv_hub.eval import Policy
 from openenv_hub.importers.harbor_tasks import HarborTask, read_task_set
 
 __all__ = ["harbor_oracle", "oracle_commands"]
@@ -66,8 +66,14 @@ def oracle_commands(task: HarborTask) -> list[str]:
     return commands
 
 
-def harbor_oracle(tasks_dir: Path | str) -> Policy:
-    """The oracle policy of the Harbor tasks in ``tasks_dir`` (see the module)."""
+OraclePolicy = Callable[
+    [list[dict[str, Any]], list[dict[str, Any]], int], Awaitable[dict[str, Any]]
+]
+
+
+def harbor_oracle(tasks_dir: Path | str) -> OraclePolicy:
+    """The oracle policy of the Harbor tasks in ``tasks_dir`` (see the module), a function
+    policy as ``openenv eval --policy MODULE:FUNCTION`` takes one."""
     tasks = {task.name: task for task in read_task_set(Path(tasks_dir))}
 
     async def solve(

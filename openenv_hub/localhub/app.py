@@ -36,6 +36,7 @@ from .redaction import redact_query
 from .requestlog import RequestLog, RequestRecord
 from .routes import account, control, files, jobs, listing, refs, repos, spaces, upload
 from .routes.deps import HubContext
+from .space_hosts import space_for_host
 from .space_runtime import SpaceRuntime
 from .storage import RepoStore
 
@@ -76,9 +77,9 @@ def build_api(context: HubContext) -> FastAPI:
 
 
 class LocalHubApp:
-    """ASGI entry point: git paths to :class:`GitHttpApp`, Space app URLs (HTTP and WebSocket)
-    to :class:`SpaceAppProxy`, Jobs' exposed ports to :class:`JobExposeProxy`, the rest to
-    FastAPI.
+    """ASGI entry point: git paths to :class:`GitHttpApp`, Space app URLs (HTTP and WebSocket;
+    a Space's own origin, ``NS--NAME.localhost``, or its path) to :class:`SpaceAppProxy`, Jobs'
+    exposed ports to :class:`JobExposeProxy`, the rest to FastAPI.
 
     Attributes:
         context: Shared state (store, tokens, request log).
@@ -117,7 +118,8 @@ class LocalHubApp:
                 await response(scope, receive, send)
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket" and scope["path"].startswith(APPS_PREFIX):
+        to_an_app = self._to_an_app(scope)
+        if scope["type"] == "websocket" and to_an_app:
             await self.apps(scope, receive, send)
             return
         if scope["type"] == "websocket" and scope["path"].startswith(EXPOSE_PREFIX):
@@ -137,13 +139,13 @@ class LocalHubApp:
             await send(message)
 
         target: Any = self.git if match_git_path(scope["path"]) else self.api
-        if scope["path"].startswith(APPS_PREFIX):
+        if to_an_app:
             target = self.apps
         elif scope["path"].startswith(EXPOSE_PREFIX):
             target = self.exposed
-        body = BodyLimit(
-            limit_for(scope["path"], self.context.max_upload_bytes), scope, receive, recording_send
-        )
+        upload = self.context.max_upload_bytes
+        limit = upload if to_an_app else limit_for(scope["path"], upload)
+        body = BodyLimit(limit, scope, receive, recording_send)
         try:
             if (declared_size(scope) or 0) > body.limit:
                 await body.refuse()  # never read
@@ -155,6 +157,14 @@ class LocalHubApp:
                 await _internal_error(exc)(scope, receive, recording_send)
         finally:
             self._record(scope, response, time.perf_counter() - started)
+
+    def _to_an_app(self, scope: Scope) -> bool:
+        """Whether ``scope`` is a request to a Space's app: at its own origin (its ``Host``,
+        ``NS--NAME.localhost``), or at its path on LocalHub."""
+        if scope["path"].startswith(APPS_PREFIX):
+            return True
+        host = next((v for k, v in scope["headers"] if k == b"host"), b"")
+        return space_for_host(host.decode("latin-1"), self.context.store) is not None
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """At shutdown, close the proxy's connections to Space apps before the loop ends."""

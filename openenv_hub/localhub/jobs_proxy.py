@@ -19,7 +19,7 @@ import httpx
 from starlette.types import Receive, Scope, Send
 
 from .errors import HubError, error_response
-from .proxy import forward_http, relay_websocket, request_headers
+from .forwarding import forward_http, relay_websocket, request_headers
 
 if TYPE_CHECKING:
     from .jobs import Job

@@ -1,4 +1,6 @@
-"""A Space's app URL on LocalHub, ``/_localhub/apps/NS/NAME/...``, proxied to its container.
+"""A Space's app on LocalHub, proxied to its container: at its own origin,
+``http://NS--NAME.localhost:PORT/...`` (:mod:`openenv_hub.localhub.space_hosts`), for browsers,
+and at ``/_localhub/apps/NS/NAME/...`` (what ``space_info().host`` gives), for clients.
 
 Access is checked as the Hub API checks it, before anything else: a private Space's app answers
 only callers who may read the Space, and to everyone else exactly what a missing Space answers
@@ -9,53 +11,52 @@ browser sends neither unprompted, and LocalHub has no login page: private apps a
 A token LocalHub knows is removed before the request reaches the app, so a Space's code never
 sees a user's token; other credentials (an app's own API key) pass through.
 
+Pages of different Spaces are different sites to a browser, as on the Hub, so that one Space's
+page cannot drive another Space's app as its own. So a browser never gets a page at the path of
+a Space on LocalHub's own origin, which every Space would share: a navigation there is
+redirected (307) to the Space's own origin, any other request a browser sends there (it says
+``Origin`` or ``Sec-Fetch-Site``) is refused with 403, and what the path answers is sandboxed
+(``Content-Security-Policy: sandbox``) should a browser show it anyway. At its own origin the
+app gets ``Host: NS--NAME.localhost:PORT``, the host its pages are served from (and a page's
+``Origin``, which it checks): LocalHub passes no host of the caller's choosing on, in ``Host``
+or in ``Forwarded``. At the path, ``X-Forwarded-Prefix`` tells the app where it is served.
+
 HTTP requests are forwarded with their method, query, headers and body (streamed), and the
-answer is streamed back; ``Forwarded: host=...;proto=...`` (RFC 7239) and ``X-Forwarded-Prefix``
-tell the app the address the client used, for an app that builds its own URLs (a Gradio page);
-WebSocket connections are relayed frame by frame both ways, close codes included. A Space with
-no running app answers 503 (HTTP) or closes with 1013 (WebSocket), saying why: the runtime is
-off, or the Space is not running.
+answer is streamed back; WebSocket connections are relayed frame by frame both ways, close codes
+included (:mod:`openenv_hub.localhub.forwarding`). A Space with no running app answers 503
+(HTTP) or closes with 1013 (WebSocket), saying why: the runtime is off, or the Space is not
+running.
 
 Layer: runtimes.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import re
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import httpx
-from starlette.requests import ClientDisconnect
+from starlette.responses import RedirectResponse
 from starlette.types import Receive, Scope, Send
 
 from .auth import User, token_from_header
 from .errors import HubError, error_response
+from .forwarding import CLOSE_TRY_AGAIN_LATER, forward_http, relay_websocket, request_headers
 from .routes.deps import open_repo
+from .space_hosts import host_port, space_for_host, space_host, space_origin
 from .storage import RepoKey
 
 if TYPE_CHECKING:
     from .routes.deps import HubContext
 
-__all__ = [
-    "PREFIX",
-    "SpaceAppProxy",
-    "forward_http",
-    "match_app_path",
-    "relay_websocket",
-    "request_headers",
-]
+__all__ = ["PREFIX", "AppRoute", "SpaceAppProxy", "match_app_path"]
 
 PREFIX = "/_localhub/apps/"
 _PATH = re.compile(r"^/_localhub/apps/(?P<ns>[^/]+)/(?P<name>[^/]+)(?P<rest>/.*)?$")
-_HOP_BY_HOP = {
-    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
-    "transfer-encoding", "upgrade", "host",
-}  # fmt: skip
-CLOSE_TRY_AGAIN_LATER = 1013
 CLOSE_POLICY_VIOLATION = 1008
+_DOCUMENTS = {"document", "iframe", "frame", "object", "embed"}
+_SANDBOXED = ((b"content-security-policy", b"sandbox"),)
 
 
 def match_app_path(path: str) -> tuple[RepoKey, str] | None:
@@ -66,6 +67,38 @@ def match_app_path(path: str) -> tuple[RepoKey, str] | None:
     return RepoKey("space", found["ns"], found["name"]), found["rest"] or "/"
 
 
+@dataclass(frozen=True)
+class AppRoute:
+    """Which Space's app a request is for, the path inside the app, and the port and whether
+    the request came to the app's own origin (``by_host``) or to its path on LocalHub."""
+
+    key: RepoKey
+    rest: str
+    port: int | None
+    by_host: bool
+
+    @classmethod
+    def of(cls, scope: Scope, context: HubContext) -> AppRoute | None:
+        """The route of ``scope``, or None if it is not a request to a Space's app."""
+        host = _header(scope, b"host") or ""
+        server = scope.get("server")
+        port = host_port(host) or (server[1] if server else None)
+        key = space_for_host(host, context.store)
+        if key is not None:
+            return cls(key, scope["path"], port, by_host=True)
+        matched = match_app_path(scope["path"])
+        return cls(matched[0], matched[1], port, by_host=False) if matched else None
+
+    @property
+    def origin(self) -> str:
+        return space_origin(self.key, self.port)
+
+    @property
+    def host(self) -> str:
+        """The ``Host`` the app is asked for at its own origin."""
+        return space_host(self.key) + (f":{self.port}" if self.port else "")
+
+
 class SpaceAppProxy:
     """ASGI app forwarding app URLs to the Space runtime's containers."""
 
@@ -74,18 +107,25 @@ class SpaceAppProxy:
         self._client: httpx.AsyncClient | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        matched = match_app_path(scope["path"])
-        key, rest = matched if matched else (None, "/")
+        route = AppRoute.of(scope, self.context)
         user, headers = self._caller(scope)
-        upstream = self._upstream(key, user)
-        if isinstance(upstream, str) and scope["type"] == "http":
-            await self._http(upstream, rest, {**scope, "headers": headers}, receive, send)
-        elif isinstance(upstream, str):
-            await relay_websocket(upstream, rest, scope, receive, send)
-        elif scope["type"] == "http":
-            await error_response(upstream)(scope, receive, send)
+        upstream = self._upstream(route, user, scope)
+        if not isinstance(upstream, str):
+            if scope["type"] == "http":
+                await _answer(upstream, scope, receive, send)
+            else:
+                await _refuse_websocket(upstream, scope, receive, send)
+            return
+        assert route is not None  # an app's URL comes with its route
+        if scope["type"] == "http":
+            await self._http(upstream, route, {**scope, "headers": headers}, receive, send)
         else:
-            await _refuse_websocket(upstream, scope, receive, send)
+            host, origin = (
+                (route.host, _header(scope, b"origin")) if route.by_host else (None, None)
+            )
+            await relay_websocket(
+                upstream, route.rest, scope, receive, send, host=host, origin=origin
+            )
 
     def _caller(self, scope: Scope) -> tuple[User | None, list[tuple[bytes, bytes]]]:
         """The LocalHub user whose token the request carries, if any, and the headers to
@@ -99,15 +139,23 @@ class SpaceAppProxy:
                     return user, [(n, v) for n, v in headers if n != b"authorization"]
         return None, headers
 
-    def _upstream(self, key: RepoKey | None, user: User | None) -> str | HubError:
-        """The app's base URL, or the error that says why there is none."""
-        runtime = self.context.spaces
-        if key is None:
+    def _upstream(
+        self, route: AppRoute | None, user: User | None, scope: Scope
+    ) -> str | HubError | RedirectResponse:
+        """The app's base URL, or the error (or, for a browser at the app's path, the redirect
+        to its own origin) that answers instead."""
+        if route is None:
             return HubError(404, "Not a Space app URL: use /_localhub/apps/NS/NAME/...")
+        key = route.key
         try:
             open_repo(self.context, key, user, write=False)  # 404 for what the caller may not see
         except HubError as error:
             return error
+        if not route.by_host:
+            elsewhere = _browser_at_the_path(route, scope)
+            if elsewhere is not None:
+                return elsewhere
+        runtime = self.context.spaces
         if runtime is None:
             return HubError(
                 503,
@@ -129,12 +177,21 @@ class SpaceAppProxy:
         return url
 
     async def _http(
-        self, upstream: str, rest: str, scope: Scope, receive: Receive, send: Send
+        self, upstream: str, route: AppRoute, scope: Scope, receive: Receive, send: Send
     ) -> None:
         if self._client is None:
             self._client = httpx.AsyncClient(trust_env=False, timeout=httpx.Timeout(300.0))
-        headers = request_headers(scope) + _forwarded(scope)
-        await forward_http(self._client, upstream + rest, headers, scope, receive, send)
+        headers = request_headers(scope)
+        if route.by_host:
+            headers.append(("host", route.host))
+            answer: tuple[tuple[bytes, bytes], ...] = ()
+        else:
+            headers.append(("x-forwarded-prefix", f"{PREFIX}{route.key.repo_id}"))
+            answer = _SANDBOXED
+        await forward_http(
+            self._client, upstream + route.rest, headers, scope, receive, send,
+            answer_headers=answer,
+        )  # fmt: skip
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -142,142 +199,54 @@ class SpaceAppProxy:
             self._client = None
 
 
-async def _refuse_websocket(error: HubError, scope: Scope, receive: Receive, send: Send) -> None:
+def _browser_at_the_path(route: AppRoute, scope: Scope) -> HubError | RedirectResponse | None:
+    """For a browser's request to a Space's path on LocalHub: the redirect of a navigation to
+    the app's own origin, or the refusal of anything else; None for other clients."""
+    fetch_mode = _header(scope, b"sec-fetch-mode")
+    document = _header(scope, b"sec-fetch-dest") in _DOCUMENTS
+    reading = "text/html" in (_header(scope, b"accept") or "") and fetch_mode is None
+    navigation = fetch_mode == "navigate" or document or reading
+    if navigation and scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+        query = scope.get("query_string", b"").decode("latin-1")
+        location = route.origin + route.rest + (f"?{query}" if query else "")
+        return RedirectResponse(location, status_code=307)
+    if _header(scope, b"origin") is None and _header(scope, b"sec-fetch-site") is None:
+        return None
+    return HubError(
+        403,
+        f"Pages reach the app of Space {route.key.repo_id} at its own origin, {route.origin}, "
+        f"as on the Hub (NS-NAME.hf.space), not at its path on LocalHub, which every Space "
+        "shares. Open the app there; clients that are not browsers may use either.",
+    )
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+async def _answer(
+    answer: HubError | RedirectResponse, scope: Scope, receive: Receive, send: Send
+) -> None:
+    response = error_response(answer) if isinstance(answer, HubError) else answer
+    await response(scope, receive, send)
+
+
+async def _refuse_websocket(
+    error: HubError | RedirectResponse, scope: Scope, receive: Receive, send: Send
+) -> None:
     """Refuse a handshake: an app that is not running closes with 1013 ("try again later");
     anything else answers the error's status where the server can send one (else 1008)."""
     await receive()  # websocket.connect
-    if error.status == 503:
+    if isinstance(error, HubError) and error.status == 503:
         await send({"type": "websocket.close", "code": CLOSE_TRY_AGAIN_LATER})
     elif "websocket.http.response" in scope.get("extensions", {}):
-        response = error_response(error)
+        response = error_response(error) if isinstance(error, HubError) else error
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.items()]
-        start = {"type": "websocket.http.response.start", "status": error.status}
+        start = {"type": "websocket.http.response.start", "status": response.status_code}
         await send({**start, "headers": headers})
         await send({"type": "websocket.http.response.body", "body": response.body})
     else:
         await send({"type": "websocket.close", "code": CLOSE_POLICY_VIOLATION})
-
-
-async def _body(receive: Receive) -> AsyncIterator[bytes]:
-    """The request body as it arrives (streamed on, never held whole)."""
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            raise ClientDisconnect()
-        yield message.get("body", b"")
-        if not message.get("more_body"):
-            return
-
-
-def request_headers(scope: Scope, *, drop: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
-    """The request's end-to-end headers (without hop-by-hop ones, nor those in ``drop``)."""
-    return [
-        (k.decode("latin-1"), v.decode("latin-1"))
-        for k, v in scope["headers"]
-        if k.decode("latin-1").lower() not in _HOP_BY_HOP | drop
-    ]
-
-
-async def forward_http(
-    client: httpx.AsyncClient,
-    url: str,
-    headers: list[tuple[str, str]],
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-) -> None:
-    """Send the request of ``scope`` to ``url`` (its path already in it), its body streamed on
-    as it arrives, and stream the answer back; a server that does not answer is a 502."""
-    query = scope.get("query_string", b"").decode("latin-1")
-    has_body = any(k in (b"content-length", b"transfer-encoding") for k, _ in scope["headers"])
-    request = client.build_request(
-        scope["method"],
-        url + (f"?{query}" if query else ""),
-        headers=headers,
-        content=_body(receive) if has_body else None,
-    )
-    try:
-        response = await client.send(request, stream=True)
-    except ClientDisconnect:
-        return  # the client left, or its body went over LocalHub's limit (answered 413)
-    except httpx.HTTPError as exc:
-        await error_response(HubError(502, f"The app did not answer: {exc}"))(scope, receive, send)
-        return
-    try:
-        out = [
-            (k.encode("latin-1"), v.encode("latin-1"))
-            for k, v in response.headers.multi_items()
-            if k.lower() not in _HOP_BY_HOP
-        ]
-        await send({"type": "http.response.start", "status": response.status_code, "headers": out})
-        async for chunk in response.aiter_raw():
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
-    finally:
-        await response.aclose()
-
-
-def _forwarded(scope: Scope) -> list[tuple[str, str]]:
-    """Where the client sent the request: its host and scheme, and the path of the app's root."""
-    matched = match_app_path(scope["path"])
-    if matched is None:
-        return []
-    forwarded = [("x-forwarded-prefix", f"{PREFIX}{matched[0].repo_id}")]
-    host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "")
-    if host:
-        forwarded.append(("forwarded", f'host="{host}";proto={scope.get("scheme", "http")}'))
-    return forwarded
-
-
-async def relay_websocket(
-    upstream: str, rest: str, scope: Scope, receive: Receive, send: Send
-) -> None:
-    from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosed
-
-    await receive()  # websocket.connect
-    query = scope.get("query_string", b"").decode("latin-1")
-    url = "ws" + upstream.removeprefix("http") + rest + (f"?{query}" if query else "")
-    try:
-        remote = await connect(
-            url, subprotocols=scope.get("subprotocols") or None, max_size=None,
-            compression=None, open_timeout=10, ping_interval=None, proxy=None,
-        )  # fmt: skip
-    except Exception:  # refused, timed out, or not a WebSocket server
-        await send({"type": "websocket.close", "code": CLOSE_TRY_AGAIN_LATER})
-        return
-    await send({"type": "websocket.accept", "subprotocol": remote.subprotocol})
-
-    async def to_remote() -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "websocket.disconnect":
-                await remote.close(code=message.get("code", 1000))
-                return
-            data: Any = (
-                message.get("text") if message.get("text") is not None else message.get("bytes")
-            )
-            with contextlib.suppress(ConnectionClosed):
-                await remote.send(data)
-
-    async def to_client() -> None:
-        try:
-            async for data in remote:
-                key = "text" if isinstance(data, str) else "bytes"
-                await send({"type": "websocket.send", key: data})
-        except ConnectionClosed:
-            pass
-        code = remote.close_code or 1000
-        with contextlib.suppress(Exception):  # the client may be gone already
-            await send(
-                {"type": "websocket.close", "code": code, "reason": remote.close_reason or ""}
-            )
-
-    tasks = [asyncio.ensure_future(to_remote()), asyncio.ensure_future(to_client())]
-    _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    for task in pending:
-        task.cancel()
-    for task in tasks:
-        with contextlib.suppress(BaseException):
-            await task
-    await remote.close()

@@ -16,22 +16,20 @@ Layer: runtimes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from urllib.parse import parse_qsl, urlencode
 
-__all__ = ["HIDDEN", "redact_mapping", "redact_query", "redact_value"]
+from openenv_hub.docker.build_output import HIDDEN, SECRET_NAME
+from openenv_hub.shown_urls import hide_url_credentials
 
-HIDDEN = "***"
-_SECRET_NAME = re.compile(r"token|secret|passw|key|auth|credential|cookie|sig", re.IGNORECASE)
-_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+__all__ = ["HIDDEN", "redact_mapping", "redact_query", "redact_value"]
 
 
 def redact_value(name: str, value: str) -> str:
     """``value`` as it may be shown, given the ``name`` it goes by."""
-    if _SECRET_NAME.search(name):
+    if SECRET_NAME.search(name):
         return HIDDEN
-    return _URL_CREDENTIALS.sub(f"{HIDDEN}@", value)
+    return hide_url_credentials(value)
 
 
 def redact_mapping(values: Mapping[str, str]) -> dict[str, str]:

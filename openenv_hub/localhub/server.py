@@ -17,6 +17,8 @@ from urllib.parse import quote
 
 import uvicorn
 
+from openenv_hub.serving import http_options
+
 from .app import DEFAULT_MAX_UPLOAD_MB, LocalHubApp, create_app
 from .auth import Role, TokenRegistry, User, generated_admin_token, token_registry
 from .routes.control import RuntimeUpdate, set_likes, update_runtime
@@ -122,6 +124,7 @@ class LocalHub:
             timeout_keep_alive=30,
             timeout_graceful_shutdown=2,
             date_header=False,  # the app dates each response itself (see app._dated)
+            **http_options(),  # requests' heads bounded; X-Forwarded-For not trusted
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(

@@ -15,42 +15,22 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
-import threading
 
 from openenv_hub.runtimes import labels
-from openenv_hub.runtimes._reaper import spawn_watcher
+from openenv_hub.runtimes._reaper import tell_watcher
 
 __all__ = ["OWNER_LABEL", "reap_jobs", "watch_jobs"]
 
 #: The Job label naming the process that started a Job (labels take no dots).
 OWNER_LABEL = "openenv-hub-owner"
 
-_lock = threading.Lock()
-_started: dict[int, tuple[int, int, set[str]]] = {}  # pid -> (reaper pid, pipe, places told)
-
 
 def watch_jobs(endpoint: str, namespace: str, token: str) -> None:
     """Make sure this process's Jobs reaper runs and knows the namespace ``namespace`` of
     ``endpoint``."""
-    pid = os.getpid()
     place = json.dumps({"endpoint": endpoint, "namespace": namespace, "token": token})
-    with _lock:
-        found = _started.get(pid)
-        if found is not None and os.waitpid(found[0], os.WNOHANG) != (0, 0):
-            os.close(found[1])  # it died: start another, and tell it everything again
-            found = None
-        if found is None:
-            read_end, write_end = os.pipe()
-            try:
-                reaper = spawn_watcher(read_end, "openenv_hub.runtimes._jobs_reaper")
-            finally:
-                os.close(read_end)
-            found = _started[pid] = (reaper, write_end, set())
-        if place not in found[2]:
-            os.write(found[1], place.encode() + b"\n")
-            found[2].add(place)
+    tell_watcher("openenv_hub.runtimes._jobs_reaper", place)
 
 
 def reap_jobs(endpoint: str, namespace: str, token: str, owner: str) -> int:

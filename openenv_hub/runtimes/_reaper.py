@@ -16,10 +16,12 @@ import threading
 
 from openenv_hub.runtimes import labels
 
-__all__ = ["ensure_reaper", "reap", "spawn_watcher"]
+__all__ = ["ensure_reaper", "reap", "spawn_watcher", "tell_watcher"]
 
 _lock = threading.Lock()
 _started: dict[int, tuple[int, int]] = {}  # this pid -> (the reaper's pid, our end of its pipe)
+# (this pid, module) -> (the watcher's pid, our end of its pipe, the lines told)
+_watchers: dict[tuple[int, str], tuple[int, int, set[str]]] = {}
 
 
 def ensure_reaper() -> None:
@@ -56,6 +58,32 @@ def spawn_watcher(read_end: int, module: str) -> int:
         return os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
     except NotImplementedError:  # no POSIX_SPAWN_SETSID: a process group of its own will do
         return os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setpgroup=0)
+
+
+def tell_watcher(module: str, line: str) -> None:
+    """Make sure this process's watcher ``python -m module OWNER`` runs (started once, again
+    after a fork or if it died, then told every line again), and tell it ``line`` once.
+
+    A watcher reads its lines (places to clean up, as JSON, secrets included: a pipe is neither
+    a command line nor the environment) until this process's end of the pipe closes, when this
+    process exits however it exits, and then cleans up what this process left there.
+    """
+    key = (os.getpid(), module)
+    with _lock:
+        found = _watchers.get(key)
+        if found is not None and os.waitpid(found[0], os.WNOHANG) != (0, 0):
+            os.close(found[1])  # it died: start another, and tell it everything again
+            found = None
+        if found is None:
+            read_end, write_end = os.pipe()
+            try:
+                watcher = spawn_watcher(read_end, module)
+            finally:
+                os.close(read_end)
+            found = _watchers[key] = (watcher, write_end, set())
+        if line not in found[2]:
+            os.write(found[1], line.encode() + b"\n")
+            found[2].add(line)
 
 
 def reap(owner: str) -> int:

@@ -40,10 +40,21 @@ from openenv_hub.runtimes._jobs_reaper import OWNER_LABEL, watch_jobs
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
 
-__all__ = ["DEFAULT_TIMEOUT_S", "MANAGED_LABEL", "JobsProvider", "JobsRuntime", "ReplicaFailure"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "JOBS_PROXY_HOSTS",
+    "MANAGED_LABEL",
+    "JobsProvider",
+    "JobsRuntime",
+    "ReplicaFailure",
+]
 
 #: A Job's longest run unless ``timeout`` says otherwise: an hour, so a forgotten one stops.
 DEFAULT_TIMEOUT_S = 3600
+#: The names the Jobs proxy serves exposed ports at (``https://ID--PORT.hf.jobs``), which a
+#: server must answer (it refuses other ``Host`` names than addresses and its own: see
+#: :mod:`openenv_hub.server.browsers`); ``env`` may say otherwise.
+JOBS_PROXY_HOSTS = ".hf.jobs"
 #: The label of every Job this toolkit runs (``openenv-hub=true``).
 MANAGED_LABEL = "openenv-hub"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -99,7 +110,7 @@ class JobsProvider(StopsOnExit):
         self.port = port
         self.flavor = flavor
         self.timeout_s = timeout_seconds(timeout)
-        self._env = {**(env or {}), "PORT": str(port)}
+        self._env = {"OPENENV_ALLOWED_HOSTS": JOBS_PROXY_HOSTS, **(env or {}), "PORT": str(port)}
         self._secrets = dict(secrets or {})
         self.public = public
         self.startup_timeout_s = startup_timeout_s

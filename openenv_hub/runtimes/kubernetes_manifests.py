@@ -130,6 +130,13 @@ def kubernetes_objects(
     return objects
 
 
+def _service_names(meta: dict[str, Any]) -> list[str]:
+    """The names a pod of the cluster reaches the Service by (the server refuses other
+    ``Host`` names than addresses and these: :mod:`openenv_hub.server.browsers`)."""
+    service = f"{meta['name']}.{meta['namespace']}"
+    return [meta["name"], service, f"{service}.svc", f"{service}.svc.cluster.local"]
+
+
 def _deployment(
     manifest: Manifest, meta: dict[str, Any], image: str, replicas: int
 ) -> dict[str, Any]:
@@ -138,6 +145,8 @@ def _deployment(
     env += [{"name": key, "value": str(value)} for key, value in manifest.variables.items()]
     if manifest.max_concurrent_envs:
         env.append({"name": "MAX_CONCURRENT_ENVS", "value": str(manifest.max_concurrent_envs)})
+    if "OPENENV_ALLOWED_HOSTS" not in manifest.variables:  # the Service's names, in the cluster
+        env.append({"name": "OPENENV_ALLOWED_HOSTS", "value": ",".join(_service_names(meta))})
     container: dict[str, Any] = {
         "name": "server",
         "image": image,

@@ -26,6 +26,7 @@ from openenv_hub.server.episodes import build_episodes_router
 from openenv_hub.server.http import build_router
 from openenv_hub.server.limits import RequestBodyLimit
 from openenv_hub.server.log_redaction import redact_session_keys_in_logs
+from openenv_hub.server.proxies import add_trusted_proxies
 from openenv_hub.server.sessions import DEFAULT_IDLE_TIMEOUT_S, EnvFactory, SessionPool
 from openenv_hub.server.tasks import build_task_router
 from openenv_hub.server.watch import BIND_HOST_SETTING
@@ -76,6 +77,7 @@ def create_app(
     allowed_origins: Sequence[str] | None = None,
     allowed_hosts: Sequence[str] | None = None,
     watch: bool | None = None,
+    trusted_proxies: Sequence[str] | None = None,
 ) -> FastAPI:
     """Serve an environment over HTTP, ``/ws`` and ``/mcp`` (and the web UI at ``/web``).
 
@@ -93,8 +95,9 @@ def create_app(
         max_concurrent_envs: Sessions allowed at once, stateless HTTP calls included. Default
             ``$MAX_CONCURRENT_ENVS`` or 64.
         max_sessions_per_client: Sessions one client address may hold at once. Default
-            ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own. Behind a proxy every
-            client has the proxy's address.
+            ``$OPENENV_MAX_SESSIONS_PER_CLIENT``, else no limit of its own. The address is the
+            one that connected: behind a proxy every client has the proxy's, unless the proxy
+            is trusted (``trusted_proxies``) to name the client in ``X-Forwarded-For``.
         session_idle_timeout_s: Close sessions idle this long; ``None`` keeps them forever.
         step_hard_timeout_s: A call stuck on a session's thread this long is abandoned and its
             slot freed. Default ``$OPENENV_STEP_HARD_TIMEOUT_S`` or 600.
@@ -116,8 +119,14 @@ def create_app(
             call the server besides its own pages. Default ``$OPENENV_ALLOWED_ORIGINS``; on a
             Space, its own origin is added. Other pages are refused
             (:mod:`openenv_hub.server.browsers`); clients that are not browsers are unaffected.
-        allowed_hosts: Host names (or ``"*"``) answered over loopback besides ``localhost``,
-            ``127.0.0.1`` and ``[::1]``. Default ``$OPENENV_ALLOWED_HOSTS``.
+        allowed_hosts: Host names answered besides the loopback names (``localhost``,
+            ``127.0.0.1``, ``[::1]``) and the address a client connected to (``.example.com``
+            for that name and every name under it, ``"*"`` for any). Default
+            ``$OPENENV_ALLOWED_HOSTS``; on a Space, its own host is added.
+        trusted_proxies: Addresses or networks (``"10.0.0.0/8"``, or ``"*"``) of the proxies
+            in front of the server, whose ``X-Forwarded-For``, ``X-Forwarded-Proto``,
+            ``X-Forwarded-Host`` and ``Forwarded`` headers are believed. Default
+            ``$OPENENV_TRUSTED_PROXIES``, else none (:mod:`openenv_hub.server.proxies`).
         watch: Let others watch, list and fork the sessions of this server (the web UI's
             Sessions tab, the recorded episodes). Default ``$OPENENV_WATCH``, else on only for
             a server bound to a loopback address and not on a Space
@@ -140,7 +149,7 @@ def create_app(
     )
     pool.watch = watch
     message_mb = settings.max_message_size_mb(max_message_size_mb)
-    browsers = BrowserPolicy.from_settings(allowed_origins, allowed_hosts)
+    browsers = BrowserPolicy.from_settings(allowed_origins, allowed_hosts, trusted_proxies)
     redact_session_keys_in_logs()
     shows_sessions = bool(trajectories) or (web if web is not None else web_enabled_by_env())
 
@@ -163,6 +172,7 @@ def create_app(
     app.state.sessions = pool
     app.state.max_message_size_mb = message_mb
     app.add_middleware(RequestBodyLimit, max_bytes=int(message_mb * 1024 * 1024))
+    add_trusted_proxies(app, browsers.proxies)  # inside the guard, which sees the proxy itself
     add_browser_guard(app, browsers)  # outermost: refused requests are never read
     simulation = _server_mode(mode) == "simulation"
     app.include_router(

@@ -13,11 +13,28 @@ included), refuses:
   the server's own;
 - a request without ``Origin`` that the browser marks ``Sec-Fetch-Site: cross-site``, unless it
   is a navigation (following a link to the UI works);
-- a request that arrived over loopback whose ``Host`` is not a loopback name (``localhost``,
-  ``127.0.0.1``, ``[::1]``, with any port) nor an allowed host (``allowed_hosts``,
-  ``$OPENENV_ALLOWED_HOSTS``, the Space's host): a page that rebound its own name to 127.0.0.1;
+- a request whose ``Host`` is none of the names the server may be reached by: a loopback name
+  (``localhost``, ``*.localhost``, with any port), an IP address (``127.0.0.1``, ``[::1]``,
+  ``10.0.0.5``: what a client that typed ``http://10.0.0.5:8000`` sends), or an allowed host
+  (``allowed_hosts``, ``$OPENENV_ALLOWED_HOSTS``, the Space's host). A page that rebound its
+  own name to the server's address (DNS rebinding) sends its own name, whichever address it
+  reached: loopback, the machine's own on a server bound to ``0.0.0.0``, or a container's
+  behind a published port. An address is never such a name: a page whose origin is an address
+  is served from that address, the server's own or another's (whose origin the ``Origin``
+  check refuses), so every address is answered, whatever address the connection arrived at
+  (behind a load balancer, a NAT or a port published on another address, the one the client
+  typed is not the server's);
 - a body sent to the API (every route but the UI's, whose uploads are forms) that is not
   ``application/json``.
+
+The host a proxy names in ``Forwarded`` / ``X-Forwarded-Host`` counts as the server's own only
+when the connection comes from a trusted proxy (``trusted_proxies``,
+``$OPENENV_TRUSTED_PROXIES``; none by default): anyone else could name any host there.
+Every answer says where it may be framed (``Content-Security-Policy: frame-ancestors``): by the
+server's own pages and the allowed origins, and on a Space by ``https://huggingface.co``, whose
+Space page shows the app in a frame; where that is the server alone, ``X-Frame-Options: DENY``
+says it to browsers that do not read the policy. A page of another site cannot show the UI in a
+frame of its own and have its user click in it.
 
 Refusals are 403 (415 for the body) with a JSON body naming what was refused and the setting
 that allows it; a WebSocket is refused at the handshake, with 403. Clients that send no
@@ -32,23 +49,25 @@ from __future__ import annotations
 import ipaddress
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import pydantic_core
 from starlette.middleware.cors import CORSMiddleware
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openenv_hub.server import settings
+from openenv_hub.server.proxies import TrustedProxies
 
-__all__ = ["BrowserGuard", "BrowserPolicy", "Refusal", "add_browser_guard"]
+__all__ = ["SPACE_PAGES", "BrowserGuard", "BrowserPolicy", "Refusal", "add_browser_guard"]
 
 logger = logging.getLogger("openenv_hub.server")
 
 UI_PREFIX = "/web"  # the UI's own requests (gradio: forms, uploads) may carry any body
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _DEFAULT_PORTS = {"http": ":80", "https": ":443", "ws": ":80", "wss": ":443"}
+SPACE_PAGES = "https://huggingface.co"  # shows a Space's app in a frame of its Space page
 
 
 @dataclass(frozen=True)
@@ -65,56 +84,84 @@ class BrowserPolicy:
 
     Attributes:
         origins: Allowed origins, as ``scheme://host[:port]``; ``"*"`` allows any.
-        hosts: Host names allowed on a connection over loopback; ``"*"`` allows any.
+        hosts: Host names allowed besides the loopback names and the server's own address
+            (``.example.com``: that name and every name under it); ``"*"`` allows any.
+        proxies: Trusted proxies: only theirs are the hosts named by ``Forwarded`` /
+            ``X-Forwarded-Host``.
+        frame_ancestors: Origins whose pages may show the server's in a frame, besides its own
+            (a Space's: ``https://huggingface.co``).
     """
 
     origins: frozenset[str] = frozenset()
     hosts: frozenset[str] = frozenset()
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
+    frame_ancestors: tuple[str, ...] = ()
 
     @classmethod
     def from_settings(
         cls,
         allowed_origins: Sequence[str] | None = None,
         allowed_hosts: Sequence[str] | None = None,
+        trusted_proxies: Sequence[str] | None = None,
     ) -> BrowserPolicy:
-        """The arguments, else ``$OPENENV_ALLOWED_ORIGINS`` / ``$OPENENV_ALLOWED_HOSTS``; plus
-        the Space's own origin and host when the server runs on a Space."""
+        """The arguments, else ``$OPENENV_ALLOWED_ORIGINS`` / ``$OPENENV_ALLOWED_HOSTS`` /
+        ``$OPENENV_TRUSTED_PROXIES``; plus the Space's own origin and host, and the Hub's
+        Space page as a frame of the UI, when the server runs on a Space."""
         origins = set(settings.allowed_origins(allowed_origins))
         hosts = set(settings.allowed_hosts(allowed_hosts))
+        framing = set(origins)
         space = settings.space_host()
         if space:
             origins.add(f"https://{space}")
             hosts.add(space)
-        return cls(frozenset(origins), frozenset(hosts))
+            framing.add(SPACE_PAGES)
+        proxies = TrustedProxies.from_settings(trusted_proxies)
+        return cls(frozenset(origins), frozenset(hosts), proxies, tuple(sorted(framing)))
 
     def refusal(self, scope: Scope) -> Refusal | None:
         """Why the request of ``scope`` is refused, or None to serve it."""
         headers = _headers(scope)
         return (
-            self._host_refusal(scope, headers)
-            or self._origin_refusal(headers)
+            self._host_refusal(headers)
+            or self._origin_refusal(scope, headers)
             or _body_refusal(scope, headers)
         )
 
-    def _host_refusal(self, scope: Scope, headers: dict[bytes, str]) -> Refusal | None:
-        if "*" in self.hosts or not _over_loopback(scope):
-            return None
+    def answers(self, host: str) -> bool:
+        """Whether the server answers the name ``host`` (lowercase, without its port)."""
+        if "*" in self.hosts or _is_loopback_name(host) or _is_address(host):
+            return True
+        if host in self.hosts:
+            return True
+        domains = (entry for entry in self.hosts if entry.startswith("."))
+        return any(host.endswith(domain) or host == domain[1:] for domain in domains)
+
+    def frame_headers(self) -> list[tuple[bytes, bytes]]:
+        """The headers saying who may show the server's pages in a frame."""
+        if "*" in self.frame_ancestors:
+            return []
+        ancestors = " ".join(("'self'", *self.frame_ancestors))
+        policy = [(b"content-security-policy", f"frame-ancestors {ancestors}".encode())]
+        return policy if self.frame_ancestors else [(b"x-frame-options", b"DENY"), *policy]
+
+    def _host_refusal(self, headers: dict[bytes, str]) -> Refusal | None:
         host = _hostname(headers.get(b"host", ""))
-        if host is None or _is_loopback_name(host) or host in self.hosts:
+        if host is None or self.answers(host):
             return None
         return Refusal(
             403,
             {
-                "detail": f"Host {host!r} refused: this server was reached over loopback, where "
-                "it answers only loopback names (localhost, 127.0.0.1, [::1]), so that a web "
-                "page cannot reach it under a name of its own (DNS rebinding). To serve this "
-                "name, add it to allowed_hosts in create_app, or to OPENENV_ALLOWED_HOSTS.",
+                "detail": f"Host {host!r} refused: this server answers only the names it may be "
+                "reached by (localhost, IP addresses such as 127.0.0.1, and the allowed hosts), "
+                "so that a web page cannot reach it under a name of its own (DNS rebinding). To "
+                "serve this name, add it to allowed_hosts in create_app, or to "
+                "OPENENV_ALLOWED_HOSTS (.example.com allows every name under example.com).",
                 "code": "HOST_NOT_ALLOWED",
                 "host": host,
             },
         )
 
-    def _origin_refusal(self, headers: dict[bytes, str]) -> Refusal | None:
+    def _origin_refusal(self, scope: Scope, headers: dict[bytes, str]) -> Refusal | None:
         origin = headers.get(b"origin")
         if origin is None:
             cross_site = headers.get(b"sec-fetch-site") == "cross-site"
@@ -124,7 +171,8 @@ class BrowserPolicy:
         if "*" in self.origins:
             return None
         normalised = origin.strip().rstrip("/").lower()
-        if normalised in self.origins or _is_own(normalised, headers):
+        proxied = self.proxies.trust(scope)
+        if normalised in self.origins or _is_own(normalised, headers, proxied=proxied):
             return None
         return _cross_origin(repr(origin), origin)
 
@@ -142,6 +190,9 @@ class BrowserGuard:
             await self.app(scope, receive, send)
             return
         refused = self.policy.refusal(scope)
+        if refused is None and scope["type"] == "http":
+            await self.app(scope, receive, _with_headers(send, self.policy.frame_headers()))
+            return
         if refused is None:
             await self.app(scope, receive, send)
             return
@@ -210,6 +261,19 @@ def _body_refusal(scope: Scope, headers: dict[bytes, str]) -> Refusal | None:
     )
 
 
+def _with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+    """``send``, adding ``extra`` to the response's headers."""
+    if not extra:
+        return send
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *extra]}
+        await send(message)
+
+    return sending
+
+
 def _headers(scope: Scope) -> dict[bytes, str]:
     """The request's headers by lowercase name (the first of repeated ones)."""
     found: dict[bytes, str] = {}
@@ -218,26 +282,17 @@ def _headers(scope: Scope) -> dict[bytes, str]:
     return found
 
 
-def _over_loopback(scope: Scope) -> bool:
-    """Whether the connection arrived at a loopback address of this machine (the server is
-    bound to one, or to every address and was reached through loopback)."""
-    server = scope.get("server")
-    if not server or not isinstance(server[0], str):
-        return False
-    return _is_loopback_ip(server[0])
-
-
-def _is_loopback_ip(text: str) -> bool:
+def _is_address(host: str) -> bool:
+    """Whether ``host`` is an IP address (``10.0.0.5``, ``[::1]``), not a name."""
     try:
-        address = ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
+        ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
     except ValueError:
         return False
-    mapped = getattr(address, "ipv4_mapped", None)
-    return bool(address.is_loopback or (mapped is not None and mapped.is_loopback))
+    return True
 
 
 def _is_loopback_name(host: str) -> bool:
-    return host == "localhost" or host.endswith(".localhost") or _is_loopback_ip(host)
+    return host == "localhost" or host.endswith(".localhost")
 
 
 def _hostname(host: str) -> str | None:
@@ -250,14 +305,17 @@ def _hostname(host: str) -> str | None:
     return host.rsplit(":", 1)[0].rstrip(".") if host.count(":") == 1 else host.rstrip(".")
 
 
-def _is_own(origin: str, headers: dict[bytes, str]) -> bool:
-    """Whether ``origin`` names the host and port the request was sent to."""
+def _is_own(origin: str, headers: dict[bytes, str], *, proxied: bool) -> bool:
+    """Whether ``origin`` names the host and port the request was sent to (or, from a trusted
+    proxy, the one it names)."""
     parts = urlsplit(origin)
     if not parts.scheme or not parts.netloc or origin == "null":
         return False
     wanted = _without_default_port(parts.netloc, parts.scheme)
-    asked = [headers.get(b"host", ""), _forwarded_host(headers.get(b"forwarded", ""))]
-    asked.append(headers.get(b"x-forwarded-host", "").split(",", 1)[0])
+    asked = [headers.get(b"host", "")]
+    if proxied:
+        asked.append(_forwarded_host(headers.get(b"forwarded", "")))
+        asked.append(headers.get(b"x-forwarded-host", "").split(",", 1)[0])
     return any(
         value and _without_default_port(value.strip().lower(), parts.scheme) == wanted
         for value in asked

@@ -10,8 +10,13 @@
 - ``OPENENV_ALLOWED_ORIGINS``: web origins (``https://app.example.com``, comma-separated; ``*``
   for any) whose pages may call the server besides its own (see
   :mod:`openenv_hub.server.browsers`).
-- ``OPENENV_ALLOWED_HOSTS``: host names (comma-separated; ``*`` for any) a server reached over
-  loopback answers besides ``localhost``, ``127.0.0.1`` and ``[::1]``.
+- ``OPENENV_ALLOWED_HOSTS``: host names (comma-separated; ``.example.com`` for that name and
+  every name under it; ``*`` for any) a server answers besides the loopback names and its own
+  addresses (see :mod:`openenv_hub.server.browsers`).
+- ``OPENENV_TRUSTED_PROXIES``: addresses or networks (``10.0.0.0/8``, comma-separated; ``*`` for
+  any) of the proxies in front of the server: from them only, ``X-Forwarded-For`` names the
+  client (for ``max_sessions_per_client``) and ``X-Forwarded-Host`` / ``Forwarded`` the host
+  the page was served from (default: none).
 - ``SPACE_HOST`` (or ``SPACE_ID``), set by Hugging Face Spaces: the Space's own origin and host
   are allowed.
 - ``OPENENV_SESSION_THREADS``: the threads sessions' synchronous calls run on, each session
@@ -24,6 +29,7 @@ Layer: server.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Sequence
@@ -49,6 +55,7 @@ __all__ = [
     "session_threads",
     "space_host",
     "step_hard_timeout_s",
+    "trusted_proxies",
 ]
 
 DEFAULT_MAX_SESSIONS = 64
@@ -120,18 +127,37 @@ def allowed_origins(requested: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def allowed_hosts(requested: Sequence[str] | None) -> tuple[str, ...]:
-    """Host names a server reached over loopback answers besides the loopback ones, or
-    ``("*",)`` for any."""
+    """Host names a server answers besides the loopback ones and its own addresses (an entry
+    ``.example.com``: that name and every name under it), or ``("*",)`` for any."""
     hosts = []
     for entry in _listed(requested, "OPENENV_ALLOWED_HOSTS"):
         host = entry.lower().rstrip(".")
-        if host != "*" and not _HOST_NAME.fullmatch(host):
+        name = host.removeprefix(".")
+        if host != "*" and not _HOST_NAME.fullmatch(name):
             raise ConfigurationError(
                 f"allowed host {entry!r} is not a host name: write the name alone, without a "
-                "scheme or port, for example my-machine.local (or * for any)",
+                "scheme or port, for example my-machine.local (.example.com for every name "
+                "under example.com, or * for any)",
             )
         hosts.append(host)
     return tuple(hosts)
+
+
+def trusted_proxies(requested: Sequence[str] | None) -> tuple[str, ...]:
+    """Addresses and networks of the proxies the server trusts to name the client and host, as
+    ``ipaddress`` reads them (``10.0.0.0/8``, ``::1``), or ``("*",)`` for any; none by default."""
+    proxies = []
+    for entry in _listed(requested, "OPENENV_TRUSTED_PROXIES"):
+        if entry != "*":
+            try:
+                entry = str(ipaddress.ip_network(entry, strict=False))
+            except ValueError:
+                raise ConfigurationError(
+                    f"trusted proxy {entry!r} is not an IP address or network: write it as "
+                    "10.0.0.5, 10.0.0.0/8 or ::1 (or * for any)",
+                ) from None
+        proxies.append(entry)
+    return tuple(proxies)
 
 
 def space_host() -> str | None:

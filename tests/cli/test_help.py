@@ -25,7 +25,7 @@ from openenv_hub_cli.main import app
 #: Short flags whose long names differ but say one thing: where the output goes.
 SYNONYMS = {"-o": {"--output", "--output-dir", "--out"}}
 #: What arguments are called: an environment, a Space, a new name or folder, servers to stop.
-ARGUMENT_NAMES = {"ENV", "SPACE", "NAME", "FOLDER", "NAME...", "[COMMAND]..."}
+ARGUMENT_NAMES = {"ENV", "SPACE", "NAME", "FOLDER", "SOURCE", "NAME...", "[COMMAND]..."}
 
 
 def _root() -> Any:

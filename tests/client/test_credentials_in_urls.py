@@ -64,7 +64,11 @@ async def test_a_pool_logs_and_reports_replicas_without_their_passwords(
             results = await pool.step_all([Message(message="a"), Message(message="b")])
     failures = [str(r) for r in results if isinstance(r, SlotError)]
     logged = [record.getMessage() for record in caplog.records]
-    assert len(failures) == 2 and any("refused a session" in line for line in logged), logged
+    # The pool's own lines each name their replica; other warnings may come with them (a
+    # loaded machine makes the server warn of a slow call), and hold no password either.
+    by_pool = [r.getMessage() for r in caplog.records if r.name == "openenv_hub.pool"]
+    assert len(failures) == 2 and any("refused a session" in line for line in by_pool), logged
     for text in failures + logged:
         assert PASSWORD not in text and "alice" not in text, text
+    for text in failures + by_pool:
         assert "***@127.0.0.1:" in text, text

@@ -157,10 +157,10 @@ def test_a_bad_url_or_option_is_refused_when_the_client_is_made(
 
 async def test_capacity_error_is_typed(serve: Any) -> None:
     server = serve(create_app(Typed, Message, Echoed, max_concurrent_envs=1))
-    async with GenericEnvClient(server.url) as first:
+    async with GenericEnvClient(server.url) as first, GenericEnvClient(server.url) as second:
         await first.reset()
         with pytest.raises(SessionCapacityError) as full:
-            await GenericEnvClient(server.url).reset()
+            await second.reset()
         assert (full.value.active_sessions, full.value.max_sessions) == (1, 1)
 
 

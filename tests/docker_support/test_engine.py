@@ -100,3 +100,13 @@ def test_build_and_serve_fastapi_app(tmp_path: Path) -> None:
     finally:
         engine.cleanup(container)
     assert engine.docker("ps", "-aq", "--filter", f"id={container.id}").stdout.strip() == ""
+
+
+@pytest.mark.docker
+def test_a_docker_test_has_the_time_of_a_cold_build_on_a_loaded_machine(
+    request: pytest.FixtureRequest,
+) -> None:
+    """The suite's 300 s per test is shorter than a cold image build on a busy 2-core machine:
+    a test marked ``docker`` gets 900 s unless it sets its own limit."""
+    limits = [marker.args for marker in request.node.iter_markers("timeout")]
+    assert limits == [(900,)], limits

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from pathlib import Path
 
 import pytest
 
 from docker_support.engine import BASE_IMAGE, build_image, docker, remove_images, require_docker
-from docker_support.image_sweep import images, private_engine, sweep
+from docker_support.image_sweep import (
+    UNSWEPT,
+    images,
+    join_runs,
+    leave_runs,
+    private_engine,
+    sweep,
+)
 
 
 # Alone (scripts/test.sh runs serial tests after the rest): the sweep prunes dangling images,
@@ -58,3 +66,27 @@ def test_removing_a_tests_image_keeps_the_step_images_other_builds_share(tmp_pat
     finally:
         # This RUN step is the test's own (its mark), so no other build can be using it.
         docker("rmi", "--force", tag, *([parent] if parent else []), check=False)
+
+
+def test_only_the_last_run_under_way_sweeps_and_it_removes_what_the_others_made(
+    tmp_path: Path,
+) -> None:
+    """Runs that share the engine: one that ends while another is under way removes nothing
+    (the other's builds have images between their steps), and the last removes what all made."""
+    first, second = join_runs(tmp_path), join_runs(tmp_path)
+    assert leave_runs(first, {"sha256:a"}, tmp_path) is None  # the second is under way
+    first.close()
+    third = join_runs(tmp_path)
+    assert leave_runs(second, {"sha256:b"}, tmp_path) is None  # the third is
+    second.close()
+    assert leave_runs(third, {"sha256:c"}, tmp_path) == {"sha256:a", "sha256:b", "sha256:c"}
+    assert (tmp_path / UNSWEPT).read_text() == ""
+    joined = threading.Event()
+    waiting = threading.Thread(target=lambda: (join_runs(tmp_path).close(), joined.set()))
+    waiting.start()
+    try:
+        assert not joined.wait(0.5)  # a run that starts while the last one sweeps waits
+    finally:
+        third.close()  # the sweep is over
+        waiting.join(30)
+    assert joined.is_set()

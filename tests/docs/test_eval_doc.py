@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from doc_blocks import doc_block
 from eval_support import SERVE_COMMAND, model_server, read_rows, sums_env, word_game
+from restartable import child_server, fault_command
 
 DOC = "docs/eval.md"
-__all__ = ["model_server", "sums_env", "word_game"]  # fixtures
+__all__ = ["child_server", "model_server", "sums_env", "word_game"]  # fixtures
 
 
 def run_command(cli: Any, name: str, replacements: dict[str, str]) -> Any:
@@ -140,3 +141,25 @@ def test_a_manifest_dataset_taskset_as_printed(cli: Any, sums_env: Any, hub_env:
     validated = cli("validate", "sums_env")
     assert validated.code == 0, validated.text
     assert "2 tasks checked: each resets" in validated.out
+
+
+def test_a_sampled_run_compared_and_pushed_as_printed(
+    cli: Any, word_game: Any, documented: Path, child_server: Any, hub_env: Any
+) -> None:
+    model = child_server(fault_command(), "/requests")  # a scripted model at an OpenAI endpoint
+    model_port = str(model.port)
+    ports = {"8011": str(word_game.port), "8000": model_port, "my-model": "scripted"}
+    sampled = run_command(cli, "eval-sampled", ports)
+    assert "12 of 12 in sampled" in sampled.out
+    settings = json.loads((documented / "sampled" / "run.json").read_text())
+    assert settings["sampling"]["generation_config"] == '{"do_sample": true}'
+    assert settings["max_retries"] == 6 and settings["request_timeout_s"] == 120
+
+    run_command(cli, "eval-run", {"8011": str(word_game.port)})
+    compared = run_command(cli, "eval-compare", {})
+    assert "A = results, B = sampled: 3 tasks in common." in compared.out
+    assert "paired sign-flip test p = " in compared.out
+
+    repo = hub_env.repo_id("word-eval")
+    pushed = run_command(cli, "eval-push", {"my-org/word-eval": repo})
+    assert f"Pushed to {hub_env.endpoint}/datasets/{repo}" in pushed.out

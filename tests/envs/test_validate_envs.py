@@ -28,10 +28,16 @@ def openenv(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dic
     return int(exit_info.value.code or 0), json.loads(capsys.readouterr().out)
 
 
+def failures(report: dict) -> str:
+    """The failed checks of ``report``, a hint and a message each, to read when a test fails."""
+    failed = [c for c in report["checks"] if not c["ok"]]
+    return "\n".join(f"{c['name']}: {c['hint']}\n{c['message']}" for c in failed)
+
+
 @pytest.mark.parametrize("env", ENVS)
 def test_runtime_validation_passes(env: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, report = openenv(capsys, "validate", REPO / "envs" / env, "--level", "runtime", "--json")
-    assert code == 0, [c for c in report["checks"] if not c["ok"]]
+    assert code == 0, failures(report)
 
 
 @pytest.fixture
@@ -55,6 +61,6 @@ def test_the_space_image_passes_docker_validation(
         capsys, "validate", REPO / "envs" / env, "--level", "docker", "--json",
         "--base-image", docker_env, "--build-arg", NO_UI, *lean,
     )  # fmt: skip
-    assert code == 0, [c for c in report["checks"] if not c["ok"]]
+    assert code == 0, failures(report)
     assert {"docker_build", "docker_run", "websocket"} <= {c["name"] for c in report["checks"]}
     print(f"{env}: built and validated in {time.monotonic() - started:.0f} s")

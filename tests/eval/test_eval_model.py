@@ -30,7 +30,13 @@ def test_eval_of_a_served_model_writes_twelve_rollouts(
     assert len(rows) == 12
     assert len({(r["task_key"], r["sample"]) for r in rows}) == 12
     assert {r["error"] for r in rows} == {None}
-    for row in rows:
+    for row in rows:  # the tokens and finish reason transformers serve reports, turn by turn
+        assert len(row["usage"]) == row["turns"] >= 1
+        for turn in row["usage"]:
+            assert turn["prompt_tokens"] > 0 and 0 < turn["completion_tokens"] <= 12
+            assert turn["finish_reason"] in ("stop", "length", "tool_calls")
+        assert row["completion_tokens"] == sum(u["completion_tokens"] for u in row["usage"])
+        assert row["finish_reason"] == row["usage"][-1]["finish_reason"]
         messages = json.loads(row["messages"])
         assert messages[1]["role"] == "assistant"
         if row["finish"] == "text":  # a plain reply ended the rollout
@@ -39,6 +45,11 @@ def test_eval_of_a_served_model_writes_twelve_rollouts(
     for k in range(1, 5):
         assert math.isclose(summary["pass_at_k"][str(k)], expected_pass_at_k(rows, k))
     assert (workdir / "results" / "plot.png").is_file()
+    usage = summary["usage"]
+    assert usage["completion_tokens"] == sum(r["completion_tokens"] for r in rows)
+    assert sum(usage["finish_reasons"].values()) == sum(r["turns"] for r in rows)
+    assert summary["last_run"]["completion_tokens_per_s"] > 0
+    assert "completion tokens/s this run" in result.out
     recorded = (workdir / "results" / "run.json").read_text()
     assert json.loads(recorded)["sampling"] == {"temperature": 0.7, "top_p": 1.0, "max_tokens": 12}
     written = "".join(p.read_text() for p in (workdir / "results").glob("*.json*"))

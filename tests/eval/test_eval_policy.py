@@ -70,19 +70,25 @@ def test_pass_at_k_is_the_unbiased_estimator() -> None:
     assert math.isclose(pass_at_k(10, 3, 4), 1 - math.comb(7, 4) / math.comb(10, 4))
 
 
-def test_a_failing_policy_is_recorded_as_an_error_and_counted(
-    cli: Any, word_game: Any, workdir: Path
-) -> None:
+def test_a_failing_policy_is_an_error_not_a_result(cli: Any, word_game: Any, workdir: Path) -> None:
     (workdir / "broken.py").write_text(
         "def guess(messages, tools, seed):\n    raise RuntimeError('policy broke')\n"
     )
     result = cli("eval", word_game.url, "--policy", "broken:guess", "--tasks", "tasks", "-k", 2)
-    assert result.code == 0, result.text
-    assert "errors 6" in result.out  # in the progress line and in the closing one
+    assert result.code == 1, result.text  # after every row and the summary were written
+    assert "errors 6" in result.out  # in the progress lines and in the closing one
     assert "rollouts/s" in result.out
+    assert "6 of 6 rollouts ended in an error, not a result (policy 6)" in result.err
     rows = read_rows(workdir / "eval-results")
-    assert {(r["finish"], r["error"], r["passed"]) for r in rows} == {
-        ("error", "RuntimeError: policy broke", False)
+    assert {(r["finish"], r["error_kind"], r["passed"], r["return"]) for r in rows} == {
+        ("error", "policy", None, None)
     }
+    assert all(
+        r["error"] == f"policy: RuntimeError: policy broke (task test/{r['task_key']}, "
+        f"sample {r['sample']}, turn 1)"
+        for r in rows
+    )
     summary = json.loads((workdir / "eval-results" / "summary.json").read_text())
-    assert summary["errors"] == 6 and summary["pass_at_k"] == {"1": 0.0, "2": 0.0}
+    assert summary["errors"] == 6 and summary["rollouts"] == 0
+    assert summary["pass_at_k"] == {}  # no pass@k computed over errors
+    assert summary["incomplete_tasks"] == ["test/brick", "test/crane", "test/pious"]

@@ -72,7 +72,7 @@ def test_an_incomplete_run_is_pushed_only_with_partial(
     push_results(ResultsFolder(workdir / "results"), repo, partial=True)
 
 
-def test_rescore_reproduces_rewards_then_reports_a_rubric_change(
+def test_rescore_reproduces_rewards_then_recomputes_passes_after_a_rubric_change(
     cli: Any, word_game: Any, serve: Any, workdir: Path
 ) -> None:
     assert cli("eval", word_game.url, *ARGS).code == 0
@@ -83,6 +83,7 @@ def test_rescore_reproduces_rewards_then_reports_a_rubric_change(
     from word_game import Feedback, GameState, Guess, WordGame, solved, well_formed
 
     from openenv_hub import create_app
+    from openenv_hub.eval import summarize
     from openenv_hub.rubrics import WeightedSum
 
     class GenerousGame(WordGame):
@@ -94,18 +95,40 @@ def test_rescore_reproduces_rewards_then_reports_a_rubric_change(
     assert "0 unchanged, 12 changed" in changed.out
     rows = read_rows(workdir / "results")
     report = json.loads((workdir / "results" / "rescore.json").read_text())
+    again = []
     for row, rescored in zip(rows, report, strict=True):
         guesses = len(json.loads(row["steps"]))
-        assert sum(rescored["rescored"]) == pytest.approx(row["return"] + 0.1 * guesses)
+        total = sum(rescored["rescored"])
+        assert total == pytest.approx(row["return"] + 0.1 * guesses)
+        assert rescored["passed"] == (total >= 1.0) and rescored["was_passed"] == row["passed"]
+        again.append({**row, "return": total, "passed": total >= 1.0})
+    assert any(r["passed"] and not r["was_passed"] for r in report)  # 6 guesses now pass
+    summary = json.loads((workdir / "results" / "rescore-summary.json").read_text())
+    assert summary["pass_at_k"] == summarize(again, rollouts_per_task=4)["pass_at_k"]
+    recorded = json.loads((workdir / "results" / "summary.json").read_text())["pass_at_k"]
+    assert summary["pass_at_k"]["1"] > recorded["1"]
+    assert f"pass@1 {recorded['1']:.3f} -> {summary['pass_at_k']['1']:.3f}" in changed.out
+    assert read_rows(workdir / "results") == rows  # the rows stay as they were played
 
 
-def test_rescore_refuses_rollouts_an_environment_does_not_replay_alike(
+def test_rescore_rescores_a_reworded_observation_and_refuses_another_episode(
     cli: Any, word_game: Any, serve: Any, workdir: Path
 ) -> None:
     assert cli("eval", word_game.url, *ARGS).code == 0
     from word_game import Feedback, GameState, Guess, WordGame
 
     from openenv_hub import create_app
+
+    class Reworded(WordGame):  # the same game, its messages worded anew
+        def step(self, action: Guess, timeout_s: float | None = None, **kw: Any) -> Any:
+            observation = super().step(action, timeout_s)
+            return observation.model_copy(update={"message": observation.message.upper()})
+
+    reworded = serve(create_app(Reworded, Guess, Feedback, state_cls=GameState))
+    result = cli("rescore", "results", "--env", reworded.url)
+    assert result.code == 0, result.text
+    assert "12 unchanged, 0 changed, 0 not rescored" in result.out
+    assert "12 rollouts read differently (message) with the rubric's inputs the same" in result.out
 
     class OtherWord(WordGame):  # ignores the seed: the replay meets another secret word
         def reset(self, seed: int | None = None, episode_id: str | None = None, **kw: Any) -> Any:
@@ -116,8 +139,17 @@ def test_rescore_refuses_rollouts_an_environment_does_not_replay_alike(
     other = serve(create_app(OtherWord, Guess, Feedback, state_cls=GameState))
     result = cli("rescore", "results", "--env", other.url)
     assert result.code == 0, result.text
-    assert "0 unchanged, 0 changed, 12 not rescored" in result.out
-    assert "not deterministic: the observation of step 1 differs" in result.out
+    rows = read_rows(workdir / "results")
+    report = json.loads((workdir / "results" / "rescore.json").read_text())
+    won = [r["passed"] for r in rows]
+    assert 0 < sum(won) < 12
+    for row, rescored in zip(rows, report, strict=True):
+        if row["passed"]:  # the word was found: the replay, never finding it, is another episode
+            assert rescored["problem"].startswith("not replayed alike: the ")
+        else:  # the same guesses, unsolved either way: the rubric's inputs are the same
+            assert rescored["problem"] == "" and rescored["rescored"] == row["rewards"]
+            assert "feedback" in rescored["text_changed"]
+    assert f"{12 - sum(won)} unchanged, 0 changed, {sum(won)} not rescored" in result.out
 
 
 def test_each_evaluated_split_is_a_split_of_the_pushed_dataset(

@@ -24,17 +24,21 @@ def test_a_line_cut_by_a_kill_is_dropped_on_resume(tmp_path: Path) -> None:
     with results.rollouts_file.open("a") as file:
         file.write('{"split": "test", "task_key": "a", "sam')  # the kill came mid-write
     assert results.done() == {("test", "a", 0)}
+    results.unlock()
 
-    results.start(SETTINGS, resume=True)
-    results.append(row("a", 1))
-    assert results.rows() == [row("a", 0), row("a", 1)]
-    assert results.rollouts_file.read_text().count("\n") == 2
+    again = ResultsFolder(tmp_path / "r")
+    again.start(SETTINGS, resume=True)
+    again.append(row("a", 1))
+    again.unlock()
+    assert again.rows() == [row("a", 0), row("a", 1)]
+    assert again.rollouts_file.read_text().count("\n") == 2
 
 
 def test_a_folder_with_rollouts_is_not_overwritten(tmp_path: Path) -> None:
     results = ResultsFolder(tmp_path)
     results.start(SETTINGS, resume=False)
     results.append(row("a", 0))
+    results.unlock()
     with pytest.raises(ConfigurationError, match="already holds rollouts"):
         ResultsFolder(tmp_path).start(SETTINGS, resume=False)
     with pytest.raises(ConfigurationError, match=r"other settings \(model\)"):

@@ -12,10 +12,28 @@ LIBRARY = Path(__file__).resolve().parents[2] / "openenv_hub"
 
 #: package -> the packages of openenv_hub it must never import (they sit above it)
 NEVER = {
-    "docker": {"runtimes", "client", "validation", "server", "ui", "providers", "localhub"},
-    "hub": {"runtimes", "client", "server", "ui", "providers", "localhub"},
-    "runtimes": {"client", "validation", "server", "ui", "providers", "localhub", "testing"},
-    "client": {"server", "ui", "providers", "validation", "localhub", "testing"},
+    "docker": {
+        "runtimes",
+        "client",
+        "validation",
+        "server",
+        "ui",
+        "providers",
+        "localhub",
+        "localdaytona",
+    },
+    "hub": {"runtimes", "client", "server", "ui", "providers", "localhub", "localdaytona"},
+    "runtimes": {
+        "client",
+        "validation",
+        "server",
+        "ui",
+        "providers",
+        "localhub",
+        "localdaytona",
+        "testing",
+    },
+    "client": {"server", "ui", "providers", "validation", "localhub", "localdaytona", "testing"},
 }
 
 

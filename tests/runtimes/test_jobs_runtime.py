@@ -82,6 +82,7 @@ def _secret_reached_only_the_environment(hub: LocalHub, container: str, job_id: 
     api = HfApi(endpoint=hub.endpoint, token=hub.token_for("alice"))
     info = api.inspect_job(job_id=job_id, namespace="alice")
     assert info.secrets == {"API_KEY": None} and info.environment["LOG_LEVEL"] == "debug"
+    assert info.environment["OPENENV_ALLOWED_HOSTS"] == ".hf.jobs"  # the proxy's names
     logs = "\n".join(api.fetch_job_logs(job_id=job_id, namespace="alice"))
     assert SECRET not in logs and SECRET not in str(hub.requests())
     assert SECRET not in _command_lines()

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from ray_support import require_extra
@@ -77,6 +78,7 @@ def test_every_object_validates_and_carries_the_manifest() -> None:
         "LOG_LEVEL": "debug",
         "MAX_STEPS": "10",
         "MAX_CONCURRENT_ENVS": "32",
+        "OPENENV_ALLOWED_HOSTS": "echo-env,echo-env.rl,echo-env.rl.svc,echo-env.rl.svc.cluster.local",
     }
     assert container["envFrom"] == [{"secretRef": {"name": "echo-env-secrets"}}]
     assert kinds["Secret"]["stringData"] == {"API_KEY": ""}  # values only when applying
@@ -84,6 +86,25 @@ def test_every_object_validates_and_carries_the_manifest() -> None:
     assert (hpa["minReplicas"], hpa["maxReplicas"]) == (2, 6)
     with_value = kubernetes_objects(manifest, image="i", secrets={"API_KEY": "s3cret"})
     assert with_value[-1]["stringData"] == {"API_KEY": "s3cret"}
+
+
+def test_a_pod_answers_its_services_names_and_no_other(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the cluster, clients reach the server by its Service's names (``service_url``), which
+    it must answer; a name rebound to its address (DNS rebinding) it still refuses."""
+    from echo_env.server.environment import EchoEnvironment
+
+    from openenv_hub import create_app
+
+    (deployment, _service) = kubernetes_objects(load_manifest(ECHO_ENV), image="echo-env:1")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    for variable in container["env"]:
+        monkeypatch.setenv(variable["name"], variable["value"])
+    server = serve(create_app(EchoEnvironment))
+    for host in ("echo-env", "echo-env.default.svc.cluster.local", "10.12.0.7:8000"):
+        assert httpx.get(f"{server.url}/health", headers={"host": host}).status_code == 200
+    assert httpx.get(f"{server.url}/health", headers={"host": "rebound.test"}).status_code == 403
 
 
 def test_pods_run_as_user_1000_locked_down_with_a_writable_tmp_only() -> None:

@@ -55,7 +55,7 @@ def test_the_builtin_runtimes_and_what_each_starts_from() -> None:
         (lambda: starter("dokcer", "image", "i", {}), "(did you mean 'docker'?)"),
         (
             lambda: starter("ray", "image", "i", {}),
-            "The ray runtime cannot start from an image; these can: docker, ",
+            "The ray runtime cannot start from an image; these can: daytona, docker, ",
         ),
         (
             lambda: starter("uv", "folder", ECHO_ENV, {"replicas": 2}),
@@ -69,7 +69,7 @@ def test_the_builtin_runtimes_and_what_each_starts_from() -> None:
         ),
         (
             lambda: EchoEnv.from_hub("alice/x", runtime="ray"),
-            "The ray runtime cannot start from a Space; these can: docker, ",
+            "The ray runtime cannot start from a Space; these can: daytona, docker, ",
         ),
         (
             lambda: EchoEnv.from_hub("alice/x", runtime="docker", local=True),

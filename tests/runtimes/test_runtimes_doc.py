@@ -47,6 +47,7 @@ def test_runtimes() -> None:
         "space ['space']",
         "swarm ['folder', 'image', 'space']",
         "uv ['folder', 'space']",
+        "daytona ['image', 'space']",
     } <= set(lines)
 
 

@@ -49,6 +49,36 @@ def test_a_private_apps_code_never_sees_the_callers_token(
     assert token not in seen and "uthorization" not in seen
 
 
+def test_an_app_hears_no_host_or_client_its_caller_made_up(
+    space_hub: LocalHub, private_app: str
+) -> None:
+    """Threat: a caller names the host the app believes it was asked for (``Forwarded``,
+    ``X-Forwarded-Host``; LocalHub copied the caller's ``Host`` into ``Forwarded``) or passes for
+    another client (``X-Forwarded-For``, which LocalHub passed on)."""
+    alice = ("alice", space_hub.token_for("alice"))
+    made_up = {
+        "host": "rebind.evil.com",
+        "forwarded": "for=6.6.6.6;host=rebind.evil.com;proto=https",
+        "x-forwarded-for": "6.6.6.6",
+        "x-forwarded-host": "rebind.evil.com",
+        "x-forwarded-proto": "https",
+        "x-real-ip": "6.6.6.6",
+    }
+    httpx.get(f"{private_app}/by-path", headers=made_up, auth=alice, timeout=10)
+    own = f"alice--private-app.localhost:{space_hub.port}"
+    at_own_origin = {**made_up, "host": own}
+    httpx.get(f"{space_hub.endpoint}/by-host", headers=at_own_origin, auth=alice, timeout=10)
+    seen = httpx.get(f"{private_app}/seen", auth=alice, timeout=10).json()
+    heard = {s["path"]: {k.lower(): v for k, v in s["headers"].items()} for s in seen}
+    for path in ("/by-path", "/by-host"):
+        assert "evil" not in json.dumps(heard[path]) and "6.6.6.6" not in json.dumps(heard[path])
+        assert heard[path]["x-forwarded-for"] == "127.0.0.1", path
+        assert "forwarded" not in heard[path] and "x-real-ip" not in heard[path]
+    assert heard["/by-host"]["host"] == own  # the app's own origin, as LocalHub routed it
+    assert "x-forwarded-prefix" not in heard["/by-host"]
+    assert heard["/by-path"]["x-forwarded-prefix"] == "/_localhub/apps/alice/private-app"
+
+
 def test_a_big_body_reaches_the_app_streamed(space_hub: LocalHub, private_app: str) -> None:
     """The proxy streams a request's body to the app (never holding it whole); LocalHub's
     upload limit bounds it (test_localhub_uploads.py)."""

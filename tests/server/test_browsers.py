@@ -121,7 +121,7 @@ def test_every_route_refuses_other_origins(serve: Any) -> None:
     assert httpx.get(f"{server.url}/health", headers=navigation).status_code == 200
 
 
-@pytest.mark.parametrize("host", ["rebound.example:8000", "rebound.example", "10.1.2.3"])
+@pytest.mark.parametrize("host", ["rebound.example:8000", "rebound.example", "10.1.2.3.example"])
 def test_a_server_reached_over_loopback_refuses_foreign_host_names(
     recorder: Any, host: str
 ) -> None:
@@ -178,24 +178,82 @@ def test_a_space_allows_its_own_origin_and_host(
     assert httpx.get(f"{server.url}/health", headers=other).status_code == 403
 
 
-def test_a_proxy_names_the_host_the_page_was_served_from(recorder: Any) -> None:
-    """LocalHub serves a Space's app under its own address and says so in ``Forwarded``."""
+def test_answers_say_only_the_server_may_frame_them(serve: Any) -> None:
+    """Threat: a page of another site shows the server's pages (the UI at ``/web``) in a frame
+    and has its user click in it (tests/ui/test_cross_origin.py shows it in chromium)."""
+    server = serve(create_app(Typed, Message, Echoed))
+    for path in ("/health", "/docs", "/no-such-route"):
+        reply = httpx.get(f"{server.url}{path}")
+        assert reply.headers["x-frame-options"] == "DENY", path
+        assert reply.headers["content-security-policy"] == "frame-ancestors 'self'", path
+
+
+def test_a_space_may_be_framed_by_its_page_on_the_hub(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a Space, huggingface.co/spaces/NS/NAME shows the app in a frame: it may, and so may
+    the origins allowed to call the server; X-Frame-Options, which cannot name them, is left
+    out (browsers that read the policy ignore it anyway)."""
+    monkeypatch.setenv("SPACE_ID", "alice/my_env")
+    monkeypatch.setenv("OPENENV_ALLOWED_ORIGINS", "http://localhost:3000")
+    server = serve(create_app(Typed, Message, Echoed))
+    reply = httpx.get(f"{server.url}/health")
+    ancestors = "frame-ancestors 'self' http://localhost:3000 https://huggingface.co"
+    assert reply.headers["content-security-policy"] == ancestors
+    assert "x-frame-options" not in reply.headers
+
+
+def test_a_trusted_proxy_names_the_host_the_page_was_served_from(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proxy that serves the app under its own address says so in ``Forwarded``; the server
+    believes it when told the proxy's address (tests/server/test_host_names.py: else not)."""
+    monkeypatch.setenv("OPENENV_TRUSTED_PROXIES", "127.0.0.1")
+    Recorder.calls = 0
+    server = serve(create_app(Recorder))
     through_proxy = {
         "origin": "http://127.0.0.1:9999",
         "forwarded": 'host="127.0.0.1:9999";proto=http',
         "content-type": "application/json",
     }
-    reply = httpx.post(f"{recorder.url}/mcp", content=json.dumps(CALL), headers=through_proxy)
+    reply = httpx.post(f"{server.url}/mcp", content=json.dumps(CALL), headers=through_proxy)
     assert reply.status_code == 200 and Recorder.calls == 1
 
 
-def test_the_host_check_applies_to_connections_over_loopback_only() -> None:
+def test_the_host_check_applies_to_every_connection() -> None:
+    """Whatever address the connection arrived at (loopback, the machine's own, a container's),
+    a name is refused unless allowed; an address is served (a page whose origin is an address
+    is that address's: no rebinding there, and behind a NAT or a load balancer the address a
+    client typed is not the one the server sees)."""
     policy = BrowserPolicy()
     scope = {"type": "http", "method": "GET", "path": "/health"}
     rebound = [(b"host", b"rebound.example:8000")]
-    assert policy.refusal({**scope, "headers": rebound, "server": ("127.0.0.1", 8000)})
-    assert policy.refusal({**scope, "headers": rebound, "server": ("::ffff:127.0.0.1", 8000)})
-    assert policy.refusal({**scope, "headers": rebound, "server": ("10.0.0.5", 8000)}) is None
+    for server in ("127.0.0.1", "::ffff:127.0.0.1", "10.0.0.5", "172.17.0.2", "fd00::2"):
+        assert policy.refusal({**scope, "headers": rebound, "server": (server, 8000)}), server
+        for typed in (
+            b"10.0.0.5:8000",
+            b"[fd00::2]:8000",
+            b"0.0.0.0",
+            b"localhost",
+            b"a.localhost",
+        ):
+            served = {**scope, "headers": [(b"host", typed)], "server": (server, 8000)}
+            assert policy.refusal(served) is None, (server, typed)
+
+
+def test_allowed_hosts_name_a_domain_with_a_leading_dot() -> None:
+    policy = BrowserPolicy.from_settings(allowed_hosts=[".example.org", "box.local"])
+    scope = {"type": "http", "method": "GET", "path": "/health", "server": ("10.0.0.5", 80)}
+    for host, served in [
+        ("app.example.org", True),
+        ("a.b.example.org", True),
+        ("example.org", True),
+        ("evilexample.org", False),
+        ("box.local", True),
+        ("x.box.local", False),
+    ]:
+        refused = policy.refusal({**scope, "headers": [(b"host", host.encode())]})
+        assert (refused is None) == served, host
 
 
 @pytest.mark.parametrize(

@@ -164,3 +164,57 @@ def test_a_container_that_exits_fails_at_once_with_the_hint_first(
     assert row.index("hint:") < row.index("The container of")
     assert "docker_run, continued:" in out  # the log, below the table, at full width
     assert "\n  RuntimeError: the database is missing\nFailed: docker_run" in out
+
+
+@pytest.mark.docker
+def test_a_failed_build_step_is_reported_with_its_output_and_no_secret(
+    docker_env: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`validate --level docker` names the step that failed and shows the end of its output
+    (the build's own error, not only its exit code); a secret build argument and a URL's
+    password that the step printed are hidden, and the step's container is not left behind."""
+    import subprocess
+    import uuid
+
+    env = render_env("my_env", tmp_path, rng=random.Random(3))
+    marker = f"sprockets-{uuid.uuid4().hex[:8]}"  # this run's step, told from other builds'
+    failing = (
+        "ARG DEPLOY_TOKEN\n"
+        'RUN echo "fetching https://alice:pip-pw@pypi.example/simple with $DEPLOY_TOKEN" '
+        f'&& echo "the widget factory is out of {marker}" && exit 3\n'
+    )
+    dockerfile = env / "Dockerfile"
+    text = dockerfile.read_text()
+    dockerfile.write_text(text.replace("FROM ${BASE_IMAGE}\n", "FROM ${BASE_IMAGE}\n" + failing))
+    secret = "tok-s3cret-91"
+    args = [
+        "--base-image",
+        docker_env,
+        "--build-arg",
+        NO_UI,
+        "--build-arg",
+        f"DEPLOY_TOKEN={secret}",
+    ]
+    code, out = openenv(capsys, "validate", env, "--level", "docker", "--json", *args)
+    assert code == 1, out
+    (build,) = [c for c in json.loads(out)["checks"] if c["name"] == "docker_build"]
+    first, *lines = build["message"].splitlines()
+    assert first.startswith(f"docker build of {env} failed (exit 3) at step 4/"), first
+    assert first.endswith(f'out of {marker}" && exit 3. Its output there ends with:'), first
+    run = failing.splitlines()[1].removeprefix("RUN ").replace("alice:pip-pw@", "***@")
+    assert lines == [
+        "fetching https://***@pypi.example/simple with ***",
+        f"the widget factory is out of {marker}",
+        f"The command '/bin/sh -c {run}' returned a non-zero code: 3",
+    ]
+    assert build["hint"].startswith(
+        f"The last line of its output says why: the widget factory is out of {marker}."
+    )
+    code, out = openenv(capsys, "validate", env, "--level", "docker", *args)  # the table
+    assert code == 1 and marker in out, out  # in the table (its column folds long lines)
+    assert secret not in out and "pip-pw" not in out, out
+    left = subprocess.run(
+        ["docker", "ps", "-a", "--no-trunc", "--format", "{{.Command}}"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert marker not in left, left  # the failed step's container was removed

@@ -1,6 +1,7 @@
 """Pages of other origins against a local server, in Debian's chromium: a page served on
-another port cannot open ``/ws`` or call ``/mcp`` (and the server never ran what it sent), a
-page of the server itself can, and a DNS-rebinding name pointed at 127.0.0.1 is refused."""
+another port cannot open ``/ws`` or call ``/mcp`` (and the server never ran what it sent), nor
+show the UI in a frame; a page of the server itself can, and a DNS-rebinding name pointed at
+127.0.0.1 is refused."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 from ui.conftest import CHROMIUM, CHROMIUM_ARGS
+from ui.ui_envs import TypedEchoAction, TypedEchoEnvironment, TypedEchoObservation
 
 from openenv_hub import MCPEnvironment, create_app, tool
 
@@ -124,3 +126,35 @@ def test_a_name_rebound_to_loopback_is_refused(browser: Any, local_server: Any) 
     finally:
         rebinding.close()
     assert Recorder.created == 0
+
+
+FRAME_THE_UI = """
+async (url) => {
+  const frame = document.createElement("iframe");
+  frame.src = url;
+  frame.style = "width: 1000px; height: 700px";
+  const loaded = new Promise((resolve) => { frame.onload = resolve; });
+  document.body.append(frame);
+  await loaded;
+}
+"""
+
+
+def test_a_page_of_another_site_cannot_show_the_ui_in_a_frame(
+    serve: Any, other_site: Any, new_page: Any
+) -> None:
+    """Threat: another site shows the UI in a frame (invisible, or under a decoy) and has its
+    user click in it: reset, step, read what the Sessions tab shows."""
+    app = create_app(TypedEchoEnvironment, TypedEchoAction, TypedEchoObservation, web=True)
+    server = serve(app)
+    own = new_page()
+    own.goto(f"{server.base_url}/health")  # a page of the server itself may
+    own.evaluate(FRAME_THE_UI, server.web_url)
+    (framed,) = own.frames[1:]
+    framed.locator("gradio-app").wait_for(state="attached", timeout=30_000)
+    page = new_page()
+    page.goto(f"{other_site.base_url}/")
+    page.evaluate(FRAME_THE_UI, server.web_url)
+    (refused,) = page.frames[1:]
+    assert refused.url.startswith("chrome-error://"), refused.url
+    assert refused.locator("gradio-app").count() == 0

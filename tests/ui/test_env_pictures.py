@@ -100,7 +100,8 @@ def test_the_chess_board(serve: Any, new_page: Any) -> None:
     changes_after(page, "chess-board-img", src, lambda: page.click("#chess-play"))
     expect(page.locator("#chess-status")).to_contain_text("Opponent played")
     page.get_by_label("Your move").fill("e9")
-    page.click("#chess-play")
+    page.click("#chess-play")  # its answer, not the last one's "Legal moves:", is waited for
+    expect(page.locator("#chess-status")).to_contain_text("Could not read 'e9' as a move")
     expect(page.locator("#chess-status")).to_contain_text("Legal moves:")
 
 

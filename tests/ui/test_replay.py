@@ -67,11 +67,10 @@ def test_a_recorded_game_steps_back_and_forth_and_forks_into_the_playground(
     open_recording(page, tmp_path / "game.jsonl")
     expect(page.locator("#replay-observation")).to_contain_text(fen(records, 0))
     for step in (1, 2, 3):
-        pages.click(page, "replay-forward")
+        pages.replay_move(page, "forward", step)
         expect(page.locator("#replay-position")).to_contain_text(f"Step {step} of 8 · step(")
         expect(page.locator("#replay-observation")).to_contain_text(fen(records, step))
-    pages.click(page, "replay-back")
-    expect(page.locator("#replay-position")).to_contain_text("Step 2 of 8")
+    pages.replay_move(page, "back", 2)
     expect(page.locator("#replay-observation")).to_contain_text(fen(records, 2))
 
     target = (

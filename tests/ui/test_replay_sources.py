@@ -53,15 +53,13 @@ def test_an_atari_episode_recorded_on_the_server_replays_frame_by_frame_and_fork
     pages.click(page, "replay-server")
     expect(page.locator("#replay-position")).to_contain_text("Step 0 of 5 · reset(")
     for step in range(1, 6):
-        pages.click(page, "replay-forward")
+        pages.replay_move(page, "forward", step)
         expect(page.locator("#replay-position")).to_contain_text(f"Step {step} of 5 · step(")
         frame_number = recorded(records, step)["episode_frame_number"]
         expect(page.locator("#replay-observation")).to_contain_text(str(frame_number))
         expect(page.locator("#replay-images img").first).to_be_visible()  # the recorded frame
-    # One click at a time: a button's click while its last one is processed is dropped.
     for step in (4, 3):
-        pages.click(page, "replay-back")
-        expect(page.locator("#replay-position")).to_contain_text(f"Step {step} of 5")
+        pages.replay_move(page, "back", step)
 
     pages.click(page, "replay-fork")
     pages.expect_banner(page, "Forked at step 3 from the server's snapshot")
@@ -121,8 +119,8 @@ def test_a_dataset_on_localhub_replays_and_forks(
     pages.text_input(page, "replay-dataset").fill("alice/chess-games")
     pages.click(page, "replay-open-dataset")
     expect(page.locator("#replay-position")).to_contain_text("Step 0 of 6 · reset(")
-    pages.click(page, "replay-forward")
-    pages.click(page, "replay-forward")
+    for step in (1, 2):  # one click at a time, each waiting for the step it leads to
+        pages.replay_move(page, "forward", step)
     expect(page.locator("#replay-observation")).to_contain_text(recorded(records, 2)["fen"])
     pages.click(page, "replay-fork")
     pages.expect_banner(page, "Forked at step 2 by replay")

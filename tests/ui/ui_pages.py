@@ -49,6 +49,21 @@ def click(page: Page, elem_id: str) -> None:
     page.click(f"#{elem_id}")
 
 
+def click_until(page: Page, elem_id: str, shown_in: str, text: str) -> None:
+    """Click, then wait until ``#shown_in`` shows ``text``: the page's own state after the click.
+
+    Clicks in a row must each wait so: a button's click that comes while its last one is still
+    processed is dropped, or reads the page as it was before the last one (on a loaded machine,
+    the second of two quick "Forward" clicks left the Replay tab at step 1)."""
+    click(page, elem_id)
+    expect(page.locator(f"#{shown_in}")).to_contain_text(text)
+
+
+def replay_move(page: Page, button: str, step: int) -> None:
+    """Click the Replay tab's ``back`` or ``forward`` and wait until it shows ``step``."""
+    click_until(page, f"replay-{button}", "replay-position", f"Step {step} of ")
+
+
 def expect_banner(page: Page, *texts: str) -> None:
     banner = page.locator("#banner")
     for text in texts:

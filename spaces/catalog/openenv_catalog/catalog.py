@@ -204,6 +204,8 @@ class Catalog:
                     "rollouts": r.rollouts,
                     "date": r.date.isoformat() if r.date else None,
                     "url": r.url,
+                    "complete": r.complete,
+                    "errors": r.errors,
                 }
                 for r in self.evaluations.of(env.repo_id).results
             ],

@@ -41,6 +41,9 @@ class EvalResult:
         rollouts: How many rollouts it played.
         date: When it was evaluated (the card's date, else the dataset's last change).
         url: The dataset's page.
+        complete: Whether the card says the run is complete: every rollout played, none failed
+            on an infrastructure error (a card that does not say is not complete).
+        errors: The rollouts that failed on infrastructure errors, as the card says.
     """
 
     repo_id: str
@@ -50,15 +53,26 @@ class EvalResult:
     rollouts: int | None
     date: dt.date | None
     url: str
+    complete: bool = False
+    errors: int | None = None
 
 
 @dataclass(frozen=True)
 class Leaderboard:
     """The results of one environment, best pass@1 first; ``error`` says why there are none
-    when the Hub failed."""
+    when the Hub failed. :attr:`complete` are the ones a leaderboard ranks; the others (runs
+    pushed with ``--partial``, or cards that do not say) are shown apart."""
 
     results: tuple[EvalResult, ...] = ()
     error: str = ""
+
+    @property
+    def complete(self) -> tuple[EvalResult, ...]:
+        return tuple(r for r in self.results if r.complete)
+
+    @property
+    def incomplete(self) -> tuple[EvalResult, ...]:
+        return tuple(r for r in self.results if not r.complete)
 
 
 class Evaluations:
@@ -111,6 +125,7 @@ def _result(info: Any, url: str) -> EvalResult:
     figures = card.get("openenv_eval") if card is not None else None
     figures = figures if isinstance(figures, Mapping) else {}
     rollouts = _number(figures.get("rollouts"))
+    errors = _number(figures.get("errors"))
     return EvalResult(
         repo_id=info.id,
         model=str(figures.get("model") or "unknown")[:200],
@@ -119,6 +134,8 @@ def _result(info: Any, url: str) -> EvalResult:
         rollouts=int(rollouts) if rollouts is not None else None,
         date=_date(figures.get("date")) or _date(info.last_modified),
         url=url,
+        complete=figures.get("complete") is True and errors == 0,
+        errors=int(errors) if errors is not None else None,
     )
 
 

@@ -14,7 +14,7 @@ from openenv_hub.validation import CheckResult
 
 from .catalog import Badge
 from .checks import Validation
-from .evaluations import Leaderboard
+from .evaluations import EvalResult, Leaderboard
 from .models import CatalogPage, Environment, web_link
 
 __all__ = ["CSS", "detail_html", "leaderboard_html", "report_html", "table_html"]
@@ -148,13 +148,31 @@ def detail_html(
 
 
 def leaderboard_html(board: Leaderboard) -> str:
-    """The evaluation results pushed for an environment, best pass@1 first."""
+    """The evaluation results pushed for an environment, best pass@1 first: the complete runs;
+    the others (with infrastructure errors or rollouts missing) folded away below them."""
     title = "<h4>Evaluations</h4>"
     if board.error:
         return f'{title}<p class="oc-meta" role="alert">{_e(board.error)}</p>'
     if not board.results:
         text = "No evaluation results yet: openenv eval --space NS/NAME --push-to-hub pushes them."
         return f'{title}<p class="oc-empty">{_e(text)}</p>'
+    shown = title
+    if board.complete:
+        shown += _results_table(board.complete, "Evaluations")
+    else:
+        shown += '<p class="oc-empty">No complete evaluation yet.</p>'
+    if board.incomplete:
+        count = len(board.incomplete)
+        shown += (
+            f'<details class="oc-incomplete"><summary>{count} incomplete run'
+            f"{'s' if count > 1 else ''} (infrastructure errors or rollouts missing: their "
+            "figures are not the model's)</summary>"
+            f"{_results_table(board.incomplete, 'Incomplete evaluations')}</details>"
+        )
+    return shown
+
+
+def _results_table(results: tuple[EvalResult, ...], label: str) -> str:
     head = "".join(
         f'<th scope="col">{name}</th>'
         for name in ("Model", "Mean return", "pass@1", "Rollouts", "Date", "Results")
@@ -165,10 +183,10 @@ def leaderboard_html(board: Leaderboard) -> str:
         f"<td>{_e(r.rollouts if r.rollouts is not None else '—')}</td>"
         f"<td>{_e(r.date.isoformat() if r.date else '—')}</td>"
         f"<td>{_link(r.url, r.repo_id)}</td></tr>"
-        for r in board.results
+        for r in results
     )
     return (
-        f'{title}<table class="oc-leaderboard" aria-label="Evaluations"><thead><tr>{head}</tr>'
+        f'<table class="oc-leaderboard" aria-label="{_e(label)}"><thead><tr>{head}</tr>'
         f"</thead><tbody>{rows}</tbody></table>"
     )
 

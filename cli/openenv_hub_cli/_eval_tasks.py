@@ -1,6 +1,6 @@
-"""An environment served for the time a command needs it (``openenv eval``, ``tasks``,
-``rescore``): a server URL as given, or an environment folder or a dataset that declares an
-environment, served by a server started for the duration."""
+"""Where an evaluation's tasks and environment come from: ``--tasks``, the folder's manifest, the
+rows of a dataset that declares the environment, or the environment's task routes; a URL as
+given, or a folder or a dataset's environment served for the time it takes."""
 
 from __future__ import annotations
 
@@ -8,16 +8,69 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from openenv_hub_cli._utils import CommandError
 
 if TYPE_CHECKING:
     from openenv_hub.hub import EnvironmentDataset
 
-__all__ = ["DATASET_PREFIX", "ServedEnv", "env_url", "served_env"]
+__all__ = ["DATASET_PREFIX", "ServedEnv", "declared_source", "env_url", "find_tasks", "served_env"]
 
 DATASET_PREFIX = "hf://datasets/"
+
+
+def find_tasks(
+    env: str,
+    source: str | None,
+    split: str | None,
+    *,
+    limit: int | None = None,
+    url: str | None = None,
+    name: Any = None,
+    served: ServedEnv | None = None,
+) -> tuple[list[Any], int]:
+    """The first ``limit`` tasks to play, and how many there are: the taskset given with
+    --tasks, else the one ``env``'s manifest declares (a folder) or the rows of the dataset
+    that declares it, else the tasks the environment lists (serving ``env`` for the time it
+    takes when ``url`` is not given)."""
+    from openenv_hub.eval import (
+        dataset_tasks,
+        declared_tasks,
+        environment_metadata,
+        load_tasks,
+        server_tasks,
+    )
+
+    if source:
+        found = load_tasks(source, split=split)
+        return found[:limit], len(found)
+    if served is not None and served.dataset is not None:
+        from_dataset = dataset_tasks(served.dataset, split=split, limit=limit)
+        if from_dataset is not None:
+            return from_dataset.tasks, from_dataset.total
+    elif "://" not in env and (Path(env) / "openenv.yaml").is_file():
+        declared = declared_tasks(Path(env), split=split, limit=limit)
+        if declared is not None:
+            return declared.tasks, declared.total
+    if url is None:
+        with served_env(env) as started:
+            return find_tasks(env, None, split, limit=limit, url=started.url, served=started)
+    name = name or environment_metadata(url).get("name") or "env"
+    found = server_tasks(url, str(name), split=split)
+    return found[:limit], len(found)
+
+
+def declared_source(served: ServedEnv) -> str | None:
+    """What the folder's manifest names as its taskset, or the dataset (None for a URL)."""
+    if served.dataset is not None:
+        return served.dataset.reference
+    if served.folder is None:
+        return None
+    from openenv_hub.manifest import load_manifest
+
+    taskset = load_manifest(served.folder).taskset
+    return None if taskset is None else taskset.source or taskset.generator
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,54 @@
+"""Deletes this process's Daytona sandboxes when it dies, however it dies (the sandboxes'
+counterpart of :mod:`openenv_hub.runtimes._reaper`).
+
+A process that creates sandboxes also starts one Daytona reaper: ``python -m
+openenv_hub.runtimes._daytona_reaper OWNER``, in a session of its own, reading a pipe whose only
+writer is the starting process. For each Daytona it creates sandboxes on, the process writes one
+line to the pipe: ``{"api_url", "api_key", "target"}`` as JSON (the key goes through the pipe,
+never a command line). When the process exits, even by SIGKILL, the kernel closes the pipe; the
+reaper then deletes every sandbox of those Daytonas labelled with ``OWNER`` and exits. After a
+normal exit the providers have already deleted theirs at ``atexit`` and the reaper finds none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+
+from openenv_hub.runtimes import labels
+from openenv_hub.runtimes._daytona_api import OWNER_LABEL, daytona_client
+from openenv_hub.runtimes._reaper import tell_watcher
+
+__all__ = ["reap_sandboxes", "watch_sandboxes"]
+
+
+def watch_sandboxes(api_url: str, api_key: str, target: str | None) -> None:
+    """Make sure this process's Daytona reaper runs and knows the Daytona at ``api_url``."""
+    place = json.dumps({"api_url": api_url, "api_key": api_key, "target": target})
+    tell_watcher("openenv_hub.runtimes._daytona_reaper", place)
+
+
+def reap_sandboxes(api_url: str, api_key: str, target: str | None, owner: str) -> int:
+    """Delete the sandboxes of ``owner`` on the Daytona at ``api_url``; return how many."""
+    from daytona import ListSandboxesQuery
+
+    client = daytona_client(api_url, api_key, target)
+    deleted = 0
+    for sandbox in list(client.list(ListSandboxesQuery(labels={OWNER_LABEL: owner}))):
+        with contextlib.suppress(Exception):
+            client.delete(sandbox)
+            deleted += 1
+    return deleted
+
+
+def _main(owner: str) -> None:
+    places = sys.stdin.buffer.read().decode().splitlines()  # returns when the owner is gone
+    for line in places:
+        with contextlib.suppress(Exception):
+            place = json.loads(line)
+            reap_sandboxes(place["api_url"], place["api_key"], place["target"], owner)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1] if len(sys.argv) > 1 else labels.owner_id())
