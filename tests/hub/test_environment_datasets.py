@@ -200,8 +200,17 @@ def test_nothing_runs_without_consent_and_consent_is_for_one_commit(
     ],
 )
 def test_a_dataset_that_declares_no_environment_is_told_what_to_do(
-    hub_env: HubEnv, cli: Callable[..., CliResult], files: dict[str, str], says: str
+    hub_env: HubEnv,
+    cli: Callable[..., CliResult],
+    files: dict[str, str],
+    says: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
+    (tmp_path / "adder.py").write_text(ADDER)  # the policy loads before the environment
+    monkeypatch.chdir(tmp_path)
+    request.addfinalizer(lambda: sys.modules.pop("adder", None))
     repo_id = _dataset(hub_env, files)
     done = cli("eval", f"hf://datasets/{repo_id}", "--policy", "adder:add", "--yes")
     assert done.code != 0 and says in done.text, done.text
