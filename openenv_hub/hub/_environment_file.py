@@ -203,7 +203,10 @@ def parse_environment_file(text: str, *, where: str) -> EnvironmentFile:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or "(top)"
+        said = first["msg"]
+        if first["type"] == "string_pattern_mismatch" and field.endswith(("manifest", "path")):
+            said = f"{first['input']!r} is not a path inside the dataset (relative, no '..')"
         raise ConfigurationError(
-            f"{ENVIRONMENT_FILE} of {where}: {field}: {first['msg']}",
+            f"{ENVIRONMENT_FILE} of {where}: {field}: {said}",
             hint="See docs/importing.md for the fields it holds.",
         ) from None

@@ -197,6 +197,20 @@ def test_nothing_runs_without_consent_and_consent_is_for_one_commit(
             },
             "declares no environments OpenEnv runs",
         ),
+        (
+            {
+                "environment.yaml": "spec_version: hf-rl-env-0.1\nenvironments:\n"
+                "  - {id: a, frameworks: {openenv: {manifest: ../../elsewhere/openenv.yaml}}}\n"
+            },
+            "'../../elsewhere/openenv.yaml' is not a path inside the dataset",
+        ),
+        (
+            {
+                "environment.yaml": "spec_version: hf-rl-env-0.1\nenvironments:\n"
+                "  - {id: a, dataset: {path: /etc}, frameworks: {openenv: {}}}\n"
+            },
+            "'/etc' is not a path inside the dataset",
+        ),
     ],
 )
 def test_a_dataset_that_declares_no_environment_is_told_what_to_do(
