@@ -142,6 +142,42 @@ def test_the_harbor_package_reads_the_exported_folders(
         assert theirs["has_oracle"] is ours.has_oracle is True
 
 
+@pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.timeout(900)
+def test_an_exported_task_runs_in_its_container_through_the_harbor_importer(
+    sums_with_oracle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exported folder, imported back and served: its image is the environment's own (built
+    from its Dockerfile with the tail export adds), the oracle's solve.sh reaches reward 1 and
+    doing nothing gets 0, in a container with no network."""
+    from docker_support.engine import BASE_IMAGE, remove_images, require_docker
+
+    from openenv_hub.importers import HarborEnvironment, oracle_commands
+    from openenv_hub.types import CallToolAction
+
+    monkeypatch.setenv("DOCKER_HOST", require_docker())
+    monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)
+    export_harbor(sums_with_oracle, tmp_path / "out", limit=1)
+    made = import_harbor(tmp_path / "out", tmp_path / "back", build=True, trust_remote_code=True)
+    try:
+        environment = HarborEnvironment.configured(made.path / "tasks")()
+        task = environment.tasks["sum-0"]
+        assert not task.agent_network
+        environment.reset(task_id="sum-0")
+        for command in oracle_commands(task):
+            ran = environment.step(CallToolAction(tool_name="bash", arguments={"command": command}))
+            assert ran.error is None and "[exit code 0]" in str(ran.result), ran
+        graded = environment.step(CallToolAction(tool_name="submit", arguments={}))
+        assert (graded.reward, graded.done) == (1.0, True), graded.metadata
+        environment.reset(task_id="sum-0")
+        idle = environment.step(CallToolAction(tool_name="submit", arguments={}))
+        assert idle.reward == 0.0 and idle.metadata["test_exit_code"] == 0
+        environment.close()
+    finally:
+        remove_images(*made.images)
+
+
 def test_an_environment_without_a_taskset_has_nothing_to_export(
     sums_env: Callable[[str, str], Path], tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
