@@ -340,6 +340,12 @@ class Manifest(BaseModel):
     def package(self) -> str:
         return self.name
 
+    @property
+    def oracle_policy(self) -> str | None:
+        """The policy that solves the tasks (``quality.oracle.policy``), if one is named."""
+        oracle = self.quality.oracle if self.quality else None
+        return oracle.policy if oracle else None
+
     def dump(self) -> str:
         """The manifest as YAML, without fields left at their defaults."""
         data = self.model_dump(exclude_defaults=True)
