@@ -112,8 +112,13 @@ def engine_command(python: Path, folder: str | Path, port: int) -> list[str]:
 
 
 def engine_environment() -> dict[str, str]:
-    """The engine's environment: no Hub access (the model is a local folder), no usage stats."""
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+    """The engine's environment: no Hub access (the model is a local folder), no usage stats,
+    and OpenMP threads that sleep between forward passes instead of spinning on the cores
+    (Intel OpenMP's default keeps them busy for 200 ms after each one, which on a machine of
+    two cores takes them from every other process, the capture proxy's included)."""
+    quiet = {"KMP_BLOCKTIME": "0", "OMP_WAIT_POLICY": "PASSIVE"}
+    offline = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+    return {**os.environ, **offline, **quiet}
 
 
 def wait_until_healthy(engine: Engine, alive: Any, timeout_s: float = 600.0) -> None:
