@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "model",
         (
             "manifest",
+            "manifest_sections",
             "environment",
             "episode_rules",
             "in_process",
