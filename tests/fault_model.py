@@ -10,7 +10,8 @@ Faults, by the number of the chat request (from 1; the preflight is request 1):
 - ``stall``: no answer for 60 s (a client's timeout ends it);
 - ``empty``: status 200 with ``choices: []``;
 - ``not_json``: status 200, ``content-type: application/json``, a body that is an HTML page;
-- ``exit``: the process ends at once, mid-request (what a killed server does).
+- ``exit``: the process ends at once, mid-request (what a killed server does);
+- ``hold``: the right answer, 1.5 s late (a rollout is surely mid-episode meanwhile).
 
 ``--from N KIND`` answers KIND to every request from the Nth on. Run it with
 ``python tests/fault_model.py --port PORT --faults '{"3": "500", "4": "500"}'``; ``GET
@@ -86,6 +87,8 @@ def create_app(faults: dict[int, str], from_on: tuple[int, str] | None = None) -
             return JSONResponse(error, status_code=429, headers={"retry-after": "1"})
         if fault == "stall":
             await asyncio.sleep(60)
+        if fault == "hold":
+            await asyncio.sleep(1.5)
         if fault == "empty":
             return JSONResponse({**scripted_reply(body), "choices": []})
         if fault == "not_json":

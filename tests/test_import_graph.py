@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "http_protocol",
             "frame_channel",
             "ws_protocol",
+            "websocket_relay",
             "deprecation",
         ),
     ),
@@ -48,6 +49,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "model",
         (
             "manifest",
+            "manifest_sections",
             "environment",
             "episode_rules",
             "in_process",

@@ -88,6 +88,11 @@ EXAMPLES: dict[str, list[Example]] = {
         Example(
             "openenv push my_env --wait", "wait until the Space runs", "a Hub that runs Spaces"
         ),
+        Example(
+            "openenv push my_env --dataset --repo-id YOUR_NAME/my_env_tasks",
+            "a dataset that declares the environment (environment.yaml), for openenv eval",
+            HUB,
+        ),
     ],
     "fork": [
         Example(
@@ -163,6 +168,18 @@ EXAMPLES: dict[str, list[Example]] = {
             "a Harbor dataset on the Hub and a Docker engine",
         ),
     ],
+    "export harbor": [
+        Example(
+            "openenv export harbor harbor_env -o harbor_tasks",
+            "an imported Harbor task set's folders back, unchanged",
+            "an environment imported from Harbor",
+        ),
+        Example(
+            "openenv export harbor my_env -o harbor_tasks --limit 10",
+            "the first 10 tasks of my_env's taskset as Harbor task folders",
+            "an environment with a taskset",
+        ),
+    ],
     "import verifiers": [
         Example(
             "openenv import verifiers my_vf_env.py -o vf_env",
@@ -186,6 +203,11 @@ EXAMPLES: dict[str, list[Example]] = {
             "openenv eval my_env --policy my_policy:act --tasks tasks/ -o results --resume",
             "a Python policy on the tasks in tasks/*.jsonl; play what is missing or failed",
             "a policy module",
+        ),
+        Example(
+            "openenv eval hf://datasets/YOUR_NAME/my_env_tasks --policy my_policy:act --yes",
+            "the environment a dataset declares, on its tasks (its code runs here)",
+            "a policy module and a dataset that declares an environment",
         ),
     ],
     "eval push": [

@@ -23,7 +23,7 @@ from openenv_hub_cli._eval_run import (
     play,
     preflight,
 )
-from openenv_hub_cli._eval_tasks import declared_source, env_url, find_tasks
+from openenv_hub_cli._eval_tasks import declared_source, find_tasks, served_env
 from openenv_hub_cli._utils import CommandError, err_console
 
 __all__ = ["app", "run"]
@@ -54,7 +54,11 @@ app.command("compare")(_eval_more.compare)
 
 @app.command("run")
 def run(
-    env: str = typer.Argument(..., help="The environment: a server URL or a folder."),
+    env: str = typer.Argument(
+        ...,
+        help="The environment: a server URL, a folder, or a dataset that declares one "
+        "(hf://datasets/NS/NAME).",
+    ),
     model: str | None = typer.Option(None, "--model", help="Model name at --base-url."),
     base_url: str | None = typer.Option(
         None, "--base-url", help="An OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1."
@@ -126,11 +130,22 @@ def run(
         "which the catalog then shows on the environment's page.",
     ),
     private: bool | None = typer.Option(None, "--private/--public", help="Visibility on push."),
+    runtime: str | None = typer.Option(
+        None,
+        "--runtime",
+        help="Where a folder or a dataset's environment runs (local, uv, docker, ...).",
+        show_default="local; for a dataset, what it declares",
+    ),
+    yes: bool = typer.Option(
+        False, "--yes", "-y", help="Run a dataset's environment without asking (it runs code)."
+    ),
 ) -> None:
     """Evaluate a model (or a policy) on an environment's tasks (see docs/eval.md).
 
-    Without --tasks, the tasks are the taskset of the folder's openenv.yaml, else the ones the
-    environment lists through its task routes.
+    Without --tasks, the tasks are the taskset of the folder's openenv.yaml (or the task rows of
+    the dataset that declares the environment), else the ones the environment lists through its
+    task routes. A dataset's environment runs its code here: it asks first, at a terminal,
+    unless --yes is given (see docs/importing.md).
     """
     from openenv_hub.eval import Backoff, EvalPlan, ResultsFolder, taskset_digest
 
@@ -145,9 +160,12 @@ def run(
     chosen = _policy(model, base_url, api_key_env, policy, sampling, request_timeout, backoff)
     playing = chosen or _function_policy(str(policy), concurrency)
     results = ResultsFolder(output)
-    with env_url(env) as url:
+    with served_env(env, runtime=runtime, yes=yes) as served:
+        url = served.url
         environment = _environment(url, space)
-        found, _ = find_tasks(env, tasks, split, limit=limit, url=url, name=environment["name"])
+        found, _ = find_tasks(
+            env, tasks, split, limit=limit, url=url, name=environment["name"], served=served
+        )
         plan = EvalPlan(
             found,
             rollouts_per_task,
@@ -160,12 +178,12 @@ def run(
             keep_errors=keep_errors,
         )
         settings = {
-            "env": env,
+            "env": served.pinned,
             "environment": environment,
             "model": model,
             "base_url": base_url,
             "policy": policy,
-            "tasks": tasks or declared_source(env) or "the environment's task routes",
+            "tasks": tasks or declared_source(served) or "the environment's task routes",
             "split": split,
             "limit": limit,
             "taskset_digest": taskset_digest(found),

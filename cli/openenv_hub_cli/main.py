@@ -16,6 +16,7 @@ from openenv_hub_cli import (
     build,
     cache,
     deploy,
+    export,
     fork,
     import_env,
     init,
@@ -86,6 +87,7 @@ app.command("stop")(stop.command)
 app.add_typer(deploy.app, name="deploy")
 app.add_typer(cache.app, name="cache")
 app.add_typer(import_env.app, name="import")
+app.add_typer(export.app, name="export")
 app.add_typer(evaluate.app, name="eval")
 app.command("tasks")(tasks.command)
 app.command("rescore")(rescore.command)

@@ -20,7 +20,13 @@ from openenv_hub_cli._hub import (
     progress,
 )
 from openenv_hub_cli._progress import showing_progress
-from openenv_hub_cli._utils import EnvPathArg, console, err_console, resolve_env_dir
+from openenv_hub_cli._utils import (
+    CommandError,
+    EnvPathArg,
+    console,
+    err_console,
+    resolve_env_dir,
+)
 
 if TYPE_CHECKING:
     from openenv_hub.hub import PushResult, PushTarget
@@ -76,6 +82,12 @@ def command(
     wait_timeout: float = typer.Option(
         900.0, "--wait-timeout", min=1, help="Seconds --wait waits.", show_default=True
     ),
+    dataset: bool = typer.Option(
+        False,
+        "--dataset",
+        help="Publish it as a dataset that declares the environment (environment.yaml), for "
+        "'openenv eval hf://datasets/NS/NAME', instead of a Space.",
+    ),
 ) -> None:
     """Validate the environment and upload it to a Space in one commit (.gitignore honoured).
 
@@ -89,10 +101,20 @@ def command(
     say yes at a terminal to one that openenv.yaml lists (never a Hugging Face token): the
     Space's code reads every secret it gets. Push names the secrets it uploaded, and those the
     Space needs and lacks.
+
+    With --dataset it goes to a dataset instead (--repo-id, else YOU/<name in openenv.yaml>):
+    the same files, an environment.yaml that declares the environment and its tasks, and a
+    dataset card tagged openenv and rl-environment. Who evaluates it runs its code on their
+    machine, after saying yes to the commit they get.
     """
     from openenv_hub.hub import push
 
     env_dir = resolve_env_dir(path)
+    if dataset:
+        _refuse_space_options(env_var, secret, hardware, wait)
+        _push_dataset(env_dir, repo_id, private, token, version, force, exclude, include_secret,
+                      allow_hard_links, dry_run)  # fmt: skip
+        return
     variables, secrets = parse_variables(env_var), parse_secrets(secret)
 
     def show_target(target: PushTarget) -> None:
@@ -129,6 +151,62 @@ def command(
     _report(result)
     if wait and not result.dry_run:
         _wait(result.repo_id, token=token, timeout_s=wait_timeout)
+
+
+def _refuse_space_options(
+    env_var: list[str], secret: list[str], hardware: str | None, wait: bool
+) -> None:
+    given = [
+        name
+        for name, value in (
+            ("--env-var", env_var),
+            ("--secret", secret),
+            ("--hardware", hardware),
+            ("--wait", wait),
+        )
+        if value
+    ]
+    if given:
+        raise CommandError(
+            f"{', '.join(given)} set up a Space; a dataset has no server of its own.",
+            hint="Drop them, or push to a Space (without --dataset).",
+        )
+
+
+def _push_dataset(
+    env_dir: Path,
+    repo_id: str | None,
+    private: bool | None,
+    token: str | None,
+    version: str | None,
+    force: bool,
+    exclude: list[str],
+    include_secret: list[str],
+    allow_hard_links: bool,
+    dry_run: bool,
+) -> None:
+    from openenv_hub.hub import push_dataset
+
+    with progress(f"Publishing {env_dir.name} as a dataset"):
+        result = push_dataset(
+            env_dir, repo_id, private=private, token=token, version=version, force=force,
+            exclude=exclude, include_secrets=include_secret, allow_hard_links=allow_hard_links,
+            dry_run=dry_run,
+        )  # fmt: skip
+    verb = "Would push" if dry_run else "Pushed"
+    console.print(
+        f"{verb} {escape(env_dir.name)} to dataset [bold]{result.repo_id}[/]", markup=True
+    )
+    console.print(f"Files: {escape(', '.join(result.files))}", markup=True)
+    for item in result.skipped:
+        console.print(f"  not uploaded: {escape(item.path)}: {escape(item.reason)}", markup=True)
+    console.print(f"Tags: {', '.join(result.tags)}")
+    if dry_run:
+        console.print("[bold]Dry run:[/] nothing was changed.", markup=True)
+        return
+    tag = f" (version {version})" if version else ""
+    console.print(f"[green]Pushed[/] {result.url}{tag}", markup=True)
+    console.print(f"Evaluate: openenv eval {result.reference} --policy MODULE:FUNCTION")
 
 
 def _wait(repo_id: str, *, token: str | None, timeout_s: float) -> None:

@@ -13,10 +13,16 @@ Layer: model.
 """
 
 from openenv_hub.checks.result import Check, CheckResult, passed, report, report_json, run_checks
-from openenv_hub.checks.static import check_folder, read_front_matter, static_checks
+from openenv_hub.checks.static import (
+    ENVIRONMENT_TAGS,
+    check_folder,
+    read_front_matter,
+    static_checks,
+)
 from openenv_hub.checks.target import EnvTarget
 
 __all__ = [
+    "ENVIRONMENT_TAGS",
     "Check",
     "CheckResult",
     "EnvTarget",

@@ -2,7 +2,8 @@
 
 A folder whose manifest says ``kind: app`` is a Space that is not an environment: it gets
 :data:`APP_STATIC_CHECKS` (manifest, README card, Dockerfile), and its card must *not* carry the
-``openenv`` tag, which catalogs read as "this is an environment".
+tags of :data:`ENVIRONMENT_TAGS` (``openenv``, ``rl-environment``), which catalogs read as "this
+is an environment".
 
 Layer: model.
 """
@@ -28,6 +29,7 @@ else:  # pragma: no cover
 
 __all__ = [
     "APP_STATIC_CHECKS",
+    "ENVIRONMENT_TAGS",
     "STATIC_CHECKS",
     "check_folder",
     "read_front_matter",
@@ -116,8 +118,12 @@ _CARD_HINT = (
 )
 _APP_CARD_HINT = (
     "Start README.md with '---', 'sdk: docker', 'app_port: <the manifest's port>', '---', and "
-    "leave out the 'openenv' tag: catalogs list Spaces tagged openenv as environments."
+    "leave out the 'openenv' and 'rl-environment' tags: catalogs list Spaces tagged with them "
+    "as environments."
 )
+#: The tags of an environment's card: OpenEnv's, and the Hub's filter of RL environments.
+#: Catalogs list the Spaces that carry them; ``openenv push`` adds both to an environment's card.
+ENVIRONMENT_TAGS = ("openenv", "rl-environment")
 
 
 def read_front_matter(text: str) -> dict[str, Any]:
@@ -155,11 +161,13 @@ def _card_problems(card: dict[str, Any], port: int | None, *, environment: bool)
 
 def _tag_problems(card: dict[str, Any], *, environment: bool) -> list[str]:
     tags = card.get("tags") or []
-    tagged = isinstance(tags, list) and "openenv" in tags
-    if environment and not tagged:
+    tags = tags if isinstance(tags, list) else []
+    if environment and "openenv" not in tags:
         return ["tags do not include 'openenv'"]
-    if not environment and tagged:
-        return ["tags include 'openenv', but this Space is an app (kind: app), not an environment"]
+    carried = [tag for tag in ENVIRONMENT_TAGS if tag in tags]
+    if not environment and carried:
+        listed = " and ".join(repr(tag) for tag in carried)
+        return [f"tags include {listed}, but this Space is an app (kind: app), not an environment"]
     return []
 
 

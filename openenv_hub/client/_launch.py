@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from openenv_hub.client.sync_client import SyncEnvClient
+    from openenv_hub.hub import EnvironmentDataset
     from openenv_hub.runtimes import Provider, Source, SpaceRef
 
 __all__ = [
@@ -45,6 +46,8 @@ class LaunchedClient(Protocol):
     """What a launcher makes: an :class:`~openenv_hub.client.EnvClient` (or a subclass), seen
     through the few methods the launcher calls, so this module does not import it (it imports
     this one)."""
+
+    dataset: EnvironmentDataset | None
 
     def __init__(self, base_url: str, *, provider: Provider | None = None, **options: Any): ...
 

@@ -38,11 +38,14 @@ if TYPE_CHECKING:
 
     from openenv_hub.client._launch import ClientLauncher
     from openenv_hub.client.sync_client import SyncEnvClient
+    from openenv_hub.hub import EnvironmentDataset
     from openenv_hub.runtimes import Provider
 
 __all__ = ["EnvClient"]
 
 Self = TypeVar("Self", bound="EnvClient[Any, Any, Any]")
+#: How ``from_hub`` tells a dataset that declares an environment from a Space.
+_DATASET_PREFIX = "hf://datasets/"
 
 
 class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
@@ -102,6 +105,8 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         self._ws: ClientConnection | None = None
         self._lock = asyncio.Lock()
         self.provider = provider
+        #: The dataset the environment came with (``from_hub("hf://datasets/...")``), or None.
+        self.dataset: EnvironmentDataset | None = None
 
     @property
     def url(self) -> str:
@@ -132,6 +137,12 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         terminal). Other options go to the runtime (``env``, ...) or the client
         (``message_timeout_s``, ...).
 
+        ``repo_id`` may also name a dataset that declares an environment (``environment.yaml``
+        at its root): ``hf://datasets/NS/NAME[/ENV_ID][@REVISION]``. Its server is what the
+        declaration names: the dataset's own folder (``runtime`` ``"local"`` by default, or
+        ``"uv"``, ``"docker"``), a Space, or an image; the client's :attr:`dataset` holds the
+        dataset at the commit it resolved to, and its task rows (see docs/importing.md).
+
         Example::
 
             async with EchoEnv.from_hub("openenv/echo_env", local=True, trust_remote_code=True) as env:
@@ -140,9 +151,17 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         from openenv_hub.client._launch import client_from_hub
         from openenv_hub.runtimes import SpaceRef
 
-        chosen = _hub_runtime(runtime, local)
         if python is not None:
             options["python"] = python
+        if repo_id.startswith(_DATASET_PREFIX):
+            from openenv_hub.client._from_dataset import client_from_dataset
+
+            where = _dataset_ref(repo_id, revision)
+            chosen_runtime = "local" if local else runtime
+            return client_from_dataset(
+                cls, where, chosen_runtime, options, token, endpoint, trust_remote_code
+            )
+        chosen = _hub_runtime(runtime, local)
         space = SpaceRef(repo_id, revision, token, endpoint, trust_remote_code)
         return client_from_hub(cls, space, chosen, options)
 
@@ -294,8 +313,23 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         from openenv_hub.client.sync_client import SyncEnvClient
 
         return SyncEnvClient(
-            self.base_url, codec=self, options=self.options, provider=self.provider
+            self.base_url,
+            codec=self,
+            options=self.options,
+            provider=self.provider,
+            dataset=self.dataset,
         )
+
+
+def _dataset_ref(repo_id: str, revision: str | None) -> str:
+    """``repo_id`` (``hf://datasets/...``) with ``revision`` written into it, if given."""
+    if revision is None:
+        return repo_id
+    if "@" in repo_id:
+        raise ConfigurationError(
+            f"{repo_id} names its revision already; revision={revision!r} cannot go with it."
+        )
+    return f"{repo_id}@{revision}"
 
 
 def _hub_runtime(runtime: str | None, local: bool) -> str:

@@ -137,5 +137,9 @@ class MCPToolClient(_MCPCodec, EnvClient[Action, Observation, State]):
 
     def sync(self) -> SyncMCPToolClient:
         return SyncMCPToolClient(
-            self.base_url, codec=self, options=self.options, provider=self.provider
+            self.base_url,
+            codec=self,
+            options=self.options,
+            provider=self.provider,
+            dataset=self.dataset,
         )

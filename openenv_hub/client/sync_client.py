@@ -36,6 +36,7 @@ from openenv_hub.types import StepResult
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from openenv_hub.hub import EnvironmentDataset
     from openenv_hub.runtimes import Provider
 
 __all__ = ["SyncEnvClient"]
@@ -66,6 +67,7 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
         codec: Codec[ActT, ObsT, StateT] | None = None,
         options: ClientOptions | None = None,
         provider: Provider | None = None,
+        dataset: EnvironmentDataset | None = None,
     ) -> None:
         self.base_url = base_url
         self.options = options or ClientOptions()
@@ -74,6 +76,8 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
         self._ws: ClientConnection | None = None
         self._lock = threading.Lock()
         self.provider = provider
+        #: The dataset the environment came with (``from_hub("hf://datasets/...")``), or None.
+        self.dataset = dataset
 
     @classmethod
     def _default_codec(cls) -> Codec[ActT, ObsT, StateT]:

@@ -17,6 +17,7 @@ OpenEnvError
 ├── RemoteCodeNotTrustedError            installing from the Hub was not confirmed  (.repo_id)
 ├── ReplayMismatchError                a replayed episode differs from its recording  (.step)
 ├── JudgeError                           an LLM judge could not grade  (.url, .hint)
+├── UntrainableRolloutError              captured rollouts a trainer refused  (.rollouts)
 ├── HubError                             a Hugging Face Hub operation failed  (.repo_id, .hint)
 │   ├── InvalidRepoIdError               not 'namespace/name'
 │   ├── HubAuthenticationError           no token, or the Hub rejected it
@@ -103,6 +104,7 @@ from openenv_hub.errors._pool import (
     SlotError,
 )
 from openenv_hub.errors._replay import EpisodeRecordError, ReplayMismatchError
+from openenv_hub.errors._training import UntrainableRolloutError
 from openenv_hub.errors._transport import (
     ConnectError,
     EnvTimeoutError,
@@ -178,6 +180,7 @@ __all__ = [
     "SpaceNotRunningError",
     "ToolCallError",
     "TransportError",
+    "UntrainableRolloutError",
     "VersionExistsError",
     "error_from_wire",
 ]

@@ -154,15 +154,18 @@ class EnvironmentNotFoundError(OpenEnvError, LookupError):
 
 
 class RemoteCodeNotTrustedError(OpenEnvError, PermissionError):
-    """Installing code from the Hub needs the user's consent, which was not given."""
+    """Running code from the Hub (a Space's, a dataset's) needs the user's consent, which was
+    not given. ``kind`` names what holds the code."""
 
-    def __init__(self, repo_id: str, *, reason: str) -> None:
+    def __init__(self, repo_id: str, *, reason: str, kind: str = "Space") -> None:
         self.repo_id = repo_id
+        self.kind = kind
         self.hint = (
-            "Read the Space's code first; then pass --yes (yes=True / trust_remote_code=True in "
-            "Python) or set OPENENV_TRUST_REMOTE_CODE=1."
+            f"Read the {kind}'s code first; then pass --yes (yes=True / trust_remote_code=True "
+            "in Python) or set OPENENV_TRUST_REMOTE_CODE=1."
         )
-        super().__init__(f"Not installing {repo_id}: {reason}")
+        doing = "installing" if kind == "Space" else "running"
+        super().__init__(f"Not {doing} {repo_id}: {reason}")
 
 
 class JudgeError(OpenEnvError):

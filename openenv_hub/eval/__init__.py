@@ -12,7 +12,7 @@ Layer: client.
 
 from openenv_hub.eval.chat_model import ChatPolicy
 from openenv_hub.eval.compare import Comparison, TaskDifference, compare_runs
-from openenv_hub.eval.declared import DeclaredTasks, declared_tasks
+from openenv_hub.eval.declared import DeclaredTasks, dataset_tasks, declared_tasks
 from openenv_hub.eval.failures import ERROR_KINDS, Backoff, InfrastructureError
 from openenv_hub.eval.generators import (
     TaskGenerator,
@@ -77,6 +77,7 @@ __all__ = [
     "check_environment",
     "compare_runs",
     "dataset_card",
+    "dataset_tasks",
     "declared_tasks",
     "environment_digest",
     "environment_metadata",

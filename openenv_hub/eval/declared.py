@@ -1,5 +1,6 @@
 """The taskset an environment's manifest declares (``taskset:`` in ``openenv.yaml``), read from
-its folder: JSON Lines files inside the folder, a Hub dataset, or a generator keyed by seed.
+its folder: JSON Lines files inside the folder, a Hub dataset, or a generator keyed by seed; and
+the taskset of an environment a Hub dataset declares (:func:`dataset_tasks`).
 
 Layer: client.
 """
@@ -8,13 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.eval.generators import generated_tasks, load_generator
-from openenv_hub.eval.tasksets import HUB_PREFIX, Task, load_tasks
+from openenv_hub.eval.tasksets import HUB_PREFIX, Task, check_unique, load_tasks, task_from_row
 from openenv_hub.manifest import Taskset, load_manifest
 
-__all__ = ["DeclaredTasks", "declared_tasks"]
+if TYPE_CHECKING:
+    from openenv_hub.hub import EnvironmentDataset
+
+__all__ = ["DeclaredTasks", "dataset_tasks", "declared_tasks"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,32 @@ def declared_tasks(
     source = _source_path(env_dir, taskset.source)
     found = load_tasks(source, split=split, splits=taskset.splits, key_column=taskset.key)
     return DeclaredTasks(found[:limit], len(found), taskset.source)
+
+
+def dataset_tasks(
+    dataset: EnvironmentDataset, *, split: str | None = None, limit: int | None = None
+) -> DeclaredTasks | None:
+    """The tasks of the environment ``dataset`` declares: its folder's declared taskset when
+    the folder is in the dataset and its manifest declares one, else the dataset's task rows;
+    None when it has neither (the environment's own task routes list them then).
+
+    Raises:
+        ConfigurationError: A row has no key, or two rows of a split have one key.
+    """
+    folder = dataset.folder
+    if folder is not None and dataset.declaration.dataset is None:
+        declared = declared_tasks(folder, split=split, limit=limit)
+        if declared is not None:
+            return DeclaredTasks(declared.tasks, declared.total, dataset.reference)
+    rows = dataset.rows(split)
+    if not rows:
+        return None
+    tasks = [
+        task_from_row({k: v for k, v in row.items() if k != "split"}, str(row["split"]))
+        for row in rows
+    ]
+    check_unique(tasks, dataset.reference)
+    return DeclaredTasks(tasks[:limit], len(tasks), dataset.reference)
 
 
 def _generated(

@@ -11,10 +11,11 @@ A task comes from one of three places:
 
 Each row needs a key (the first of ``key``, ``task_id``, ``id`` it has) and may carry a
 ``prompt`` (the text the model reads before the environment's first observation) and a
-``reset`` object (the arguments of ``reset``). Without ``reset``, the task is started with
-``reset(task_id=KEY)``, the rule every environment with tasks follows. The row's other plain
-columns (``difficulty``, ``category``...) are kept as the task's :attr:`Task.columns`, and each
-task has a :attr:`Task.digest` of its whole row, which resumes are checked against.
+``reset`` object (the arguments of ``reset``; ``openenv_reset``, the name OpenEnv's RFC 006
+gives it, is read too). Without either, the task is started with ``reset(task_id=KEY)``, the
+rule every environment with tasks follows. The row's other plain columns (``difficulty``,
+``category``...) are kept as the task's :attr:`Task.columns`, and each task has a
+:attr:`Task.digest` of its whole row, which resumes are checked against.
 
 Layer: client.
 """
@@ -31,7 +32,15 @@ import httpx
 
 from openenv_hub.errors import ConfigurationError
 
-__all__ = ["KEY_COLUMNS", "Task", "load_tasks", "server_tasks", "task_from_row", "taskset_digest"]
+__all__ = [
+    "KEY_COLUMNS",
+    "Task",
+    "check_unique",
+    "load_tasks",
+    "server_tasks",
+    "task_from_row",
+    "taskset_digest",
+]
 
 #: Columns that may hold a task's stable key, in the order they are looked for.
 KEY_COLUMNS = ("key", "task_id", "id")
@@ -106,7 +115,7 @@ def task_from_row(row: dict[str, Any], split: str, *, key_column: str | None = N
             f"A task of split {split!r} has no key: {json.dumps(row)[:200]}",
             hint=f"Give every row {_one_of(columns)}.",
         )
-    reset = row.get("reset")
+    reset = row.get("reset", row.get("openenv_reset"))
     if isinstance(reset, str):
         reset = json.loads(reset)
     if reset is None:
@@ -160,7 +169,7 @@ def load_tasks(
     if not tasks:
         where = f" in split {', '.join(sorted(wanted))}" if wanted else ""
         raise ConfigurationError(f"The taskset {source} has no tasks{where}.")
-    _check_unique(tasks, source)
+    check_unique(tasks, source)
     return tasks
 
 
@@ -227,7 +236,8 @@ def _one_of(columns: tuple[str, ...]) -> str:
     return f"one of the columns {', '.join(columns)}"
 
 
-def _check_unique(tasks: list[Task], source: str) -> None:
+def check_unique(tasks: list[Task], source: str) -> None:
+    """Raise :class:`ConfigurationError` when two tasks of a split share a key."""
     seen: set[tuple[str, str]] = set()
     for task in tasks:
         if (task.split, task.key) in seen:

@@ -26,6 +26,8 @@ Layer: services.
 from __future__ import annotations
 
 from openenv_hub.hub._access import Account, account
+from openenv_hub.hub._bundle import Bundle, stage_bundle
+from openenv_hub.hub._card import ENVIRONMENT_TAGS, environment_tags
 from openenv_hub.hub._client import HubContext, RepoId, parse_repo_id, resolve_endpoint
 from openenv_hub.hub._connect import app_url
 from openenv_hub.hub._datasets import (
@@ -37,6 +39,16 @@ from openenv_hub.hub._datasets import (
 )
 from openenv_hub.hub._diff import FileChanges
 from openenv_hub.hub._download import SpaceSource, download_space
+from openenv_hub.hub._environment_dataset import EnvironmentDataset, resolve_environment_dataset
+from openenv_hub.hub._environment_file import (
+    ENVIRONMENT_FILE,
+    SPEC_VERSION,
+    DatasetLocation,
+    EnvironmentDeclaration,
+    EnvironmentFile,
+    OpenEnvFramework,
+    parse_environment_file,
+)
 from openenv_hub.hub._errors import hub_call, hub_error, translate
 from openenv_hub.hub._fork import ForkResult, fork
 from openenv_hub.hub._ignore import FileSelection, Skipped, select_files, stage_files
@@ -46,6 +58,7 @@ from openenv_hub.hub._jobs import TERMINAL_STAGES, JobsClient, JobState, job_lab
 from openenv_hub.hub._plan import PushPlan
 from openenv_hub.hub._pull import pull
 from openenv_hub.hub._push import PushResult, push
+from openenv_hub.hub._push_dataset import DatasetPushResult, push_dataset
 from openenv_hub.hub._quality import (
     QUALITY_END,
     QUALITY_START,
@@ -62,14 +75,23 @@ from openenv_hub.hub._wait import SpaceState, wait_for_space
 
 __all__ = [
     "DATASET_PREFIX",
+    "ENVIRONMENT_FILE",
+    "ENVIRONMENT_TAGS",
     "HUB_TOKEN_VARIABLES",
     "QUALITY_END",
     "QUALITY_START",
+    "SPEC_VERSION",
     "TERMINAL_STAGES",
     "TRUST_ENV",
     "Account",
+    "Bundle",
+    "DatasetLocation",
+    "DatasetPushResult",
     "DatasetRef",
     "DatasetSource",
+    "EnvironmentDataset",
+    "EnvironmentDeclaration",
+    "EnvironmentFile",
     "FileChanges",
     "FileSelection",
     "ForkResult",
@@ -78,6 +100,7 @@ __all__ = [
     "JobState",
     "JobsClient",
     "MissingSecret",
+    "OpenEnvFramework",
     "PushPlan",
     "PushResult",
     "PushTarget",
@@ -95,6 +118,7 @@ __all__ = [
     "download_space",
     "ensure_installed",
     "ensure_trusted",
+    "environment_tags",
     "find_installed",
     "folder_digest",
     "fork",
@@ -103,16 +127,20 @@ __all__ = [
     "install",
     "job_label",
     "parse_dataset_ref",
+    "parse_environment_file",
     "parse_repo_id",
     "parse_spec",
     "pull",
     "push",
+    "push_dataset",
     "push_target",
     "read_link",
     "read_scorecard",
     "resolve_endpoint",
+    "resolve_environment_dataset",
     "scorecard_section",
     "select_files",
+    "stage_bundle",
     "stage_files",
     "translate",
     "version_key",

@@ -110,7 +110,13 @@ def _fix_card(bundle: Bundle) -> None:
     text = readme.read_text(encoding="utf-8") if readme.is_file() else None
     title = " ".join(part.capitalize() for part in bundle.manifest.name.split("_") if part)
     environment = bundle.manifest.is_environment
-    fixed, changes = fix_card(text, port=bundle.manifest.port, title=title, environment=environment)
+    fixed, changes = fix_card(
+        text,
+        port=bundle.manifest.port,
+        title=title,
+        environment=environment,
+        tags=bundle.manifest.tags,
+    )
     if changes:
         readme.write_text(fixed, encoding="utf-8")
         bundle.card_changes = changes

@@ -91,7 +91,10 @@ def download_dataset(
     commit = str(info.sha)
     if runs_code:
         ensure_trusted(
-            repo_id, f"Run the environment of {ref} at {commit[:12]}", yes=trust_remote_code
+            repo_id,
+            f"Run the environment of {ref} at {commit[:12]}",
+            yes=trust_remote_code,
+            kind="dataset",
         )
     root = into or cache_dir("datasets")
     source = DatasetSource(repo_id, commit, root / repo_id / commit)

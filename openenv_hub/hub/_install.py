@@ -258,18 +258,26 @@ def _installed_from(git_url: str, commit: str | None, python: str) -> bool:
 
 
 def ensure_trusted(
-    repo_id: str, what: str, *, yes: bool, confirm: Callable[[str], bool] | None = None
+    repo_id: str,
+    what: str,
+    *,
+    yes: bool,
+    confirm: Callable[[str], bool] | None = None,
+    kind: str = "Space",
 ) -> None:
-    """Return if the user trusts the Space's code; raise :class:`RemoteCodeNotTrustedError`."""
+    """Return if the user trusts the code of ``repo_id`` (a ``kind``: Space, dataset); raise
+    :class:`RemoteCodeNotTrustedError`."""
     if yes or os.environ.get(TRUST_ENV, "").strip().lower() in ("1", "true", "yes"):
         return
     if not sys.stdin.isatty():
         raise RemoteCodeNotTrustedError(
-            repo_id, reason="it runs the Space's code, and there is no terminal to confirm that."
+            repo_id,
+            reason=f"it runs the {kind}'s code, and there is no terminal to confirm that.",
+            kind=kind,
         )
     ask = confirm or _ask
     if not ask(f"{what}\nThis runs code from {repo_id} on this machine. Continue?"):
-        raise RemoteCodeNotTrustedError(repo_id, reason="not confirmed.")
+        raise RemoteCodeNotTrustedError(repo_id, reason="not confirmed.", kind=kind)
 
 
 def _ask(question: str) -> bool:

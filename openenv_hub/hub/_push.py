@@ -37,7 +37,7 @@ from openenv_hub.hub._urls import SpaceUrls
 from openenv_hub.hub._wheel_pin import plan_pin
 from openenv_hub.manifest import MANIFEST_FILE, ManifestError
 
-__all__ = ["PushResult", "push"]
+__all__ = ["PushResult", "check_version", "push"]
 
 StepCallback = Callable[[str], None]
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._+-]{0,127}$")
@@ -136,7 +136,7 @@ def push(
     if repo_id is not None:
         parse_repo_id(repo_id)
     if version is not None:
-        _check_version(version)
+        check_version(version)
     ctx = HubContext.create(endpoint=endpoint, token=token, required=True, action="push")
     with tempfile.TemporaryDirectory(prefix="openenv-push-") as tmp:
         step(f"Checking {source.name}")
@@ -205,7 +205,8 @@ def _env_dir(path: Path) -> Path:
     return path.resolve()
 
 
-def _check_version(version: str) -> None:
+def check_version(version: str) -> None:
+    """Raise :class:`InvalidVersionError` unless ``version`` can name a tag on the Hub."""
     if not _VERSION.match(version) or ".." in version or version.endswith((".", ".lock")):
         raise InvalidVersionError(version)
 

@@ -6,6 +6,8 @@ environments, and an environment's tasks become Harbor task folders (see docs/im
   container of its own, graded after the episode by its hidden test;
 - :mod:`~openenv_hub.importers.harbor_oracle`: the policy that plays each task's
   ``solution/solve.sh``;
+- :mod:`~openenv_hub.importers.harbor_export`: an environment's tasks written as Harbor task
+  folders, played in them by :mod:`~openenv_hub.importers.harbor_episode`;
 - :mod:`~openenv_hub.importers.verifiers_detect`, :mod:`~openenv_hub.importers.verifiers_env`:
   a verifiers environment found by reading its source, and served by running verifiers' own
   rollout loop with the agent's turns.
@@ -15,6 +17,7 @@ Layer: client.
 
 from openenv_hub.importers.folders import IMPORT_TAGS, FolderPlan, write_folder
 from openenv_hub.importers.harbor_env import HarborEnvironment, HarborObservation, task_image
+from openenv_hub.importers.harbor_export import HarborExport, export_harbor
 from openenv_hub.importers.harbor_import import HarborImport, harbor_plan, import_harbor
 from openenv_hub.importers.harbor_oracle import harbor_oracle, oracle_commands
 from openenv_hub.importers.harbor_tasks import HarborTask, read_task, read_task_set
@@ -40,6 +43,7 @@ __all__ = [
     "DetectedEnvironment",
     "FolderPlan",
     "HarborEnvironment",
+    "HarborExport",
     "HarborImport",
     "HarborObservation",
     "HarborTask",
@@ -47,6 +51,7 @@ __all__ = [
     "VerifiersImport",
     "VerifiersObservation",
     "detect_verifiers",
+    "export_harbor",
     "harbor_oracle",
     "harbor_plan",
     "import_harbor",

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openenv_hub.errors import ConfigurationError
+from openenv_hub.hub import ENVIRONMENT_TAGS
 from openenv_hub.manifest import Manifest, suggest_name
 
-__all__ = ["IMPORT_TAGS", "FolderPlan", "class_prefix", "write_folder"]
+__all__ = ["IMPORT_TAGS", "FolderPlan", "class_prefix", "staged_folder", "write_folder"]
 
 #: The tags every imported environment's card and manifest carry; the source library's follows.
-IMPORT_TAGS = ("openenv", "rl-environment")
+IMPORT_TAGS = ENVIRONMENT_TAGS
 #: Copied from an imported source tree: never these (credentials, caches, version control).
 _LEFT_OUT = shutil.ignore_patterns(
     ".git", ".hg", ".venv", "venv", "__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache",
@@ -41,7 +42,8 @@ class FolderPlan:
         library: The source library's tag (``harbor``, ``verifiers``).
         server_module: The text of ``NAME/server/app.py``.
         readme_body: The card's text below its front matter.
-        copies: Folders to copy in: destination (relative to the folder) -> source.
+        copies: Folders (or files) to copy in: destination (relative to the folder) ->
+            source.
         extra_files: More files to write: path (relative) -> text.
         manifest_fields: More fields of ``openenv.yaml`` (``quality``, ``taskset``, ...).
         dependencies: Requirements of ``pyproject.toml`` beyond openenv-hub.
@@ -80,25 +82,39 @@ def write_folder(plan: FolderPlan, destination: Path) -> Path:
             f"{plan.name!r} cannot name an environment: it becomes a Python package.",
             hint=f"Try --name {suggest_name(plan.name)}",
         )
-    destination = Path(destination)
-    if destination.is_file() or (destination.is_dir() and any(destination.iterdir())):
-        raise ConfigurationError(
-            f"{destination} already exists and is not empty.",
-            hint="Choose another --output folder, or remove it.",
-        )
-    with _staged(destination) as staging:
+    for source in plan.copies.values():
+        if Path(destination).resolve().is_relative_to(Path(source).resolve()):
+            raise ConfigurationError(
+                f"{destination} is inside {source}, which is copied into it.",
+                hint="Write the environment folder outside the imported source.",
+            )
+    with staged_folder(Path(destination)) as staging:
         for relative, text in _files(plan).items():
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         for relative, source in plan.copies.items():
-            shutil.copytree(source, staging / relative, symlinks=True, ignore=_LEFT_OUT)
-    return destination
+            if Path(source).is_file():
+                (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, staging / relative)
+            else:
+                shutil.copytree(source, staging / relative, symlinks=True, ignore=_LEFT_OUT)
+    return Path(destination)
 
 
 @contextmanager
-def _staged(destination: Path) -> Iterator[Path]:
-    """A folder beside ``destination`` that becomes it when the block ends without error."""
+def staged_folder(destination: Path) -> Iterator[Path]:
+    """A folder beside ``destination`` that becomes it when the block ends without error (and
+    is removed when it does not).
+
+    Raises:
+        ConfigurationError: ``destination`` is a file, or a folder that holds files.
+    """
+    if destination.is_file() or (destination.is_dir() and any(destination.iterdir())):
+        raise ConfigurationError(
+            f"{destination} already exists and is not empty.",
+            hint="Choose another --output folder, or remove it.",
+        )
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=destination.parent, prefix=f".{destination.name}-"))
     try:

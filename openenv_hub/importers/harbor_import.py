@@ -64,7 +64,10 @@ def import_harbor(
         from openenv_hub.hub import ensure_trusted
 
         ensure_trusted(
-            str(source), f"Build the images of {len(tasks)} Harbor tasks", yes=trust_remote_code
+            str(source),
+            f"Build the images of {len(tasks)} Harbor tasks",
+            yes=trust_remote_code,
+            kind="task set",
         )
         images = [task_image(task) for task in read_task_set(made / "tasks")]
     return HarborImport(made, tasks, images)

@@ -1,8 +1,8 @@
 """``openenv import verifiers MODULE_OR_PATH``: a verifiers environment as an environment folder.
 
 The environment is found by reading its source (:mod:`~openenv_hub.importers.verifiers_detect`:
-nothing of it runs), its source tree is copied to ``vendor/`` (without credentials, caches or
-version control), and a server module serves ``load_environment(**arguments)`` with
+nothing of it runs), its source tree (or its one file, for a module of one file) is copied to
+``vendor/`` (without credentials, caches or version control), and a server module serves ``load_environment(**arguments)`` with
 :class:`~openenv_hub.importers.VerifiersEnvironment`. The code runs only when the folder is
 served, which its user starts.
 
@@ -54,7 +54,13 @@ def import_verifiers(
     """
     detected = detect_verifiers(locate_source(str(source)), module=module)
     package = name or suggest_name(Path(destination).name)
-    vendored = f"vendor/{detected.root.name}"
+    if detected.file.parent == detected.root and "." not in detected.module:
+        # a module of one file: that file alone, not every file beside it
+        vendored = f"vendor/{detected.module}"
+        copies = {f"{vendored}/{detected.file.name}": detected.file}
+    else:
+        vendored = f"vendor/{detected.root.name}"
+        copies = {vendored: detected.root}
     plan = FolderPlan(
         name=package,
         description=f"The verifiers environment {detected.module}, run by verifiers.",
@@ -66,7 +72,7 @@ def import_verifiers(
             arguments=json.dumps(arguments or {}, sort_keys=True),
         ),
         readme_body=_README.format(module=detected.module, vendored=vendored),
-        copies={vendored: detected.root},
+        copies=copies,
         dependencies=[VERIFIERS_REQUIREMENT],
     )
     return VerifiersImport(write_folder(plan, Path(destination)), detected)

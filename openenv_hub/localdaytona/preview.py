@@ -19,11 +19,12 @@ import contextlib
 import hmac
 import re
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import httpcore
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
+
+from openenv_hub.websocket_relay import pipe_websocket
 
 from .errors import ApiError, error_response
 from .records import SandboxRecord
@@ -42,7 +43,6 @@ _DROPPED = {
 _POLICY_VIOLATION = 1008
 # Codes a server may not send: none received (1005) is a normal close; a connection lost (1006,
 # the sandbox deleted or stopped) is told as an error of the server (1011).
-_CLOSE_CODES = {1005: 1000, 1006: 1011}
 _TIMEOUTS = {"connect": 10.0, "read": 300.0, "write": 300.0, "pool": 30.0}
 
 
@@ -183,7 +183,7 @@ async def _relay_websocket(
 ) -> None:  # fmt: skip
     """Relay a WebSocket to the sandbox's server, frame by frame both ways, close codes too."""
     from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosed, InvalidStatus
+    from websockets.exceptions import InvalidStatus
 
     await receive()  # websocket.connect
     query = scope.get("query_string", b"").decode("latin-1")
@@ -200,41 +200,7 @@ async def _relay_websocket(
         return
     await send({"type": "websocket.accept", "subprotocol": remote.subprotocol})
 
-    async def to_remote() -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "websocket.disconnect":
-                await remote.close(code=message.get("code", 1000))
-                return
-            touch()
-            data: Any = (
-                message.get("text") if message.get("text") is not None else message.get("bytes")
-            )
-            with contextlib.suppress(ConnectionClosed):
-                await remote.send(data)
-
-    async def to_client() -> None:
-        with contextlib.suppress(ConnectionClosed):
-            async for data in remote:
-                touch()
-                await send(
-                    {"type": "websocket.send", "text" if isinstance(data, str) else "bytes": data}
-                )
-        received = remote.close_code or 1005
-        code = _CLOSE_CODES.get(received, received)
-        with contextlib.suppress(Exception):  # the client may be gone already
-            await send(
-                {"type": "websocket.close", "code": code, "reason": remote.close_reason or ""}
-            )
-
-    tasks = [asyncio.ensure_future(to_remote()), asyncio.ensure_future(to_client())]
-    _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    for task in pending:
-        task.cancel()
-    for task in tasks:
-        with contextlib.suppress(BaseException):
-            await task
-    await remote.close()
+    await pipe_websocket(receive, send, remote, on_frame=touch)
 
 
 async def _refuse(error: ApiError, scope: Scope, receive: Receive | None, send: Send) -> None:

@@ -11,14 +11,13 @@ Layer: runtimes.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
+
+from openenv_hub.websocket_relay import pipe_websocket
 
 from .errors import HubError, error_response
 
@@ -128,7 +127,6 @@ async def relay_websocket(
     from urllib.parse import urlsplit
 
     from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosed
     from websockets.typing import Origin
 
     await receive()  # websocket.connect
@@ -146,36 +144,4 @@ async def relay_websocket(
         return
     await send({"type": "websocket.accept", "subprotocol": remote.subprotocol})
 
-    async def to_remote() -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "websocket.disconnect":
-                await remote.close(code=message.get("code", 1000))
-                return
-            data: Any = (
-                message.get("text") if message.get("text") is not None else message.get("bytes")
-            )
-            with contextlib.suppress(ConnectionClosed):
-                await remote.send(data)
-
-    async def to_client() -> None:
-        try:
-            async for data in remote:
-                key = "text" if isinstance(data, str) else "bytes"
-                await send({"type": "websocket.send", key: data})
-        except ConnectionClosed:
-            pass
-        code = remote.close_code or 1000
-        with contextlib.suppress(Exception):  # the client may be gone already
-            await send(
-                {"type": "websocket.close", "code": code, "reason": remote.close_reason or ""}
-            )
-
-    tasks = [asyncio.ensure_future(to_remote()), asyncio.ensure_future(to_client())]
-    _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    for task in pending:
-        task.cancel()
-    for task in tasks:
-        with contextlib.suppress(BaseException):
-            await task
-    await remote.close()
+    await pipe_websocket(receive, send, remote)

@@ -16,7 +16,10 @@ included), refuses:
 - a request whose ``Host`` is none of the names the server may be reached by: a loopback name
   (``localhost``, ``*.localhost``, with any port), an IP address (``127.0.0.1``, ``[::1]``,
   ``10.0.0.5``: what a client that typed ``http://10.0.0.5:8000`` sends), or an allowed host
-  (``allowed_hosts``, ``$OPENENV_ALLOWED_HOSTS``, the Space's host). A page that rebound its
+  (``allowed_hosts``, ``$OPENENV_ALLOWED_HOSTS``, the Space's host); and, in process, the
+  name an ASGI test client calls the app by (Starlette's ``TestClient`` sends
+  ``Host: testserver``), which a network server never serves (its server address is always
+  an address or a socket path, never a name). A page that rebound its
   own name to the server's address (DNS rebinding) sends its own name, whichever address it
   reached: loopback, the machine's own on a server bound to ``0.0.0.0``, or a container's
   behind a published port. An address is never such a name: a page whose origin is an address
@@ -122,7 +125,7 @@ class BrowserPolicy:
         """Why the request of ``scope`` is refused, or None to serve it."""
         headers = _headers(scope)
         return (
-            self._host_refusal(headers)
+            self._host_refusal(scope, headers)
             or self._origin_refusal(scope, headers)
             or _body_refusal(scope, headers)
         )
@@ -144,9 +147,9 @@ class BrowserPolicy:
         policy = [(b"content-security-policy", f"frame-ancestors {ancestors}".encode())]
         return policy if self.frame_ancestors else [(b"x-frame-options", b"DENY"), *policy]
 
-    def _host_refusal(self, headers: dict[bytes, str]) -> Refusal | None:
+    def _host_refusal(self, scope: Scope, headers: dict[bytes, str]) -> Refusal | None:
         host = _hostname(headers.get(b"host", ""))
-        if host is None or self.answers(host):
+        if host is None or self.answers(host) or host == _in_process_name(scope):
             return None
         return Refusal(
             403,
@@ -280,6 +283,19 @@ def _headers(scope: Scope) -> dict[bytes, str]:
     for name, value in scope.get("headers", ()):
         found.setdefault(name.lower(), value.decode("latin-1"))
     return found
+
+
+def _in_process_name(scope: Scope) -> str | None:
+    """The name the app was called by when the connection is in process (an ASGI test
+    client's base URL: its "server" is that name, where a network server's is its socket's
+    address), else None."""
+    server = scope.get("server")
+    if not server or not isinstance(server[0], str):
+        return None
+    name = server[0].lower()
+    if _is_address(name) or name.startswith("/") or not name:
+        return None
+    return name
 
 
 def _is_address(host: str) -> bool:

@@ -19,11 +19,13 @@ __all__ = ["sums_env"]  # fixtures
 GENERATOR = doc_block("docs/eval.md", "eval-generator").code
 
 UNREPRODUCIBLE = """
-import random
+import itertools
+
+CALLS = itertools.count(10)
 
 
 def make_task(seed):
-    a = random.randint(10, 99)  # global state: another task each time
+    a = next(CALLS)  # global state: another task each time, whatever the seed
     return {"prompt": f"What is {a} + 1?", "answer": a + 1}
 """
 

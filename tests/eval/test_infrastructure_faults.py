@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from eval_support import read_rows
 from restartable import child_server, fault_command, game_command
@@ -112,12 +113,13 @@ def test_an_environment_killed_and_restarted_gives_the_clean_result(
     cli: Any, workdir: Path, child_server: Any, clean: Any
 ) -> None:
     game, expected = clean
-    model = child_server(fault_command(), "/requests")
-    rollouts = workdir / "env-killed" / "rollouts.jsonl"
+    model = child_server(fault_command('{"4": "hold"}'), "/requests")
 
-    def kill_then_restart() -> None:  # after the first rollout is written, for 3 s
+    def kill_then_restart() -> (
+        None
+    ):  # while the 4th model request is held: a rollout is mid-episode
         deadline = time.monotonic() + 60
-        while not (rollouts.is_file() and rollouts.read_text().count("\n") >= 1):
+        while httpx.get(f"{model.url}/requests", timeout=10).json()["chat"] < 4:
             if time.monotonic() > deadline:
                 return
             time.sleep(0.02)

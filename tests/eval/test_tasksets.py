@@ -105,3 +105,13 @@ def test_an_environment_without_tasks_needs_a_taskset(cli: Any, word_game: Any) 
     result = cli("eval", word_game.url, "--policy", "guesser:guess")
     assert result.code != 0
     assert "does not list tasks" in result.text and "--tasks" in result.text
+
+
+def test_a_row_may_give_its_reset_arguments_under_the_rfcs_name() -> None:
+    """OpenEnv's RFC 006 calls a row's reset arguments ``openenv_reset``; ``reset`` wins."""
+    from openenv_hub.eval import task_from_row
+
+    assert task_from_row({"key": "a", "openenv_reset": {"seed": 3}}, "test").reset == {"seed": 3}
+    both = {"key": "a", "reset": {"seed": 1}, "openenv_reset": {"seed": 3}}
+    assert task_from_row(both, "test").reset == {"seed": 1}
+    assert task_from_row({"key": "a"}, "test").reset == {"task_id": "a"}

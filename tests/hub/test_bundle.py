@@ -134,12 +134,13 @@ def test_gitignore_of_the_enclosing_work_tree_applies(tmp_path: Path) -> None:
                 "sdk: 'gradio' -> 'docker'",
                 "app_port: 7860 -> 8000",
                 "base_path: added (/web)",
-                "tags: added 'openenv'",
+                "tags: added 'openenv', 'rl-environment'",
                 "colorFrom: '#00C9FF' -> 'blue'",
             ],
         ),
         (
-            "---\nsdk: docker\napp_port: 8000\nbase_path: /web\ntags:\n  - openenv\n---\nbody\n",
+            "---\nsdk: docker\napp_port: 8000\nbase_path: /web\ntags:\n  - openenv\n"
+            "  - rl-environment\n---\nbody\n",
             [],
         ),
     ],

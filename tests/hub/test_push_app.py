@@ -54,19 +54,20 @@ def test_push_publishes_an_app_without_the_openenv_tag(
     assert {"Dockerfile", "requirements.txt", "openenv_catalog/app.py"} <= set(remote)
     assert any(name.startswith(".openenv/wheels/openenv_hub-") for name in remote)
     info = hub_env.api("alice").space_info(repo_id)
-    assert "openenv" not in (info.tags or []) and info.sdk == "docker"
+    assert not {"openenv", "rl-environment"} & set(info.tags or []) and info.sdk == "docker"
     variables = hub_env.api("alice").get_space_variables(repo_id)
-    assert variables["CATALOG_TAG"].value == "openenv"
+    assert variables["CATALOG_TAGS"].value == "openenv,rl-environment"
 
 
-def test_an_app_card_with_the_openenv_tag_is_refused_before_anything_is_sent(
-    hub_env: HubEnv, app_copy: Path
+@pytest.mark.parametrize("tag", ["openenv", "rl-environment"])
+def test_an_app_card_with_an_environment_tag_is_refused_before_anything_is_sent(
+    hub_env: HubEnv, app_copy: Path, tag: str
 ) -> None:
     readme = app_copy / "README.md"
-    readme.write_text(readme.read_text().replace("sdk: docker\n", "sdk: docker\ntags: [openenv]\n"))
+    readme.write_text(readme.read_text().replace("sdk: docker\n", f"sdk: docker\ntags: [{tag}]\n"))
     [card] = [r for r in validate_path(app_copy, level="static") if r.name == "space_card"]
-    assert not card.ok and "this Space is an app (kind: app)" in card.message
-    assert "catalogs list Spaces tagged openenv as environments" in card.hint
+    assert not card.ok and f"tags include '{tag}', but this Space is an app" in card.message
+    assert "catalogs list Spaces tagged with them as environments" in card.hint
     repo_id = unique_repo(hub_env, "tagged-app")
     with pytest.raises(EnvironmentValidationError):
         push(app_copy, repo_id, bundle_wheel=False)

@@ -3,6 +3,7 @@ that does something when imported."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -76,3 +77,27 @@ def test_a_bad_source_is_told(cli: Callable[..., Any], tmp_path: Path) -> None:
     assert done.code != 0 and "neither a file, a folder nor an installed module" in done.text
     done = cli("import", "verifiers", ENVS / "vf_arith", "-o", tmp_path / "y", "--args", "[1]")
     assert done.code != 0 and "JSON object" in done.text
+
+
+def test_a_file_brings_only_itself_and_a_folder_is_never_copied_into_itself(
+    cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module of one file, imported from the folder it sits in (with other files, and the
+    output folder, beside it), is vendored alone; a folder cannot be imported into itself."""
+    shutil.copy(ENVS / "vf_arith" / "vf_arith.py", tmp_path)
+    (tmp_path / "notes-of-mine.txt").write_text("private\n")
+    monkeypatch.chdir(tmp_path)
+    done = cli("import", "verifiers", "vf_arith.py", "-o", "arith_env")
+    assert done.code == 0, done.text
+    vendored = sorted(p.relative_to(tmp_path) for p in (tmp_path / "arith_env/vendor").rglob("*"))
+    assert vendored == [
+        Path("arith_env/vendor/vf_arith"),
+        Path("arith_env/vendor/vf_arith/vf_arith.py"),
+    ]
+    package = tmp_path / "project" / "arith_pkg"
+    package.mkdir(parents=True)
+    shutil.copy(ENVS / "vf_arith" / "vf_arith.py", package / "__init__.py")
+    monkeypatch.chdir(tmp_path / "project")
+    done = cli("import", "verifiers", ".", "-o", "inside_env")
+    assert done.code != 0 and "outside the imported source" in done.text
+    assert not (tmp_path / "project" / "inside_env").exists()

@@ -183,3 +183,25 @@ def test_forwarded_hosts_count_only_from_trusted_proxies(
     for header in forwarded:
         reply = httpx.post(f"{behind_a_proxy.url}/reset", json={}, headers={**page, **header})
         assert reply.status_code == 200
+
+
+def test_the_in_process_test_client_is_served_under_its_own_name_and_only_in_process() -> None:
+    """Starlette's ``TestClient(app)`` calls the app ``testserver``, in process, as FastAPI's
+    own docs do and generated environments' tests do; over the network that name is refused
+    like any other a page could rebind."""
+    from starlette.testclient import TestClient
+
+    app = create_app(Counted)
+    with TestClient(app) as client:
+        assert client.get("/health").json() == {"status": "healthy"}
+        with client.websocket_connect("/ws") as ws:
+            ws.send_json({"type": "reset", "data": {}})
+            assert ws.receive_json()["type"] == "observation"
+    server = ServerThread(create_app(Counted))
+    server.start()
+    try:
+        refused = httpx.get(f"{server.url}/health", headers={"Host": "testserver"}, timeout=30)
+        assert refused.status_code == 403
+        assert refused.json()["code"] == "HOST_NOT_ALLOWED"
+    finally:
+        server.stop()

@@ -43,7 +43,7 @@ class Listed:
     echo_url: str
 
     def settings(self, **changes: Any) -> CatalogSettings:
-        return CatalogSettings(endpoint=self.endpoint, tag=TAG, **changes)
+        return CatalogSettings(endpoint=self.endpoint, tags=(TAG,), **changes)
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +140,7 @@ def test_search_tag_order_and_pages(listed: Listed) -> None:
     assert [e.repo_id for e in first.environments] == [listed.echo, listed.games]
     assert first.has_next and not second.has_next
     assert [e.repo_id for e in second.environments] == [listed.dead]
-    assert paged.known_tags() == ["games", "openenv"]  # the echo env carries openenv
+    assert paged.known_tags() == ["games", "openenv", "rl-environment"]  # the echo env's
 
 
 def test_validations_run_in_the_background_and_never_hold_up_a_page(listed: Listed) -> None:

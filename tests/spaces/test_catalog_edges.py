@@ -64,13 +64,17 @@ def test_settings_say_which_variable_is_wrong(variables: dict[str, str], problem
 
 def test_settings_from_the_space_variables() -> None:
     settings = CatalogSettings.from_environment(
-        {"HF_ENDPOINT": "http://127.0.0.1:9", "CATALOG_TAG": "games", "CATALOG_PAGE_SIZE": "5"}
+        {"HF_ENDPOINT": "http://127.0.0.1:9", "CATALOG_TAGS": "games, rl", "CATALOG_PAGE_SIZE": "5"}
     )
-    assert (settings.endpoint, settings.tag, settings.page_size) == (
+    assert (settings.endpoint, settings.tags, settings.page_size) == (
         "http://127.0.0.1:9",
-        "games",
+        ("games", "rl"),
         5,
     )
+    default = CatalogSettings.from_environment({})
+    assert default.tags == ("openenv", "rl-environment") == CatalogSettings().tags
+    with pytest.raises(ConfigurationError, match="names none"):
+        CatalogSettings.from_environment({"CATALOG_TAGS": " , "})
     with pytest.raises(ConfigurationError) as raised:
         CatalogQuery(sort="stars")
     assert "stars" in str(raised.value) and "likes" in raised.value.hint

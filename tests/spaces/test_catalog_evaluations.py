@@ -50,7 +50,7 @@ def odd_card(space: str) -> bytes:
 def catalog_url(serve: Callable[..., ServerThread], local_hub: LocalHub) -> Iterator[str]:
     from openenv_catalog.app import create_app
 
-    settings = CatalogSettings(endpoint=local_hub.endpoint, tag=TAG, poll_s=0.5)
+    settings = CatalogSettings(endpoint=local_hub.endpoint, tags=(TAG,), poll_s=0.5)
     yield serve(create_app(Catalog(settings))).url
 
 

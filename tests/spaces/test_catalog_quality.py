@@ -99,7 +99,7 @@ def pushed(
         local_hub.set_likes(repo_id, likes)
     from openenv_catalog.app import create_app
 
-    settings = CatalogSettings(endpoint=local_hub.endpoint, tag=TAG, poll_s=0.5)
+    settings = CatalogSettings(endpoint=local_hub.endpoint, tags=(TAG,), poll_s=0.5)
     yield replace(ids, catalog=serve(create_app(Catalog(settings))).url)
 
 

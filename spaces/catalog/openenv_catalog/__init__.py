@@ -1,5 +1,5 @@
-"""The environment catalog: a Space listing the Spaces tagged ``openenv``, whether they run and
-pass ``openenv validate``, their versions, and how to install them.
+"""The environment catalog: a Space listing the Spaces tagged ``openenv`` or ``rl-environment``,
+whether they run and pass ``openenv validate``, their versions, and how to install them.
 
 ``create_app()`` (in :mod:`.app`) is the server; :class:`Catalog` is the data behind it.
 """

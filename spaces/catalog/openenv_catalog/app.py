@@ -124,7 +124,7 @@ def _find(catalog: Catalog, repo_id: str) -> Any:
     except HubError as exc:
         raise HTTPException(502, f"{exc.message} {exc.hint}".strip()) from None
     if env is None:
-        raise HTTPException(404, f"{repo_id} is not tagged {catalog.settings.tag}.")
+        raise HTTPException(404, f"{repo_id} is not tagged {catalog.settings.tags_text}.")
     return env
 
 

@@ -1,8 +1,11 @@
-"""The environments on the Hub: Spaces tagged ``openenv``, a page at a time, with what a row
-shows besides the listing (the app's URL, the versions and install line, the manifest).
+"""The environments on the Hub: Spaces tagged ``openenv`` or ``rl-environment`` (the catalog's
+tags), a page at a time, with what a row shows besides the listing (the app's URL, the versions
+and install line, the manifest).
 
 Everything goes through ``huggingface_hub``: ``list_spaces`` (search, tags, sort; a page is
-cut from the listing, which the Hub serves in pages linked by ``Link`` headers),
+cut from the listing, which the Hub serves in pages linked by ``Link`` headers; the Hub's
+filter asks for every tag given, so each catalog tag is listed on its own and the listings are
+merged in the order asked for),
 ``space_info`` (the app's URL), :func:`openenv_hub.hub.versions` (the lines ``openenv versions``
 prints) and ``hf_hub_download`` (``openenv.yaml``). The client itself waits without a bound, so
 each call runs in a daemon thread of its own and is waited for at most ``timeout_s``: a Hub that
@@ -43,6 +46,7 @@ EXPAND = [
     "sdk",
     "sha",
     "tags",
+    "trendingScore",
 ]
 MAX_MANIFEST_BYTES = 64 * 1024
 
@@ -104,7 +108,7 @@ class HubCatalog:
             HubError: The Hub failed, or has no such Space.
         """
         info = self._bounded(self._space_info, repo_id)
-        if self.settings.tag not in (info.tags or []):
+        if not set(self.settings.tags) & set(info.tags or []):
             return None
         details = self._bounded(self.details, repo_id, info.sha, info.card_data)
         return self._environment(info, details)
@@ -204,24 +208,31 @@ class HubCatalog:
     # -- Hub calls --------------------------------------------------------------------------
 
     def _list(self, query: CatalogQuery) -> tuple[list[Any], bool]:
+        """A page: the first ``page * size + 1`` Spaces of each catalog tag, merged (each
+        Space once) in the order asked for, then cut."""
         size, hub = self.settings.page_size, self.hub
-        start = (query.page - 1) * size
-        tags = [self.settings.tag]
-        if query.tag.strip() and query.tag.strip() != self.settings.tag:
-            tags.append(query.tag.strip())
+        start, extra = (query.page - 1) * size, query.tag.strip()
         by_quality = query.sort in QUALITY_SORTS
+        limit = MAX_SORTED if by_quality else start + size + 1
+        found: dict[str, Any] = {}
         with translate(endpoint=hub.endpoint, action="list the environment Spaces"):
-            spaces = hub.api.list_spaces(
-                filter=tags,
-                search=query.search.strip() or None,
-                sort="likes" if by_quality else query.sort,  # type: ignore[arg-type]
-                limit=MAX_SORTED if by_quality else start + size + 1,
-                expand=EXPAND,  # type: ignore[arg-type]
-            )
+            for tag in self.settings.tags:
+                spaces = hub.api.list_spaces(
+                    filter=[tag, *([extra] if extra and extra != tag else [])],
+                    search=query.search.strip() or None,
+                    sort="likes" if by_quality else query.sort,  # type: ignore[arg-type]
+                    limit=limit,
+                    expand=EXPAND,  # type: ignore[arg-type]
+                )
+                for info in islice(spaces, limit):
+                    found.setdefault(info.id, info)
+            merged = list(found.values())
             if by_quality:
                 key = sort_key(query.sort)
-                spaces = sorted(spaces, key=lambda info: key(self._environment(info, None)))
-            window = list(islice(spaces, start, start + size + 1))
+                merged.sort(key=lambda info: key(self._environment(info, None)))
+            elif len(self.settings.tags) > 1:  # one listing is in the Hub's order already
+                merged.sort(key=lambda info: _sort_value(info, query.sort), reverse=True)
+        window = merged[start : start + size + 1]
         return window[:size], len(window) > size
 
     def _space_info(self, repo_id: str) -> Any:
@@ -241,11 +252,14 @@ class HubCatalog:
             return list(found)
 
     def _count_tags(self) -> list[str]:
-        hub = self.hub
+        hub, found = self.hub, {}
         with translate(endpoint=hub.endpoint, action="list the environment Spaces"):
-            spaces = hub.api.list_spaces(filter=self.settings.tag, expand=["tags"], limit=1000)
-            counts = Counter(tag for space in spaces for tag in (space.tags or []))
-        counts.pop(self.settings.tag, None)
+            for tag in self.settings.tags:
+                for space in hub.api.list_spaces(filter=tag, expand=["tags"], limit=1000):
+                    found[space.id] = space.tags or []
+        counts = Counter(tag for tags in found.values() for tag in tags)
+        for tag in self.settings.tags:
+            counts.pop(tag, None)
         return [tag for tag, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
     def _details_of(self, listed: list[Any]) -> dict[str, Details]:
@@ -281,7 +295,7 @@ class HubCatalog:
             stage=str(raw.get("stage") or "UNKNOWN"),
             error_message=str(raw.get("errorMessage") or ""),
             likes=int(info.likes or 0),
-            tags=tuple(tag for tag in (info.tags or []) if tag != self.settings.tag),
+            tags=tuple(tag for tag in (info.tags or []) if tag not in self.settings.tags),
             last_modified=info.last_modified,
             sha=info.sha,
             page_url=SpaceUrls(self.hub.endpoint, info.id).web,
@@ -311,6 +325,21 @@ class _Call:
     def wait(self, timeout_s: float) -> bool:
         """Whether it finished within ``timeout_s``."""
         return self._done.wait(max(0.0, timeout_s))
+
+
+#: What each order of :data:`~.models.SORTS` sorts by, as ``list_spaces`` gives it.
+_SORT_FIELDS = {
+    "likes": "likes",
+    "last_modified": "last_modified",
+    "created_at": "created_at",
+    "trending_score": "trending_score",
+}
+
+
+def _sort_value(info: Any, sort: str) -> tuple[bool, Any]:
+    """The value a listed Space is ordered by (one the Hub did not give orders last)."""
+    value = getattr(info, _SORT_FIELDS[sort], None)
+    return value is not None, value if value is not None else 0
 
 
 def _card_get(card: Any, key: str) -> Any:

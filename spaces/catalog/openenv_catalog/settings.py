@@ -4,7 +4,7 @@
 |---|---|---|
 | ``HF_ENDPOINT`` | https://huggingface.co | the Hub to list (LocalHub's URL to try it locally) |
 | ``HF_TOKEN`` | none | a read token, to see private Spaces (a Space secret) |
-| ``CATALOG_TAG`` | ``openenv`` | the tag every listed Space carries |
+| ``CATALOG_TAGS`` | ``openenv,rl-environment`` | a listed Space carries one of these tags |
 | ``CATALOG_PAGE_SIZE`` | 20 | rows per page |
 | ``CATALOG_REFRESH_S`` | 900 | age after which a validation is run again, in the background |
 | ``CATALOG_CHECK_TIMEOUT_S`` | 10 | bound of each check of a validation (six times it: of all) |
@@ -30,7 +30,8 @@ class CatalogSettings:
     Attributes:
         endpoint: The Hub, or None for ``HF_ENDPOINT`` read when the Hub is first used.
         token: A Hub token, or None for ``HF_TOKEN`` or the saved login.
-        tag: Listed Spaces carry this tag.
+        tags: Listed Spaces carry one of these tags (OpenEnv's, and the Hub's filter of RL
+            environments, by default).
         page_size: Rows per page.
         refresh_s: A validation older than this is run again in the background.
         check_timeout_s: Bound of each check of a validation (all its requests, however slowly
@@ -42,13 +43,25 @@ class CatalogSettings:
 
     endpoint: str | None = None
     token: str | None = None
-    tag: str = "openenv"
+    tags: tuple[str, ...] = ("openenv", "rl-environment")
     page_size: int = 20
     refresh_s: float = 900.0
     check_timeout_s: float = 10.0
     recheck_s: float = 60.0
     poll_s: float = 5.0
     workers: int = 2
+
+    def __post_init__(self) -> None:
+        if not self.tags or not all(tag.strip() for tag in self.tags):
+            raise ConfigurationError(
+                f"The catalog lists Spaces by tag, and {self.tags!r} names none.",
+                hint="Give one tag or more, e.g. CATALOG_TAGS=openenv,rl-environment.",
+            )
+
+    @property
+    def tags_text(self) -> str:
+        """The tags, for a sentence: ``openenv or rl-environment``."""
+        return " or ".join(self.tags)
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> CatalogSettings:
@@ -61,13 +74,17 @@ class CatalogSettings:
         return cls(
             endpoint=env.get("HF_ENDPOINT") or None,
             token=env.get("HF_TOKEN") or None,
-            tag=env.get("CATALOG_TAG") or "openenv",
+            tags=_tags(env.get("CATALOG_TAGS") or "openenv,rl-environment"),
             page_size=int(_positive(env, "CATALOG_PAGE_SIZE", 20)),
             refresh_s=_positive(env, "CATALOG_REFRESH_S", 900.0),
             check_timeout_s=_positive(env, "CATALOG_CHECK_TIMEOUT_S", 10.0),
             recheck_s=_positive(env, "CATALOG_RECHECK_S", 60.0),
             poll_s=_positive(env, "CATALOG_POLL_S", 5.0),
         )
+
+
+def _tags(raw: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(tag.strip() for tag in raw.split(",") if tag.strip()))
 
 
 def _positive(env: Mapping[str, str], name: str, default: float) -> float:

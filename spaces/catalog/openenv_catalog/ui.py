@@ -36,7 +36,7 @@ def build_blocks(catalog: Catalog) -> Any:
     """The catalog's ``gradio.Blocks``."""
     view = _View(catalog)
     with gr.Blocks(title="OpenEnv environments", analytics_enabled=False) as blocks:
-        gr.HTML(HEADER.format(tag=catalog.settings.tag))
+        gr.HTML(HEADER.format(tag=catalog.settings.tags_text))
         filters, (previous, page_label, following, recheck_all) = _filters(), _page_buttons()
         table = gr.HTML(elem_id="catalog")
         gr.Markdown("## Details")
@@ -190,8 +190,8 @@ class _View:
             except HubError as exc:
                 return self._detail(None, f"{exc.message} {exc.hint}".strip())
             if env is None:
-                tag = self.catalog.settings.tag
-                return self._detail(None, f"{repo_id} is not tagged {tag}: not in the catalog.")
+                tags = self.catalog.settings.tags_text
+                return self._detail(None, f"{repo_id} is not tagged {tags}: not in the catalog.")
         return self._detail(env)
 
     def recheck(self, env: Environment | None) -> list[Any]:
