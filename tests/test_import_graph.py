@@ -65,7 +65,19 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("services", ("docker", "hub", "packaging", "discovery", "capture", "sandbox")),
     ("runtimes", ("runtimes", "localhub", "localdaytona", "providers")),
-    ("client", ("client", "trajectories", "eval", "gymnasium", "trl", "validation", "importers", "harness")),
+    (
+        "client",
+        (
+            "client",
+            "trajectories",
+            "eval",
+            "gymnasium",
+            "trl",
+            "validation",
+            "importers",
+            "harness",
+        ),
+    ),
     ("server", ("server",)),
     ("ui", ("ui", "testing")),
 ]
