@@ -1,7 +1,6 @@
 """Grading a harness's work folder after a turn, where the harness cannot reach.
 
-A grader is anything with ``grade(workspace) -> Grade`` (:class:`WorkspaceGrader`): the coding
-environment's hidden-test grader (``coding_env.server.harness_grading``), or
+A grader is anything with ``grade(workspace) -> Grade`` (:class:`WorkspaceGrader`), such as
 :class:`TestScriptGrader`, which runs a task's ``tests/test.sh`` in a sandbox of its own, made
 after the harness's turn ended and every process of the harness was killed:
 
