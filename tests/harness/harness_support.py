@@ -1,5 +1,5 @@
-"""What the harness tests share: where scripts/test.sh installs the harnesses, and the engine's
-long context."""
+"""What the harness tests share: where scripts/test.sh installs the harnesses, the engine's long
+context, and a harness environment with a tool of its own."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 from engine_support.vllm_engine import REPO
+
+from openenv_hub.harness import HarnessEnvironment
+from openenv_hub.tools import tool
 
 #: Claude Code's first request is about 50k tokens; the tiny model's positions are stretched.
 LONG_CONTEXT = (
@@ -30,3 +33,12 @@ def installed(path: Path) -> str:
     if not path.exists():
         pytest.fail(f"{path.relative_to(REPO)} is missing: {INSTALLS}", pytrace=False)
     return str(path)
+
+
+class WithTool(HarnessEnvironment):
+    """A harness environment with one tool of its own, so the tool bridge is there too."""
+
+    @tool
+    def lookup(self, word: str) -> str:
+        """Look a word up."""
+        return word.upper()

@@ -15,30 +15,19 @@ import pytest
 from engine_support.fixtures import ENGINE_TIMEOUT_S
 from engine_support.vllm_engine import Engine
 from harness_model import ATTACKS, attack_task
-from harness_support import HIDDEN_MARKER, MINI, MINI_CONFIG, installed
+from harness_support import HIDDEN_MARKER, MINI, MINI_CONFIG, WithTool, installed
 
 from openenv_hub.capture import CaptureProxy
 from openenv_hub.harness import (
     HarnessAction,
     HarnessConfig,
-    HarnessEnvironment,
     HarnessObservation,
     MiniSweAgentAdapter,
     read_tasks,
 )
 from openenv_hub.sync_bridge import run_to_end
-from openenv_hub.tools import tool
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(ENGINE_TIMEOUT_S)]
-
-
-class WithTool(HarnessEnvironment):
-    """A harness environment with one tool of its own, so the tool bridge is there too."""
-
-    @tool
-    def lookup(self, word: str) -> str:
-        """Look a word up."""
-        return word.upper()
 
 
 @pytest.fixture

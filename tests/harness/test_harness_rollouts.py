@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from engine_support.fixtures import ENGINE_TIMEOUT_S
 from harness_model import REPLY_TASK, SOLVE_TASK
-from harness_support import CLAUDE, CODEX, MINI, MINI_CONFIG, installed
+from harness_support import CLAUDE, CODEX, MINI, MINI_CONFIG, WithTool, installed
 
 from openenv_hub import create_app
 from openenv_hub.capture import CaptureProxy
@@ -104,7 +104,7 @@ def test_claude_code_runs_two_turns_to_their_end(
         name="claude-code", model="claude-sonnet-4-5", max_turns=2, max_output_tokens=48
     )
     adapter = ClaudeCodeAdapter(config, executable=installed(CLAUDE))
-    env = HarnessEnvironment(adapter, proxy=harness_proxy, tasks=read_tasks(task_root))
+    env = WithTool(adapter, proxy=harness_proxy, tasks=read_tasks(task_root))
     try:
         env.reset(task_id="write-hello")
         turns = [env.step(HarnessAction(message=REPLY_TASK)) for _ in range(2)]
@@ -121,6 +121,8 @@ def test_claude_code_runs_two_turns_to_their_end(
         assert all(c.wire == "messages" and c.streamed and c.error is None for c in calls)
         assert all(c.finish_reason == "stop" for c in calls)  # the model ended its answers
         assert len(calls[0].prompt_ids) > 20_000  # its whole system prompt and tools
+        # It reached the tool bridge over MCP and lists the environment's tool among its own.
+        assert "mcp__openenv__lookup" in calls[0].messages[-1]["content"]
         # The second turn continues the first one's conversation (--continue).
         assert calls[turns[0].model_calls].continues is not None
     finally:
@@ -131,7 +133,7 @@ def test_codex_runs_a_rollout_to_its_end_and_its_lookups_are_refused(
     harness_proxy: CaptureProxy, task_root: Path
 ) -> None:
     adapter = CodexAdapter(executable=installed(CODEX))
-    env = HarnessEnvironment(adapter, proxy=harness_proxy, tasks=read_tasks(task_root))
+    env = WithTool(adapter, proxy=harness_proxy, tasks=read_tasks(task_root))
     try:
         env.reset(task_id="write-hello")
         turn = env.step(HarnessAction(message=REPLY_TASK))
@@ -143,6 +145,7 @@ def test_codex_runs_a_rollout_to_its_end_and_its_lookups_are_refused(
         [call] = env.capture.calls
         assert call.wire == "responses" and call.streamed and call.finish_reason == "stop"
         assert len(call.prompt_ids) > 10_000  # its instructions and tools
+        assert "lookup" in call.tools  # the environment's tool, from the bridge over MCP
         # Codex looks for github.com at start: refused by the sandbox, and reported.
         assert "github.com" in turn.refused
         errors = [e for e in turn.turn_events if e["type"] == HarnessEventType.ERROR.value]
