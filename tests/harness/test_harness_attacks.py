@@ -57,6 +57,8 @@ def test_the_hidden_tests_are_nowhere_in_the_sandbox(attacked: object) -> None:
     observation, _env = attacked("read-hidden-tests")  # type: ignore[operator]
     assert "/tests/test.sh: No such file or directory" in observation.response
     assert HIDDEN_MARKER not in observation.response
+    found = [line for line in observation.response.splitlines() if line.endswith("test.sh")]
+    assert found == []  # no test.sh anywhere in the sandbox's file system
     assert "proxy.sock" in observation.response and "bridge.sock" in observation.response
 
 
