@@ -188,6 +188,7 @@ def test_a_quiet_docker_build_reports_its_lines(tmp_path: Path) -> None:
 def test_serve_with_uv_shows_the_environment_being_made(tmp_path: Path) -> None:
     """The first start of a folder with uv makes its environment: each stage is shown, then the
     wait for a server that takes a while to answer /health."""
+    from child_processes import end_child, start_child
     from sample_envs import slow_echo
     from serving import free_port
 
@@ -197,7 +198,7 @@ def test_serve_with_uv_shows_the_environment_being_made(tmp_path: Path) -> None:
         "--runtime", "uv", "--port", str(port),
     ]  # fmt: skip
     env = {**os.environ, "OPENENV_HUB_CACHE": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
+    process = start_child(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     )
     seen: list[str] = []
@@ -207,9 +208,10 @@ def test_serve_with_uv_shows_the_environment_being_made(tmp_path: Path) -> None:
             seen.append(line)
             if "Press Ctrl+C to stop." in line:
                 break
-    finally:
         process.send_signal(signal.SIGINT)
-        seen.append(process.communicate(timeout=60)[0])
+        seen.append(process.communicate(timeout=120)[0])
+    finally:
+        end_child(process)
     output = "".join(seen)
     assert "uv environment for echo_env: making it (0 s)" in output, output[-3000:]
     assert "uv environment for echo_env: installing echo_env and its dependencies (" in output

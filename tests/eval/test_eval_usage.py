@@ -122,13 +122,13 @@ def test_policies_run_side_by_side(cli: Any, word_game: Any, workdir: Path, func
     try:
         result = cli(
             "eval", word_game.url, "--policy", f"sleepy:{function}", "--tasks", "tasks",
-            "-k", 16, "-c", 8, "-o", function, "--pass-threshold", 0,
+            "-k", 32, "-c", 8, "-o", function, "--pass-threshold", 0,
         )  # fmt: skip
     finally:
         sys.modules.pop("sleepy", None)
     assert result.code == 0, result.text
     summary = json.loads((workdir / function / "summary.json").read_text())
-    assert summary["rollouts"] == 48
+    assert summary["rollouts"] == 96
     assert summary["last_run"]["rollouts_per_s"] >= 0.8 * 8 / 0.3, summary["last_run"]
 
 

@@ -81,8 +81,7 @@ def test_each_route_is_an_operation_of_the_sdk() -> None:
     operations = sdk_operations()
     routes = api_routes(Service(None, None, "key"))  # type: ignore[arg-type]  # paths only
     served = {
-        route.name: (next(iter(route.methods or ())), re.sub(r"\{[^}]+\}", "{}", route.path))
-        for route in routes
+        route.name: (_method(route), re.sub(r"\{[^}]+\}", "{}", route.path)) for route in routes
     }
     assert set(served) == set(operations), "each route is named after the SDK's operation"
     for name, (method, path) in served.items():
@@ -167,3 +166,9 @@ def test_without_the_api_key_every_route_answers_401(daytona: LocalDaytona) -> N
         for headers in ({}, {"Authorization": "Bearer not-the-key"}):
             answer = httpx.request(operation.method, base + path, headers=headers, timeout=10)
             assert answer.status_code == 401, (operation.name, answer.text)
+
+
+def _method(route: Any) -> str:
+    """The route's method; Starlette adds HEAD to every GET route, and a set has no order."""
+    (method,) = set(route.methods or ()) - {"HEAD"}
+    return str(method)
