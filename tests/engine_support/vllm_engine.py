@@ -141,6 +141,7 @@ def start_engine(folder: str | Path, log: str | Path) -> Iterator[Engine]:
     if python is None:
         raise RuntimeError(INSTALL_HINT)
     engine = Engine(free_port(), SERVED_NAME, str(folder), str(log))
+    log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as output:
         process = start_child(
             engine_command(python, folder, engine.port),
