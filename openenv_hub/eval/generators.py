@@ -21,15 +21,14 @@ Layer: client.
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.eval.tasksets import Task, task_from_row
+from openenv_hub.folder_imports import import_from_folder
 
 __all__ = ["TaskGenerator", "generated_task", "generated_tasks", "load_generator"]
 
@@ -41,12 +40,8 @@ def load_generator(path: str, *, root: Path | None = None) -> TaskGenerator:
     """The generator named ``module:function``, imported with ``root`` (an environment
     folder) first on ``sys.path``."""
     module_name, _, attribute = path.partition(":")
-    if root is not None:
-        folder = root.resolve()
-        _forget_other_copies(module_name.split(".")[0], folder)
-        sys.path[:] = [str(folder), *(entry for entry in sys.path if entry != str(folder))]
     try:
-        module = importlib.import_module(module_name)
+        module = import_from_folder(module_name, root)
     except ImportError as exc:
         raise ConfigurationError(
             f"Could not import the task generator module {module_name!r}: {exc}",
@@ -60,17 +55,6 @@ def load_generator(path: str, *, root: Path | None = None) -> TaskGenerator:
             hint=f"Define 'def {attribute}(seed: int) -> dict' in {module_name}.",
         )
     return function  # type: ignore[no-any-return]
-
-
-def _forget_other_copies(package: str, root: Path) -> None:
-    """Drop ``package`` from ``sys.modules`` when it was imported from outside ``root``: two
-    environment folders may hold packages of the same name."""
-    loaded = sys.modules.get(package)
-    where = getattr(loaded, "__file__", None)
-    if loaded is None or (where is not None and Path(where).resolve().is_relative_to(root)):
-        return
-    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
-        del sys.modules[name]
 
 
 def generated_task(generator: TaskGenerator, seed: int, *, split: str) -> Task:

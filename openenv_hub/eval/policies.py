@@ -15,10 +15,8 @@ Layer: client.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
-import sys
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError
+from openenv_hub.folder_imports import import_from_folder
 
 __all__ = ["Completion", "FunctionPolicy", "Policy", "assistant_message", "load_function_policy"]
 
@@ -79,19 +78,19 @@ def assistant_message(reply: Any) -> dict[str, Any]:
     return message
 
 
-def load_function_policy(spec: str, *, threads: int = 4) -> FunctionPolicy:
-    """The Python policy named ``module:function`` (the current folder is importable), run in
-    ``threads`` worker threads when it is synchronous."""
+def load_function_policy(
+    spec: str, *, threads: int = 4, root: Path | None = None
+) -> FunctionPolicy:
+    """The Python policy named ``module:function``, imported from ``root`` (the current folder
+    when None), run in ``threads`` worker threads when it is synchronous."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise ConfigurationError(
             f"--policy {spec!r} is not 'module:function'.",
             hint="Name a module and a function in it, e.g. --policy my_policies:play",
         )
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
     try:
-        module = importlib.import_module(module_name)
+        module = import_from_folder(module_name, root or Path.cwd())
     except ImportError as exc:
         raise ConfigurationError(
             f"Could not import the policy module {module_name!r}: {exc}",

@@ -26,12 +26,8 @@ Layer: client.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,6 +35,7 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict, Field, create_model
 
 from openenv_hub.errors import ConfigurationError, DependencyNotInstalledError
+from openenv_hub.folder_imports import import_from_folder
 from openenv_hub.tool_specs import ToolSpec, as_call_tool_result
 from openenv_hub.tools import MCPEnvironment
 from openenv_hub.types import (
@@ -78,8 +75,7 @@ def load_verifiers_environment(
         raise DependencyNotInstalledError(
             "verifiers", "verifiers", feature="Serving a verifiers environment"
         ) from None
-    with _on_path(root):
-        loaded = importlib.import_module(module).load_environment(**(arguments or {}))
+    loaded = import_from_folder(module, root).load_environment(**(arguments or {}))
     if not isinstance(loaded, VerifiersEnv):
         raise ConfigurationError(
             f"{module}.load_environment() returned {type(loaded).__name__}, not a verifiers "
@@ -414,16 +410,3 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
     return "" if content is None else str(content)
-
-
-@contextmanager
-def _on_path(root: Path) -> Iterator[None]:
-    entry = str(Path(root).resolve())
-    added = entry not in sys.path
-    if added:
-        sys.path.insert(0, entry)
-    try:
-        yield
-    finally:
-        if added:
-            sys.path.remove(entry)

@@ -11,17 +11,15 @@ Layer: client.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import json
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.eval import Policy, Task, load_function_policy
+from openenv_hub.folder_imports import import_from_folder
 from openenv_hub.manifest import Manifest, Quality
 
 __all__ = ["QualitySpec", "Solutions", "load_function", "task_row"]
@@ -147,8 +145,7 @@ class QualitySpec:
         return self._loaded[key]
 
     def _policy(self, path: str) -> Policy:
-        with _on_path(self.root):
-            return load_function_policy(path)
+        return load_function_policy(path, root=self.root)
 
     def _read_solutions(self, name: str) -> Solutions:
         if self.root is None:
@@ -188,15 +185,14 @@ class QualitySpec:
 
 
 def load_function(path: str, root: Path | None) -> Any:
-    """The object ``module:name`` names, imported with ``root`` first on ``sys.path``.
+    """The object ``module:name`` names, imported from the folder ``root``.
 
     Raises:
         ConfigurationError: It does not import, or has no such name.
     """
     module_name, _, attribute = path.partition(":")
     try:
-        with _on_path(root):
-            module = importlib.import_module(module_name)
+        module = import_from_folder(module_name, root)
     except Exception as exc:
         raise ConfigurationError(
             f"{path} does not import: {type(exc).__name__}: {exc}",
@@ -206,17 +202,3 @@ def load_function(path: str, root: Path | None) -> Any:
     if found is None:
         raise ConfigurationError(f"{module_name} has no {attribute!r} ({path}).")
     return found
-
-
-@contextlib.contextmanager
-def _on_path(root: Path | None) -> Iterator[None]:
-    """``root`` first on ``sys.path`` while the author's module is imported."""
-    if root is None or str(root) in sys.path:
-        yield
-        return
-    sys.path.insert(0, str(root))
-    try:
-        yield
-    finally:
-        with contextlib.suppress(ValueError):
-            sys.path.remove(str(root))
