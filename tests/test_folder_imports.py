@@ -4,7 +4,7 @@ package of the same name was imported from another folder earlier in the same pr
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,7 +45,7 @@ def twins(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     sys.path[:] = [p for p in sys.path if not p.startswith(str(tmp_path))]
 
 
-def oracle_of(folder: Path) -> object:
+def oracle_of(folder: Path) -> Callable[..., object]:
     manifest = parse_manifest((folder / "openenv.yaml").read_text(encoding="utf-8"))
     policy = QualitySpec.of(manifest, folder).oracle_policy()
     return policy.function  # type: ignore[union-attr]
