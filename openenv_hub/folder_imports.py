@@ -6,6 +6,8 @@ the same name (``openenv init my_env`` twice), and one Python process may load b
 a notebook, a test run. Python keeps the first ``my_env`` it imported in ``sys.modules`` and would
 answer ``my_env.quality`` from it, so the folder named is put first on ``sys.path`` and a package
 of the same name that came from elsewhere is forgotten before the import.
+
+Layer: core.
 """
 
 from __future__ import annotations

@@ -18,13 +18,13 @@ import asyncio
 import contextlib
 import hmac
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import httpcore
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
-from openenv_hub.websocket_relay import pipe_websocket
+from openenv_hub.asgi_relay import pipe_websocket, streamed_body
 
 from .errors import ApiError, error_response
 from .records import SandboxRecord
@@ -138,16 +138,6 @@ def _headers(scope: Scope, port: int, *, api_key: str) -> list[tuple[bytes, byte
     return [(b"host", f"127.0.0.1:{port}".encode()), *kept]
 
 
-async def _body(receive: Receive) -> AsyncIterator[bytes]:
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            raise ClientDisconnect()
-        yield message.get("body", b"")
-        if not message.get("more_body"):
-            return
-
-
 async def _forward_http(
     pool: httpcore.AsyncConnectionPool, port: int, rest: str, headers: list[tuple[bytes, bytes]],
     scope: Scope, receive: Receive, send: Send,
@@ -158,7 +148,7 @@ async def _forward_http(
     try:
         async with pool.stream(
             scope["method"], url, headers=headers,
-            content=_body(receive) if has_body else None, extensions={"timeout": _TIMEOUTS},
+            content=streamed_body(receive) if has_body else None, extensions={"timeout": _TIMEOUTS},
         ) as response:  # fmt: skip
             out = [
                 (k, v) for k, v in response.headers if k.decode("latin-1").lower() not in _DROPPED

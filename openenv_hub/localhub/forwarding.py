@@ -11,13 +11,11 @@ Layer: runtimes.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
-from openenv_hub.websocket_relay import pipe_websocket
+from openenv_hub.asgi_relay import pipe_websocket, streamed_body
 
 from .errors import HubError, error_response
 
@@ -38,17 +36,6 @@ _FORWARDING = {
     "x-forwarded-prefix", "x-forwarded-server", "x-real-ip", "x-original-host",
 }  # fmt: skip
 CLOSE_TRY_AGAIN_LATER = 1013
-
-
-async def _body(receive: Receive) -> AsyncIterator[bytes]:
-    """The request body as it arrives (streamed on, never held whole)."""
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            raise ClientDisconnect()
-        yield message.get("body", b"")
-        if not message.get("more_body"):
-            return
 
 
 def request_headers(scope: Scope, *, drop: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
@@ -88,7 +75,7 @@ async def forward_http(
         scope["method"],
         url + (f"?{query}" if query else ""),
         headers=headers,
-        content=_body(receive) if has_body else None,
+        content=streamed_body(receive) if has_body else None,
     )
     try:
         response = await client.send(request, stream=True)

@@ -1,5 +1,8 @@
-"""Relaying an ASGI WebSocket to a server behind: what LocalHub does for a Space's app and the
+"""Relaying an ASGI request to a server behind: what LocalHub does for a Space's app and the
 local Daytona for a sandbox's preview URL.
+
+:func:`streamed_body` yields an HTTP request's body as it arrives, so that it is passed on
+without being held whole.
 
 :func:`pipe_websocket` pipes the frames of an accepted ASGI WebSocket and of a ``websockets``
 client connection both ways until either side closes, then closes the other with the code it
@@ -14,15 +17,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Send
 
-__all__ = ["pipe_websocket"]
+__all__ = ["pipe_websocket", "streamed_body"]
 
 #: Close codes that cannot be sent in a close frame, and what is sent instead.
 _SENDABLE_CODES = {1005: 1000, 1006: 1011}
+
+
+async def streamed_body(receive: Receive) -> AsyncIterator[bytes]:
+    """The request body as it arrives (streamed on, never held whole); ``ClientDisconnect``
+    when the client goes away before its end."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise ClientDisconnect()
+        yield message.get("body", b"")
+        if not message.get("more_body"):
+            return
 
 
 def _no_activity() -> None:
