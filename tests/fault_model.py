@@ -11,7 +11,9 @@ Faults, by the number of the chat request (from 1; the preflight is request 1):
 - ``empty``: status 200 with ``choices: []``;
 - ``not_json``: status 200, ``content-type: application/json``, a body that is an HTML page;
 - ``exit``: the process ends at once, mid-request (what a killed server does);
-- ``hold``: the right answer, 1.5 s late (a rollout is surely mid-episode meanwhile).
+- ``hold``: the right answer, 1.5 s late (a rollout is surely mid-episode meanwhile);
+- ``trickle``: status 200, then a space every 0.5 s for 60 s (each read is quick, the answer
+  never ends: what a stuck proxy's keep-alive whitespace looks like).
 
 ``--from N KIND`` answers KIND to every request from the Nth on. Run it with
 ``python tests/fault_model.py --port PORT --faults '{"3": "500", "4": "500"}'``; ``GET
@@ -31,7 +33,7 @@ import sys
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 WORDS = ["crane", "slate", "pious", "mango", "fjord", "glyph", "brick", "stove", "plumb", "dwarf"]
 
@@ -61,6 +63,12 @@ def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
         "choices": [{"index": 0, "message": message, "finish_reason": reason}],
         "usage": {"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7},
     }
+
+
+async def _trickle() -> Any:
+    for _ in range(120):
+        yield b" "
+        await asyncio.sleep(0.5)
 
 
 def create_app(faults: dict[int, str], from_on: tuple[int, str] | None = None) -> FastAPI:
@@ -96,6 +104,8 @@ def create_app(faults: dict[int, str], from_on: tuple[int, str] | None = None) -
             return Response(page, media_type="application/json")
         if fault == "exit":
             os._exit(1)
+        if fault == "trickle":
+            return StreamingResponse(_trickle(), media_type="application/json")
         return JSONResponse(scripted_reply(body))
 
     return app

@@ -95,10 +95,15 @@ class ChatPolicy:
         openai = _openai()
         extra = {"tools": tools} if tools else {}
         try:
-            raw = await self._open().chat.completions.with_raw_response.create(
-                model=self.model, messages=messages, extra_body={**body, **extra}
+            # The client's own timeout bounds each read; this bounds the whole request, so an
+            # endpoint that trickles its answer byte by byte cannot hold the run.
+            raw = await asyncio.wait_for(
+                self._open().chat.completions.with_raw_response.create(
+                    model=self.model, messages=messages, extra_body={**body, **extra}
+                ),
+                self.timeout_s,
             )
-        except openai.APITimeoutError:
+        except (openai.APITimeoutError, asyncio.TimeoutError):
             raise InfrastructureError(
                 "timeout", f"{self.url} did not answer within {self.timeout_s:g} s"
             ) from None

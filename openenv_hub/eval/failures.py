@@ -38,6 +38,7 @@ ERROR_KINDS = {
     "http_error": "the endpoint answered another 4xx (a wrong URL or model name, a bad key)",
     "bad_reply": "a reply that is not a completion (not JSON, or no choices)",
     "environment": "the environment's session was lost, or its server failed",
+    "bad_reward": "the environment gave a reward that is not a number in its declared range",
     "rollout_timeout": "the rollout took longer than --rollout-timeout",
     "policy": "the Python policy raised",
 }

@@ -16,6 +16,7 @@ Layer: client.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,12 +120,13 @@ class Rollout:
             self._answer(call, name, f"Error: {refused.cause}")
             return
         observation = dict(result.observation)
-        breakdown = (observation.get("metadata") or {}).get("reward_breakdown") or {}
+        metadata = observation.get("metadata") or {}
+        breakdown = metadata.get("reward_breakdown") or {}
         self.steps.append(
             {
                 "action": action,
                 "observation": observation,
-                "reward": float(result.reward or 0.0),
+                "reward": _reward(result.reward, metadata),
                 "breakdown": breakdown,
                 "done": bool(result.done),
                 "duration_ms": round((time.monotonic() - stepped) * 1000, 2),
@@ -137,6 +139,27 @@ class Rollout:
         self.messages.append(
             {"role": "tool", "tool_call_id": call["id"], "name": name, "content": content}
         )
+
+
+def _reward(reward: Any, metadata: dict[str, Any]) -> float:
+    """A step's reward, or :class:`InfrastructureError` ``bad_reward`` when it cannot be
+    believed: not a finite number, or marked by the server as outside its declared range (a
+    defect of the environment, never a score of the model)."""
+    try:
+        value = float(0.0 if reward is None else reward)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        raise InfrastructureError(
+            "bad_reward", f"the environment gave the reward {str(reward)[:40]!r}", retryable=False
+        )
+    if metadata.get("reward_out_of_range"):
+        raise InfrastructureError(
+            "bad_reward",
+            f"the environment gave the reward {value:g}, outside the range it declares",
+            retryable=False,
+        )
+    return value
 
 
 class _Refused(Exception):

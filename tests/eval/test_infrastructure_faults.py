@@ -231,6 +231,7 @@ WORDED = {
     "500": ("server_error", 'answered 500: \'{"error":{"message":"internal failure"}}\''),
     "429": ("rate_limit", 'answered 429: \'{"error":{"message":"rate limited"}}\''),
     "stall": ("timeout", "did not answer within 1 s"),
+    "trickle": ("timeout", "did not answer within 1 s"),  # --request-timeout bounds it whole
     "empty": ("bad_reply", "answered 200 with a reply that is not a completion (no choices"),
     "not_json": ("bad_reply", "answered 200 with a body that is not JSON: '<html><body>502"),
     "exit": ("connection", "could not be reached: "),
