@@ -13,6 +13,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from openenv_hub.shown_urls import shown
 from openenv_hub_cli import _eval_more
 from openenv_hub_cli._eval_run import (
     FIRST_TASKS,
@@ -178,10 +179,10 @@ def run(
             keep_errors=keep_errors,
         )
         settings = {
-            "env": served.pinned,
+            "env": shown(served.pinned),
             "environment": environment,
             "model": model,
-            "base_url": base_url,
+            "base_url": shown(base_url) if base_url else base_url,
             "policy": policy,
             "tasks": tasks or declared_source(served) or "the environment's task routes",
             "split": split,

@@ -59,6 +59,17 @@ def command(
     folder.write_json("rescore.json", report)
     folder.write_json("rescore-summary.json", {**after, "pass_threshold": threshold})
     _report(rescored, url, before, after)
+    lost = sum(1 for r, row in zip(rescored, rows, strict=True) if r.problem and not _errored(row))
+    if lost:
+        raise CommandError(
+            f"{lost} of {len(rows)} rollouts could not be replayed: the pass@k above leaves them "
+            "out, so it is not the whole run's.",
+            hint="Is --env the environment the run played, and is it up? Rescore again.",
+        )
+
+
+def _errored(row: dict[str, Any]) -> bool:
+    return bool(row.get("error")) or row.get("finish") == "error"
 
 
 def _report(rescored: list[Any], url: str, before: dict[str, Any], after: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ from openenv_hub.eval.failures import (
     retry_after_s,
 )
 from openenv_hub.eval.policies import Completion, assistant_message
+from openenv_hub.shown_urls import hide_credentials, shown
 
 __all__ = ["ChatPolicy"]
 
@@ -59,7 +60,8 @@ class ChatPolicy:
 
     @property
     def url(self) -> str:
-        return self.base_url.rstrip("/") + "/chat/completions"
+        """The endpoint as messages and results name it (without a ``user:password@``)."""
+        return shown(self.base_url.rstrip("/") + "/chat/completions")
 
     async def __call__(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int
@@ -109,7 +111,7 @@ class ChatPolicy:
             ) from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
-            reason = str(cause).strip() or type(cause).__name__
+            reason = hide_credentials(str(cause).strip(), self.base_url) or type(cause).__name__
             raise InfrastructureError(
                 "connection", f"{self.url} could not be reached: {reason}"
             ) from None

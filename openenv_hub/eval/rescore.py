@@ -86,12 +86,25 @@ async def rescore_rows(
 def rescored_rows(
     rows: list[dict[str, Any]], rescored: list[Rescored], *, pass_threshold: float
 ) -> list[dict[str, Any]]:
-    """``rows`` with the rewards, return and ``passed`` of each rollout that was rescored
-    (the others as they were)."""
+    """``rows`` with the rewards, return and ``passed`` of each rollout that was rescored; a
+    rollout that could not be replayed becomes an error row (it is counted in neither the mean
+    nor pass@k, never with the reward it had before); error rows stay as they were."""
     out = []
     for row, again in zip(rows, rescored, strict=True):
-        if again.problem or row.get("finish") == "error":
+        if row.get("finish") == "error":
             out.append(row)
+            continue
+        if again.problem:
+            out.append(
+                {
+                    **row,
+                    "return": None,
+                    "passed": None,
+                    "finish": "error",
+                    "error": f"not rescored: {again.problem}",
+                    "error_kind": "environment",
+                }
+            )
             continue
         total = float(sum(again.rescored))
         out.append(

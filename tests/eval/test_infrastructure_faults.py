@@ -296,3 +296,25 @@ def test_a_rollout_past_its_timeout_is_played_again_then_written_as_an_error(
     assert all(r["retries"] == 1 and r["duration_s"] >= 2 for r in slow)  # played twice
     assert all("longer than --rollout-timeout 1 s" in r["error"] for r in slow)
     assert all(r["finish"] != "error" for r in rows if r["seed"] % 2)
+
+
+def test_credentials_in_a_model_url_reach_neither_results_nor_output(
+    cli: Any, workdir: Path, child_server: Any
+) -> None:
+    """``--base-url http://user:KEY@host/v1``: the key is sent, never written or printed."""
+    game = child_server(game_command, "/health")
+    model = child_server(fault_command('{"3": "500"}'), "/requests")
+    secret = "sk-NEVER-SHOWN-4242"
+    with_key = model.url.replace("http://", f"http://user:{secret}@")
+    played = evaluate(cli, game.url, with_key, "keyed", "--max-retries", 0)
+    assert played.code == 1 and "server_error" in played.text  # the 500 is an error row
+    assert secret not in played.text
+    for path in (workdir / "keyed").rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert "http://***@127.0.0.1" in (workdir / "keyed" / "run.json").read_text()
+
+    refused = with_key.rsplit(":", 1)[0] + ":9"  # nothing listens on port 9
+    failed = evaluate(cli, game.url, refused, "refused")
+    assert failed.code != 0 and "could not be reached" in failed.text
+    assert secret not in failed.text

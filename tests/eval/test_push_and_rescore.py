@@ -138,7 +138,7 @@ def test_rescore_rescores_a_reworded_observation_and_refuses_another_episode(
 
     other = serve(create_app(OtherWord, Guess, Feedback, state_cls=GameState))
     result = cli("rescore", "results", "--env", other.url)
-    assert result.code == 0, result.text
+    assert result.code == 1, result.text  # some rollouts could not be replayed: not a result
     rows = read_rows(workdir / "results")
     report = json.loads((workdir / "results" / "rescore.json").read_text())
     won = [r["passed"] for r in rows]
@@ -150,6 +150,10 @@ def test_rescore_rescores_a_reworded_observation_and_refuses_another_episode(
             assert rescored["problem"] == "" and rescored["rescored"] == row["rewards"]
             assert "feedback" in rescored["text_changed"]
     assert f"{12 - sum(won)} unchanged, 0 changed, {sum(won)} not rescored" in result.out
+    assert f"{sum(won)} of 12 rollouts could not be replayed" in result.text
+    after = json.loads((workdir / "results" / "rescore-summary.json").read_text())
+    assert after["errors"] == sum(won) and after["complete"] is False  # never their old rewards
+    assert after["pass_at_k"]["1"] == 0.0  # what was replayed: the unsolved rollouts
 
 
 def test_each_evaluated_split_is_a_split_of_the_pushed_dataset(
