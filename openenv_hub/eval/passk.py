@@ -96,18 +96,23 @@ def _pass_at_ks(tasks: dict[str, dict[str, Any]], rollouts_per_task: int) -> dic
 
 def usage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Tokens the endpoint reported over ``rows`` (None where it reported none), the finish
-    reasons of their turns, and the seconds spent waiting for the model."""
+    reasons of their turns, and the seconds spent waiting for the model; ``discarded``: the
+    turns of attempts that failed and were played again (billed, but in no row's result)."""
     turns = [u for r in rows for u in r.get("usage") or []]
     reasons = Counter(str(u.get("finish_reason")) for u in turns if u.get("finish_reason"))
-
-    def total(name: str) -> int | None:
-        known = [u[name] for u in turns if u.get(name) is not None]
-        return sum(known) if known else None
-
     return {
         "turns": len(turns),
-        "prompt_tokens": total("prompt_tokens"),
-        "completion_tokens": total("completion_tokens"),
+        "prompt_tokens": _total(turns, "prompt_tokens"),
+        "completion_tokens": _total(turns, "completion_tokens"),
         "finish_reasons": dict(sorted(reasons.items())),
         "policy_s": round(sum(float(r.get("policy_s") or 0.0) for r in rows), 3),
+        "discarded": {
+            name: sum(int(r.get(f"discarded_{name}") or 0) for r in rows)
+            for name in ("turns", "prompt_tokens", "completion_tokens")
+        },
     }
+
+
+def _total(turns: list[dict[str, Any]], name: str) -> int | None:
+    known = [u[name] for u in turns if u.get(name) is not None]
+    return sum(known) if known else None

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,6 +149,7 @@ class _Player:
         from, up to ``max_retries`` times."""
         seed = rollout_seed(self.plan.seed, task, sample)
         started, replays = time.monotonic(), 0
+        discarded: list[dict[str, Any]] = []  # the model's turns of the attempts played again
         while True:
             rollout = Rollout(task, seed)
             try:
@@ -159,14 +160,15 @@ class _Player:
                     await self.session.discard()  # the next play opens a fresh session
                 if error.kind not in REPLAYED_KINDS or replays == self.plan.backoff.max_retries:
                     row = error_row(rollout, sample=sample, error=error)
-                    return self._row(row, started, replays)
+                    return self._row(row, started, replays, discarded)
                 if self.on_retry is not None:
                     self.on_retry(error)
+                discarded.extend(rollout.usage)
                 await asyncio.sleep(self.plan.backoff.delay_s(replays, error.retry_after_s))
                 replays += 1
                 continue
             row = rollout_row(rollout, sample=sample, pass_threshold=self.plan.pass_threshold)
-            return self._row(row, started, replays)
+            return self._row(row, started, replays, discarded)
 
     async def _attempt(self, rollout: Rollout) -> None:
         play = rollout.play(
@@ -188,10 +190,20 @@ class _Player:
             ) from None
 
     @staticmethod
-    def _row(row: dict[str, Any], started: float, replays: int) -> dict[str, Any]:
+    def _row(
+        row: dict[str, Any], started: float, replays: int, discarded: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         row["retries"] += replays
         row["duration_s"] = round(time.monotonic() - started, 4)
+        # What the attempts played again cost (billed, though in no result): counted, not kept.
+        row["discarded_turns"] = len(discarded)
+        row["discarded_prompt_tokens"] = _known_sum(u["prompt_tokens"] for u in discarded)
+        row["discarded_completion_tokens"] = _known_sum(u["completion_tokens"] for u in discarded)
         return row
+
+
+def _known_sum(values: Iterable[int | None]) -> int:
+    return sum(value for value in values if value is not None)
 
 
 def _where(task: Task, sample: int, rollout: Rollout) -> str:

@@ -318,3 +318,26 @@ def test_credentials_in_a_model_url_reach_neither_results_nor_output(
     failed = evaluate(cli, game.url, refused, "refused")
     assert failed.code != 0 and "could not be reached" in failed.text
     assert secret not in failed.text
+
+
+def test_the_turns_of_an_attempt_played_again_are_counted(
+    cli: Any, workdir: Path, child_server: Any
+) -> None:
+    """A rollout timed out after its first turn and played again: the first attempt's turn was
+    billed, so it is counted (``discarded_*``), though it is in no result."""
+    game = child_server(game_command, "/health")
+    model = child_server(fault_command('{"3": "hold"}'), "/requests")  # 1: the preflight
+    result = cli(
+        "eval", game.url, "--model", "scripted", "--base-url", f"{model.url}/v1",
+        "--tasks", "tasks", "--limit", 1, "-k", 1, "--max-turns", 6,
+        "--rollout-timeout", 1.2, "--max-retries", 1, "-o", "out",
+    )  # fmt: skip
+    assert result.code == 0, result.text
+    (row,) = read_rows(workdir / "out")
+    assert row["retries"] == 1 and row["finish"] != "error"
+    assert row["discarded_turns"] == 1 and row["discarded_completion_tokens"] == 7
+    summary = json.loads((workdir / "out" / "summary.json").read_text())
+    assert summary["usage"]["discarded"]["turns"] == 1
+    assert summary["usage"]["completion_tokens"] == 7 * row["turns"]  # the result's own turns
+    served = httpx.get(f"{model.url}/requests").json()["chat"]
+    assert served == 1 + 1 + 1 + row["turns"]  # preflight, the counted turn, the held one, replay
