@@ -34,8 +34,9 @@ def dataset_card(settings: dict[str, Any], summary: dict[str, Any], splits: list
 
     The front matter's ``openenv_eval`` holds the figures a leaderboard shows (model, mean
     return, pass@1, rollouts, date), whether the run is ``complete`` (every rollout played,
-    none failed on an infrastructure error), the error counts, the sampling settings, the
-    taskset's digest and the toolkit's version; with ``settings["environment"]["space"]`` the
+    none failed on an infrastructure error), the error counts, the sampling settings, what
+    makes two runs' figures comparable (the taskset's digest, the pass threshold, the turn limit,
+    the split and limit) and the toolkit's version; with ``settings["environment"]["space"]`` the
     card is tagged :func:`results_tag` of that Space.
     """
     env = settings.get("environment", {})
@@ -61,6 +62,10 @@ def dataset_card(settings: dict[str, Any], summary: dict[str, Any], splits: list
             "incomplete_tasks": len(summary.get("incomplete_tasks", [])),
             "sampling": settings.get("sampling", {}),
             "rollouts_per_task": settings.get("rollouts_per_task"),
+            "pass_threshold": settings.get("pass_threshold"),
+            "max_turns": settings.get("max_turns"),
+            "split": settings.get("split"),
+            "limit": settings.get("limit"),
             "taskset_digest": settings.get("taskset_digest"),
             "toolkit_version": settings.get("toolkit_version"),
             "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),

@@ -88,6 +88,9 @@ def test_an_environment_page_shows_its_pushed_evaluations(
         assert result.code == 0, result.text
         summary = json.loads((workdir / f"results-{number}" / "summary.json").read_text())
         pushed.append((repo, summary))
+    easy = hub_env.repo_id("easy-eval")  # complete, but every rollout "passes" at threshold 0
+    args = ("eval", word_game.url, *ARGS, "--pass-threshold", 0, "--max-turns", 1, "-o", "easy")
+    assert off_the_loop(cli, *args, "--space", space, "--push-to-hub", easy).code == 0
     odd = hub_env.repo_id("odd-eval")
     hub_env.api().create_repo(odd, repo_type="dataset")
     hub_env.api().upload_file(
@@ -135,6 +138,12 @@ def test_an_environment_page_shows_its_pushed_evaluations(
         assert cells[3] == "12" and len(cells[4]) == 10 and cells[5] == repo
         link = board.locator(f'tr[data-results="{repo}"] a')
         assert link.get_attribute("href") == f"{local_hub.endpoint}/datasets/{repo}"
+    # a complete run under other conditions is shown apart, never ranked with the others
+    other_conditions = page.locator("#detail details.oc-other-conditions")
+    expect(other_conditions.locator("summary")).to_contain_text("1 run under other conditions")
+    other_conditions.locator("summary").click()
+    easy_row = other_conditions.locator(f'tr[data-results="{easy}"]')
+    assert easy_row.locator("td").all_inner_texts()[2] == "1.000"
     odd_cells = odd_row.locator("td").all_inner_texts()
     assert odd_cells[:4] == ["<b>bold</b>", "—", "0.500", "—"]  # markup shown as text
     assert page.locator("#detail b").count() == 0
@@ -144,8 +153,12 @@ def test_an_environment_page_shows_its_pushed_evaluations(
     assert dataset_listings(local_hub, f"openenv-env:{space}") - before == 1
 
     detail = httpx.get(f"{catalog_url}/api/environments/{space}", timeout=30).json()
-    listed = {e["dataset"]: e["complete"] for e in detail["evaluations"]}
-    assert listed == {**dict.fromkeys(shown, True), odd: False}
+    listed = {e["dataset"]: (e["complete"], e["ranked"]) for e in detail["evaluations"]}
+    assert listed == {
+        **dict.fromkeys(shown, (True, True)),
+        easy: (True, False),
+        odd: (False, False),
+    }
     assert dataset_listings(local_hub, f"openenv-env:{space}") - before == 1  # from the cache
 
 

@@ -190,6 +190,7 @@ class Catalog:
         """One environment with its manifest, schemas and latest validation report."""
         validation = self.validations.get(env.repo_id)
         schemas = dict(validation.schemas or {}) if validation else {}
+        board = self.evaluations.of(env.repo_id)
         return {
             **self.row_json(env),
             "manifest": env.details.manifest_text if env.details else None,
@@ -207,9 +208,10 @@ class Catalog:
                     "date": r.date.isoformat() if r.date else None,
                     "url": r.url,
                     "complete": r.complete,
+                    "ranked": r in board.ranked,
                     "errors": r.errors,
                 }
-                for r in self.evaluations.of(env.repo_id).results
+                for r in board.results
             ],
         }
 

@@ -14,6 +14,7 @@ import datetime as dt
 import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,8 @@ class EvalResult:
         complete: Whether the card says the run is complete: every rollout played, none failed
             on an infrastructure error (a card that does not say is not complete).
         errors: The rollouts that failed on infrastructure errors, as the card says.
+        conditions: What must be equal for two runs' figures to be compared: the taskset's
+            digest, the pass threshold and the turn limit (None where the card does not say).
     """
 
     repo_id: str
@@ -55,13 +58,17 @@ class EvalResult:
     url: str
     complete: bool = False
     errors: int | None = None
+    conditions: tuple[str | None, float | None, float | None] = (None, None, None)
 
 
 @dataclass(frozen=True)
 class Leaderboard:
     """The results of one environment, best pass@1 first; ``error`` says why there are none
-    when the Hub failed. :attr:`complete` are the ones a leaderboard ranks; the others (runs
-    pushed with ``--partial``, or cards that do not say) are shown apart."""
+    when the Hub failed. :attr:`ranked` are the ones a leaderboard ranks: complete runs played
+    under the same conditions (taskset, pass threshold, turn limit: those of most complete runs,
+    the newest's on a tie). The others are shown apart: complete runs under other conditions
+    (:attr:`other_conditions`: their pass@1 measures something else), and runs pushed with
+    ``--partial`` or cards that do not say (:attr:`incomplete`)."""
 
     results: tuple[EvalResult, ...] = ()
     error: str = ""
@@ -71,8 +78,26 @@ class Leaderboard:
         return tuple(r for r in self.results if r.complete)
 
     @property
+    def ranked(self) -> tuple[EvalResult, ...]:
+        conditions = self._ranked_conditions()
+        return tuple(r for r in self.complete if r.conditions == conditions)
+
+    @property
+    def other_conditions(self) -> tuple[EvalResult, ...]:
+        conditions = self._ranked_conditions()
+        return tuple(r for r in self.complete if r.conditions != conditions)
+
+    @property
     def incomplete(self) -> tuple[EvalResult, ...]:
         return tuple(r for r in self.results if not r.complete)
+
+    def _ranked_conditions(self) -> tuple[str | None, float | None, float | None] | None:
+        complete = self.complete
+        if not complete:
+            return None
+        counts = Counter(r.conditions for r in complete)
+        newest = max(complete, key=lambda r: r.date or dt.date.min)
+        return max(counts, key=lambda c: (counts[c], c == newest.conditions))
 
 
 class Evaluations:
@@ -136,6 +161,11 @@ def _result(info: Any, url: str) -> EvalResult:
         url=url,
         complete=figures.get("complete") is True and errors == 0,
         errors=int(errors) if errors is not None else None,
+        conditions=(
+            str(figures["taskset_digest"])[:200] if figures.get("taskset_digest") else None,
+            _number(figures.get("pass_threshold")),
+            _number(figures.get("max_turns")),
+        ),
     )
 
 

@@ -155,8 +155,9 @@ def detail_html(
 
 
 def leaderboard_html(board: Leaderboard) -> str:
-    """The evaluation results pushed for an environment, best pass@1 first: the complete runs;
-    the others (with infrastructure errors or rollouts missing) folded away below them."""
+    """The evaluation results pushed for an environment, best pass@1 first: the complete runs
+    played under the same conditions; runs under other conditions, and the incomplete ones
+    (with infrastructure errors or rollouts missing), folded away below them."""
     title = "<h4>Evaluations</h4>"
     if board.error:
         return f'{title}<p class="oc-meta" role="alert">{_e(board.error)}</p>'
@@ -164,10 +165,19 @@ def leaderboard_html(board: Leaderboard) -> str:
         text = "No evaluation results yet: openenv eval --space NS/NAME --push-to-hub pushes them."
         return f'{title}<p class="oc-empty">{_e(text)}</p>'
     shown = title
-    if board.complete:
-        shown += _results_table(board.complete, "Evaluations")
+    if board.ranked:
+        shown += _results_table(board.ranked, "Evaluations")
     else:
         shown += '<p class="oc-empty">No complete evaluation yet.</p>'
+    if board.other_conditions:
+        count = len(board.other_conditions)
+        shown += (
+            f'<details class="oc-other-conditions"><summary>{count} run'
+            f"{'s' if count > 1 else ''} under other conditions (another taskset, pass "
+            "threshold or turn limit: not comparable with the table above)</summary>"
+            f"{_results_table(board.other_conditions, 'Evaluations under other conditions')}"
+            "</details>"
+        )
     if board.incomplete:
         count = len(board.incomplete)
         shown += (
