@@ -99,7 +99,9 @@ def dataset_card(settings: dict[str, Any], summary: dict[str, Any], splits: list
 def _complete(settings: dict[str, Any], summary: dict[str, Any]) -> bool:
     expected = settings.get("expected_rollouts")
     played = summary["rollouts"]
-    return not summary.get("errors") and (expected is None or played >= expected)
+    if summary.get("errors") or summary.get("incomplete_tasks"):
+        return False
+    return expected is None or played >= expected
 
 
 def push_results(

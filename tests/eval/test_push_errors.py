@@ -102,3 +102,23 @@ def test_ctrl_c_with_partial_pushes_what_there_is(
     assert f"Pushed to {hub_env.endpoint}/datasets/{repo}" in out.decode()
     figures = card_figures(hub_env, repo)
     assert figures["complete"] is False and figures["rollouts"] == len(kept)
+
+
+def test_a_card_with_tasks_left_short_is_not_complete() -> None:
+    """Every rollout asked was played and none failed, yet a task has fewer samples than the
+    others (a resume under a lower --limit): the card does not call the run complete."""
+    import yaml
+
+    from openenv_hub.eval.publish import dataset_card
+
+    settings = {"expected_rollouts": 4, "model": "m", "environment": {"name": "e"}}
+    summary = {
+        "rollouts": 4, "tasks": 3, "errors": 0, "return": {"mean": 0.5, "std": 0.5},
+        "pass_at_k": {"1": 0.5}, "incomplete_tasks": ["test/crane"],
+    }  # fmt: skip
+    front = yaml.safe_load(dataset_card(settings, summary, ["test"]).split("---")[1])
+    assert front["openenv_eval"]["complete"] is False
+    whole = yaml.safe_load(
+        dataset_card(settings, {**summary, "incomplete_tasks": []}, ["test"]).split("---")[1]
+    )
+    assert whole["openenv_eval"]["complete"] is True
