@@ -79,6 +79,11 @@ def test_a_sound_capture_has_no_fatal_grade_and_a_summary() -> None:
         ({"logprobs": []}, "no_token_ids"),
         ({"continues": 0, "parent": None}, "prefix_break"),
         ({"continues": 0, "parent": None, "stitched": True}, "engine_ignored_prompt"),
+        ({"error": "the model engine failed (status 503)", "error_status": 502}, "engine_failed"),
+        (
+            {"error": "the model engine did not answer within 9 s", "error_status": 504},
+            "engine_failed",
+        ),
     ],
 )
 def test_faults_that_spoil_training_data_are_fatal(fault: dict[str, Any], code: str) -> None:
@@ -94,7 +99,7 @@ def test_known_causes_warn_and_settings_inform() -> None:
     calls = [
         call(0, [1, 2], [3], sampling={"top_p": 0.9, "temperature": 0.7, "top_k": -1}),
         call(1, [7, 8], [9], continues=0, link_note=template),
-        call(2, [1], [], logprobs=[], error="the model engine failed (status 500)"),
+        call(2, [1], [], logprobs=[], error="refused: bad tool", error_status=400),
         call(3, [1, 2, 3], [4], parent=0, continues=0, dropped=["hosted tool 'web_search'"]),
     ]
     report = grade_capture(calls)

@@ -15,6 +15,7 @@ from engine_support.fake_engine import create_fake_engine
 from scripted import ScriptedAdapter
 
 from openenv_hub.capture import CaptureProxy
+from openenv_hub.errors import ModelEngineError
 from openenv_hub.harness import (
     NEVER_CALLED,
     HarnessAction,
@@ -36,8 +37,13 @@ class Dictionary(HarnessEnvironment):
 
 
 @pytest.fixture
-def fake_proxy(serve: Callable[..., Any]) -> Iterator[CaptureProxy]:
-    engine = serve(create_fake_engine())
+def fake_engine(serve: Callable[..., Any]) -> Any:
+    return serve(create_fake_engine())
+
+
+@pytest.fixture
+def fake_proxy(fake_engine: Any) -> Iterator[CaptureProxy]:
+    engine = fake_engine
     proxy = CaptureProxy(engine_url=f"{engine.url}/v1", model="fake").start()
     yield proxy
     proxy.stop()
@@ -100,6 +106,31 @@ def test_a_rollout_that_never_called_the_model_is_a_failure(make_env: Callable[.
     observation = turn(env)
     # The work folder passes the hidden test, but the harness never asked the model anything.
     assert observation.grade == "test.sh exited 0; reward 1"
+    assert (observation.reward, observation.passed) == (0.0, False)
+    assert observation.message == NEVER_CALLED and observation.total_model_calls == 0
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_an_engine_outage_is_an_infrastructure_error_not_a_result(
+    make_env: Callable[..., Any], fake_engine: Any, status: int
+) -> None:
+    """The engine failing the harness's call must not let the untouched work folder (here one
+    that passes the hidden test) be scored as the model's work."""
+    env = make_env(calls=1, write=False)
+    env.reset(task_id="already-solved")
+    fake_engine.app.state.status = status
+    with pytest.raises(ModelEngineError, match="the model engine failed 1 of the rollout's 1"):
+        turn(env)
+    assert env.capture is not None and env.capture.calls[0].engine_failed
+
+
+def test_calls_the_engine_refused_do_not_count_as_calling_the_model(
+    make_env: Callable[..., Any], fake_engine: Any
+) -> None:
+    env = make_env(calls=1, write=False)
+    env.reset(task_id="already-solved")
+    fake_engine.app.state.status = 400  # the harness's request refused: its doing, not an outage
+    observation = turn(env)
     assert (observation.reward, observation.passed) == (0.0, False)
     assert observation.message == NEVER_CALLED and observation.total_model_calls == 0
 
