@@ -284,6 +284,8 @@ class HarnessEnvironment(MCPEnvironment):
                 grade.passed,
                 grade.detail,
             )
+            if grade.error is not None:
+                observation.metadata["reward_error"] = grade.error
         else:
             observation.reward = 0.0
 
