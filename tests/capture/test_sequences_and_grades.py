@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from wire_bodies import body_for, post
 
 from openenv_hub.capture import (
     CallRecord,
@@ -113,6 +114,42 @@ def test_known_causes_warn_and_settings_inform() -> None:
     assert "top_p=0.9" in report.of("warn")[0].message
     informed = {(f.code, f.call) for f in report.of("info")}
     assert {("temperature", 0), ("dropped", 3), ("new_sequence", 0)} <= informed
+
+
+@pytest.mark.parametrize(
+    ("sampling", "named"),
+    [
+        ({"min_tokens": 8}, "min_tokens=8"),
+        ({"response_format": {"type": "json_object"}}, "response_format='json_object'"),
+        ({"response_format": {"type": "json_schema", "json_schema": {}}}, "'json_schema'"),
+    ],
+)
+def test_settings_that_constrain_sampling_warn_that_logprobs_are_not_the_policys(
+    sampling: dict[str, Any], named: str
+) -> None:
+    """min_tokens masks the end-of-turn token, a response format masks every token outside
+    its grammar: the recorded logprobs are of that masked distribution."""
+    report = grade_capture([call(0, [1, 2], [3], sampling=sampling)])
+    [warned] = report.of("warn")
+    assert warned.code == "sampling_changes_logprobs" and named in warned.message
+
+
+def test_neutral_min_tokens_and_a_text_format_do_not_warn() -> None:
+    neutral = {"min_tokens": 0, "response_format": {"type": "text"}}
+    assert grade_capture([call(0, [1, 2], [3], sampling=neutral)]).of("warn") == []
+
+
+def test_a_response_format_is_recorded_with_the_sampling_and_reaches_the_engine(
+    fake_engine: Any, fake_proxy: Any
+) -> None:
+    session = fake_proxy.open_session()
+    schema = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}}
+    body = {**body_for("chat"), "min_tokens": 4, "response_format": schema}
+    assert post(fake_proxy.url, "chat", session.key, body).status_code == 200
+    assert session.calls[0].sampling["response_format"] == schema
+    sent = fake_engine.app.state.requests[-1]["body"]
+    assert (sent["response_format"], sent["min_tokens"]) == (schema, 4)
+    assert session.report().codes("warn") == ["sampling_changes_logprobs"]
 
 
 def test_records_round_trip_as_plain_data() -> None:
