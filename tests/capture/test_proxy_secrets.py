@@ -56,6 +56,25 @@ def test_engine_failures_reach_the_harness_without_the_engines_url_or_key(
     assert report.codes("fatal") == ["engine_failed"] * 2 and not report.ok  # its 500, timeout
 
 
+def test_an_engine_refusal_that_names_its_url_or_key_reaches_the_harness_without_them(
+    fake_engine: Any, proxies: Any
+) -> None:
+    """An engine's 4xx text is passed to the harness; an engine (or a gateway in front of it)
+    that quotes its own URL, address or key there must not hand them to the sandbox."""
+    engine_url = f"{fake_engine.url}/v1"
+    proxy = proxies(engine_url=engine_url, model="fake", engine_api_key=ENGINE_KEY)
+    state = fake_engine.app.state
+    state.status = 400
+    state.error_message = (
+        f"POST {engine_url}/chat/completions with 'Bearer {ENGINE_KEY}' refused; the upstream "
+        f"http://gateway:hunter2@10.0.0.5/v1 said no; try {fake_engine.url.split('//')[1]}"
+    )
+    answer = post(proxy.url, "chat", proxy.open_session().key)
+    assert answer.status_code == 400
+    assert _leaks(answer.text, engine_url) == [] and "hunter2" not in answer.text
+    assert "with 'Bearer ***' refused" in answer.json()["error"]["message"]
+
+
 def test_the_engine_gets_its_own_key_and_never_the_harnesss(
     fake_engine: Any, fake_proxy: CaptureProxy
 ) -> None:
