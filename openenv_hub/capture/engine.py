@@ -153,9 +153,10 @@ class EngineClient:
         """Run one call; :class:`EngineError` when the engine cannot answer."""
         return await self.send(self.encode(call, sampling, prompt_ids))
 
-    async def send(self, payload: bytes) -> EngineReply:
+    async def send(self, payload: bytes, *, off_loop: bool = False) -> EngineReply:
         """Send one call's body (:meth:`encode`); :class:`EngineError` when the engine cannot
-        answer."""
+        answer. ``off_loop``: read the answer (the prompt's ids: large for a large call) in a
+        worker thread."""
         aiohttp = load_aiohttp()
         headers = {"Content-Type": "application/json"}
         # A large body goes as a stream aiohttp writes in parts, not as one write on the loop.
@@ -171,12 +172,9 @@ class EngineClient:
             raise EngineError("the model engine could not be reached", status=502) from None
         if status >= 400:
             raise EngineError(self._hidden(_refusal(status, reason, data)), status=_status(status))
-        try:
-            return parse_reply(json.loads(data))
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-            raise EngineError(
-                "the model engine sent an answer that is not a chat completion"
-            ) from None
+        if off_loop:
+            return await asyncio.to_thread(_read_reply, data)
+        return _read_reply(data)
 
     def _hidden(self, text: str) -> str:
         """``text`` (the engine's own words) without the engine's URL, its address or its
@@ -204,6 +202,13 @@ def load_aiohttp() -> Any:
             "aiohttp", "capture", feature="The capture proxy"
         ) from None
     return aiohttp
+
+
+def _read_reply(data: bytes) -> EngineReply:
+    try:
+        return parse_reply(json.loads(data))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        raise EngineError("the model engine sent an answer that is not a chat completion") from None
 
 
 def _status(engine_status: int) -> int:

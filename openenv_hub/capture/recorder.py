@@ -141,7 +141,7 @@ class Recorder:
         engine_started = time.perf_counter()
         assert self.engine is not None  # checked by _prepare
         try:
-            reply = await self.engine.send(payload)
+            reply = await self.engine.send(payload, off_loop=off_loop)
         except EngineError as error:
             record.error, record.error_status = str(error), error.status
             record.total_ms = record.engine_ms = _ms_since(engine_started)
@@ -149,13 +149,28 @@ class Recorder:
             logger.warning("%s call %d failed: %s", session.display_id, index, error)
             raise
         record.engine_ms = _ms_since(engine_started)
-        record.prompt_ids, record.sampled_ids = reply.prompt_ids, reply.sampled_ids
-        record.logprobs, record.finish_reason = reply.logprobs, reply.finish_reason
-        record.reply = reply.as_message()
-        record.parent = find_parent(reply.prompt_ids, session.calls) if reply.prompt_ids else None
-        record.total_ms = _ms_since(started)
-        session.add(record, digests, offer)
+        if off_loop:
+            await asyncio.to_thread(_keep, session, record, reply, (digests, offer), started)
+        else:
+            _keep(session, record, reply, (digests, offer), started)
         return reply
+
+
+def _keep(
+    session: CaptureSession,
+    record: CallRecord,
+    reply: EngineReply,
+    request: tuple[list[bytes], bytes],
+    started: float,
+) -> None:
+    """Fill ``record`` with the engine's answer, link it to the call its prompt continues,
+    and keep it in ``session`` with its request's digests and offer."""
+    record.prompt_ids, record.sampled_ids = reply.prompt_ids, reply.sampled_ids
+    record.logprobs, record.finish_reason = reply.logprobs, reply.finish_reason
+    record.reply = reply.as_message()
+    record.parent = find_parent(reply.prompt_ids, session.calls) if reply.prompt_ids else None
+    record.total_ms = _ms_since(started)
+    session.add(record, *request)
 
 
 def _ms_since(started: float) -> float:
