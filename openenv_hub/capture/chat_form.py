@@ -28,6 +28,7 @@ __all__ = [
     "TranslationError",
     "message_digests",
     "next_digest",
+    "offer_digest",
     "text_of",
 ]
 
@@ -52,7 +53,7 @@ class ToolCall:
         """The arguments as a JSON object ({} when they are not one)."""
         try:
             value = json.loads(self.arguments or "{}")
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return {}
         return value if isinstance(value, dict) else {}
 
@@ -66,13 +67,14 @@ class ChatCall:
         tools: The tools, as chat completions function tools.
         tool_choice: As chat completions takes it (``"auto"``, ``"none"``, ``"required"`` or
             ``{"type": "function", "function": {"name": ...}}``), or None.
-        sampling: Sampling parameters under the engine's names (``max_tokens``, ``stop``, ...).
+        sampling: Sampling parameters under the engine's names (``max_tokens``, ``stop``,
+            ``response_format``, ...).
         stream: Whether the harness asked for a stream.
         model: The model name the harness asked for.
         top_logprobs: How many alternatives per token the harness asked for, when it asked
             for logprobs itself (chat completions only); None otherwise.
         extra: Other chat completions fields passed to the engine as they are
-            (``parallel_tool_calls``, ``response_format``).
+            (``parallel_tool_calls``).
         dropped: What the request held that the engine cannot take.
         options: What the wire format needs to answer in kind (tool namespaces, stream
             options, ...).
@@ -154,7 +156,7 @@ def _arguments(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return value
     return value
 
@@ -183,3 +185,13 @@ def message_digests(messages: Sequence[dict[str, Any]]) -> list[bytes]:
     for message in messages:
         digests.append(next_digest(digests[-1], message))
     return digests
+
+
+def offer_digest(tools: Sequence[dict[str, Any]], tool_choice: Any) -> bytes:
+    """The fingerprint of what a call offers the model besides its messages (its tools and
+    tool choice): a call continues an earlier one only when they offer the same, since the chat
+    template writes the tools into the prompt the earlier call's ids hold."""
+    offered = json.dumps(
+        [list(tools), tool_choice], sort_keys=True, ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(offered.encode()).digest()

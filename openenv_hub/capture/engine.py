@@ -19,6 +19,7 @@ Layer: services.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import time
 import uuid
@@ -26,8 +27,12 @@ from typing import Any
 
 from openenv_hub.capture.chat_form import ChatCall, EngineReply, ToolCall
 from openenv_hub.errors import DependencyNotInstalledError
+from openenv_hub.shown_urls import hide_url_credentials
 
 __all__ = ["EngineClient", "EngineError", "load_aiohttp", "parse_reply"]
+
+#: Bodies larger than this are sent to the engine as a stream of parts.
+LARGE_BODY_BYTES = 1 << 20
 
 
 class EngineError(Exception):
@@ -103,6 +108,7 @@ class EngineClient:
     ) -> None:
         self.model = model
         self._url = url.rstrip("/") + "/chat/completions"
+        self._key = api_key or ""
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout_s = timeout_s
         self._session: Any = None  # made in the event loop of the first call
@@ -135,15 +141,28 @@ class EngineClient:
             )
         return self._session
 
+    def encode(
+        self, call: ChatCall, sampling: dict[str, Any], prompt_ids: list[int] | None
+    ) -> bytes:
+        """The body of one call, as the engine is sent it (see :meth:`request_body`)."""
+        return json.dumps(self.request_body(call, sampling, prompt_ids)).encode()
+
     async def complete(
         self, call: ChatCall, sampling: dict[str, Any], prompt_ids: list[int] | None = None
     ) -> EngineReply:
         """Run one call; :class:`EngineError` when the engine cannot answer."""
+        return await self.send(self.encode(call, sampling, prompt_ids))
+
+    async def send(self, payload: bytes, *, off_loop: bool = False) -> EngineReply:
+        """Send one call's body (:meth:`encode`); :class:`EngineError` when the engine cannot
+        answer. ``off_loop``: read the answer (the prompt's ids: large for a large call) in a
+        worker thread."""
         aiohttp = load_aiohttp()
-        payload = json.dumps(self.request_body(call, sampling, prompt_ids)).encode()
         headers = {"Content-Type": "application/json"}
+        # A large body goes as a stream aiohttp writes in parts, not as one write on the loop.
+        data = payload if len(payload) <= LARGE_BODY_BYTES else io.BytesIO(payload)
         try:
-            async with self._client().post(self._url, data=payload, headers=headers) as response:
+            async with self._client().post(self._url, data=data, headers=headers) as response:
                 status, reason, data = response.status, response.reason, await response.read()
         except asyncio.TimeoutError:
             raise EngineError(
@@ -152,13 +171,21 @@ class EngineClient:
         except aiohttp.ClientError:
             raise EngineError("the model engine could not be reached", status=502) from None
         if status >= 400:
-            raise EngineError(_refusal(status, reason, data), status=_status(status))
-        try:
-            return parse_reply(json.loads(data))
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise EngineError(
-                "the model engine sent an answer that is not a chat completion"
-            ) from None
+            raise EngineError(self._hidden(_refusal(status, reason, data)), status=_status(status))
+        if off_loop:
+            return await asyncio.to_thread(_read_reply, data)
+        return _read_reply(data)
+
+    def _hidden(self, text: str) -> str:
+        """``text`` (the engine's own words) without the engine's URL, its address or its
+        key, and without the credentials of any URL in it: it goes to the harness."""
+        text = hide_url_credentials(text)
+        base = self._url.removesuffix("/chat/completions")
+        address = base.partition("://")[2].split("/", 1)[0].rpartition("@")[2]
+        for secret in (self._key, base, address):
+            if secret:
+                text = text.replace(secret, "***")
+        return text
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -175,6 +202,13 @@ def load_aiohttp() -> Any:
             "aiohttp", "capture", feature="The capture proxy"
         ) from None
     return aiohttp
+
+
+def _read_reply(data: bytes) -> EngineReply:
+    try:
+        return parse_reply(json.loads(data))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        raise EngineError("the model engine sent an answer that is not a chat completion") from None
 
 
 def _status(engine_status: int) -> int:

@@ -8,12 +8,17 @@ of :class:`Finding` records, each with a grade:
   messages continue an earlier call, but its prompt ids do not start with that call's prompt
   and sampled ids (where none was expected: the sequence would be split, or worse, trained on
   tokens the model never saw). ``engine_ignored_prompt``: the proxy sent the prompt as ids and
-  the engine ran another one.
+  the engine ran another one. ``engine_failed``: the engine gave no answer (unreachable, 5xx,
+  too slow): the rollout did not run as the harness asked, so neither its sequences nor its
+  reward stand for what the model would have done.
 - ``warn``: the data is sound but a trainer should know. ``sampling_changes_logprobs``: top-p
-  below 1, top-k, min-p, penalties or a logit bias made the sampled distribution differ from
-  the model's, so the recorded logprobs are not the policy's. ``history_rerendered``: the
+  below 1, top-k, min-p, penalties, a logit bias, ``min_tokens`` (the end-of-turn token masked
+  until then) or a ``response_format`` other than text (decoding constrained to a grammar) made
+  the sampled distribution differ from the model's, so the recorded logprobs are not the
+  policy's. ``history_rerendered``: the
   chat template renders the earlier turns differently once the conversation grows, so the
-  call starts a new sequence. ``call_failed``: the engine gave no answer.
+  call starts a new sequence. ``call_failed``: the engine refused the request (a 4xx: the
+  harness sent something it does not take).
 - ``info``: how the rollout went. ``new_sequence`` (and why), ``temperature`` (logprobs are
   of the tempered distribution), ``dropped`` (what the engine could not take), ``summary``.
 
@@ -42,6 +47,7 @@ NEUTRAL_SAMPLING: dict[str, Any] = {
     "presence_penalty": 0.0,
     "frequency_penalty": 0.0,
     "repetition_penalty": 1.0,
+    "min_tokens": 0,
 }
 
 
@@ -104,6 +110,9 @@ def _sampling_findings(call: CallRecord) -> list[Finding]:
     ]
     if call.sampling.get("logit_bias"):
         changed.append("logit_bias")
+    response_format = call.sampling.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type", "text") != "text":
+        changed.append(f"response_format={response_format.get('type')!r}")
     if changed:
         found.append(
             Finding(
@@ -129,8 +138,11 @@ def _sampling_findings(call: CallRecord) -> list[Finding]:
 
 
 def _ids_findings(call: CallRecord) -> list[Finding]:
-    if call.error is not None:
+    if call.engine_failed:
         message = f"call {call.index} got no answer from the engine: {call.error}"
+        return [Finding("fatal", "engine_failed", message, call.index)]
+    if call.error is not None:
+        message = f"call {call.index} was refused by the engine: {call.error}"
         return [Finding("warn", "call_failed", message, call.index)]
     missing = []
     if not call.prompt_ids:

@@ -12,7 +12,7 @@ Example::
         ...
         sequences = session.sequences()   # input_ids, loss_mask, logprobs
         report = session.report()         # report.ok: no fatal grade
-        session.close()
+        proxy.close_session(session)      # the key is revoked; the records stay readable
 
 Layer: services.
 """
@@ -64,6 +64,9 @@ class CaptureProxy:
         max_sessions: The most sessions open at once.
         max_calls_per_session: The most calls one session records (429 after).
         max_body_mb: The largest request body (413 after).
+        max_messages_per_call: The most messages one call may hold, content blocks and input
+            items counted (413 after).
+        max_text_mb: The most text one call may hold, in millions of characters (413 after).
         max_connections: The most connections served at once; a request beyond gets 503.
         body_timeout_s: How long a request body may take to arrive (408 after).
         engine_timeout_s: How long one engine call may take (504 after).
@@ -82,6 +85,8 @@ class CaptureProxy:
         max_sessions: int = 1024,
         max_calls_per_session: int = 10_000,
         max_body_mb: float = 32.0,
+        max_messages_per_call: int = 10_000,
+        max_text_mb: float = 8.0,
         max_connections: int = 1024,
         body_timeout_s: float = 60.0,
         engine_timeout_s: float = 600.0,
@@ -104,7 +109,12 @@ class CaptureProxy:
         self._max_tokens_cap = max_tokens_cap
         self._requested_port = port
         self.registry = SessionRegistry(max_sessions=max_sessions, max_calls=max_calls_per_session)
-        self.limits = ProxyLimits(int(max_body_mb * 1024 * 1024), body_timeout_s)
+        self.limits = ProxyLimits(
+            int(max_body_mb * 1024 * 1024),
+            body_timeout_s,
+            max_messages=max_messages_per_call,
+            max_text_chars=int(max_text_mb * 1024 * 1024),
+        )
         self.max_connections = max_connections
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None

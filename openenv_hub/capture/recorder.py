@@ -6,11 +6,12 @@ Layer: services.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
 
-from openenv_hub.capture.chat_form import ChatCall, EngineReply
+from openenv_hub.capture.chat_form import ChatCall, EngineReply, offer_digest
 from openenv_hub.capture.engine import EngineClient, EngineError
 from openenv_hub.capture.records import CallRecord, WireFormat
 from openenv_hub.capture.sequences import find_parent
@@ -85,13 +86,15 @@ class Recorder:
             session.keep_prompt_text(index, stitched.text)
         return stitched.ids, stitched.note
 
-    async def run(
+    def _prepare(
         self, session: CaptureSession, index: int, call: ChatCall, wire: WireFormat
-    ) -> EngineReply:
-        """Run ``call`` as call ``index`` of ``session`` and record it; :class:`EngineError`
-        (recorded as a failed call) when the engine gives no answer."""
-        started_at, started = time.time(), time.perf_counter()
-        link, digests = session.continuation(call.messages)
+    ) -> tuple[CallRecord, list[bytes], bytes, bytes]:
+        """Call ``index``'s record (its link to the call it continues, its prompt built from
+        ids), its digests, and the body to send the engine."""
+        if self.engine is None:
+            raise RuntimeError("the recorder has no engine client yet")
+        offer = offer_digest(call.tools, call.tool_choice)
+        link, digests = session.continuation(call.messages, offer)
         prompt_ids, note = self._prompt(session, index, call, link)
         history = link.answer_at + 1 if link.call is not None else 0
         record = CallRecord(
@@ -111,27 +114,63 @@ class Recorder:
             history_length=history,
             tools=call.tool_names,
             dropped=list(call.dropped),
-            started_at=started_at,
+            started_at=time.time(),
         )
+        payload = self.engine.encode(call, record.sampling, prompt_ids)
+        return record, digests, offer, payload
+
+    async def run(
+        self,
+        session: CaptureSession,
+        index: int,
+        call: ChatCall,
+        wire: WireFormat,
+        *,
+        off_loop: bool = False,
+    ) -> EngineReply:
+        """Run ``call`` as call ``index`` of ``session`` and record it; :class:`EngineError`
+        (recorded as a failed call) when the engine gives no answer. ``off_loop``: build the
+        prompt and the engine's body in a worker thread (a large call), so the event loop
+        serves the other sessions meanwhile."""
+        started = time.perf_counter()
+        if off_loop:
+            prepared = await asyncio.to_thread(self._prepare, session, index, call, wire)
+        else:
+            prepared = self._prepare(session, index, call, wire)
+        record, digests, offer, payload = prepared
         engine_started = time.perf_counter()
-        if self.engine is None:
-            raise RuntimeError("the recorder has no engine client yet")
+        assert self.engine is not None  # checked by _prepare
         try:
-            reply = await self.engine.complete(call, record.sampling, prompt_ids)
+            reply = await self.engine.send(payload, off_loop=off_loop)
         except EngineError as error:
-            record.error = str(error)
+            record.error, record.error_status = str(error), error.status
             record.total_ms = record.engine_ms = _ms_since(engine_started)
-            session.add(record, digests)
+            session.add(record, digests, offer)
             logger.warning("%s call %d failed: %s", session.display_id, index, error)
             raise
         record.engine_ms = _ms_since(engine_started)
-        record.prompt_ids, record.sampled_ids = reply.prompt_ids, reply.sampled_ids
-        record.logprobs, record.finish_reason = reply.logprobs, reply.finish_reason
-        record.reply = reply.as_message()
-        record.parent = find_parent(reply.prompt_ids, session.calls) if reply.prompt_ids else None
-        record.total_ms = _ms_since(started)
-        session.add(record, digests)
+        if off_loop:
+            await asyncio.to_thread(_keep, session, record, reply, (digests, offer), started)
+        else:
+            _keep(session, record, reply, (digests, offer), started)
         return reply
+
+
+def _keep(
+    session: CaptureSession,
+    record: CallRecord,
+    reply: EngineReply,
+    request: tuple[list[bytes], bytes],
+    started: float,
+) -> None:
+    """Fill ``record`` with the engine's answer, link it to the call its prompt continues,
+    and keep it in ``session`` with its request's digests and offer."""
+    record.prompt_ids, record.sampled_ids = reply.prompt_ids, reply.sampled_ids
+    record.logprobs, record.finish_reason = reply.logprobs, reply.finish_reason
+    record.reply = reply.as_message()
+    record.parent = find_parent(reply.prompt_ids, session.calls) if reply.prompt_ids else None
+    record.total_ms = _ms_since(started)
+    session.add(record, *request)
 
 
 def _ms_since(started: float) -> float:

@@ -68,6 +68,8 @@ class CallRecord:
         dropped: What the request held that the engine cannot take (a hosted tool, a reasoning
             item), named so a reader knows the model never saw it.
         error: Why the call failed, when the engine gave no answer.
+        error_status: The status the harness got for a failed call: 502 or 504 when the engine
+            failed (unreachable, 5xx, too slow), the engine's 4xx when it refused the request.
         started_at: When the harness's request arrived (seconds since the epoch).
         engine_ms: How long the engine took.
         total_ms: How long the proxy took in all, the engine included.
@@ -92,9 +94,18 @@ class CallRecord:
     reply: dict[str, Any] = field(default_factory=dict)
     dropped: list[str] = field(default_factory=list)
     error: str | None = None
+    error_status: int | None = None
     started_at: float = 0.0
     engine_ms: float = 0.0
     total_ms: float = 0.0
+
+    @property
+    def engine_failed(self) -> bool:
+        """Whether the engine itself failed this call (unreachable, 5xx, too slow), as opposed
+        to refusing the request with a 4xx; a failed call of unknown status counts as one."""
+        if self.error is None:
+            return False
+        return self.error_status is None or self.error_status >= 500
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

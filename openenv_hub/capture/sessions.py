@@ -66,6 +66,7 @@ class CaptureSession:
         self._calls: list[CallRecord] = []
         self._next_index = 0
         self._by_history: dict[bytes, int] = {}  # digest of messages + answer -> call index
+        self._offers: dict[int, bytes] = {}  # call index -> digest of its tools and tool_choice
         self._latest: tuple[int, list[bytes]] | None = None  # the last call's prefix digests
         self._prompt_texts: dict[int, str] = {}  # the last few built prompts, as template text
 
@@ -126,13 +127,24 @@ class CaptureSession:
             self._next_index += 1
             return self._next_index - 1
 
-    def continuation(self, messages: list[dict[str, Any]]) -> tuple[Continuation, list[bytes]]:
+    def continuation(
+        self, messages: list[dict[str, Any]], offer: bytes = b""
+    ) -> tuple[Continuation, list[bytes]]:
         """Which earlier call ``messages`` continue (its messages, its answer, then at least
-        one new message), the latest of the longest match; and the digests of ``messages``."""
+        one new message), the latest of the longest match; and the digests of ``messages``.
+        ``offer`` is the call's :func:`~openenv_hub.capture.chat_form.offer_digest`: a call
+        whose tools or tool choice differ from the matched call's continues nothing (its
+        prompt names other tools), and starts a new sequence."""
         digests = message_digests(messages)
         with self._lock:
             for length in range(len(messages) - 1, 0, -1):
                 call = self._by_history.get(digests[length])
+                if call is not None and self._offers.get(call, b"") != offer:
+                    note = (
+                        f"its tools or tool_choice differ from those of call {call}, whose "
+                        "conversation it continues (that call's prompt names other tools)"
+                    )
+                    return Continuation(None, note=note), digests
                 if call is not None:
                     return Continuation(call, answer_at=length - 1), digests
             return Continuation(None, note=self._why_new(digests)), digests
@@ -163,11 +175,13 @@ class CaptureSession:
         with self._lock:
             return self._prompt_texts.get(index)
 
-    def add(self, record: CallRecord, digests: list[bytes]) -> None:
-        """Keep ``record``; ``digests`` are its request's, to recognise its continuations."""
+    def add(self, record: CallRecord, digests: list[bytes], offer: bytes = b"") -> None:
+        """Keep ``record``; ``digests`` (and ``offer``) are its request's, to recognise its
+        continuations."""
         with self._lock:
             self._calls.append(record)
             if record.error is None:
+                self._offers[record.index] = offer
                 whole = [*digests, next_digest(digests[-1], record.reply)]
                 if self._latest is None or record.index > self._latest[0]:
                     self._latest = (record.index, whole)
@@ -194,7 +208,8 @@ class SessionRegistry:
             if len(self._sessions) >= self.max_sessions:
                 raise ConfigurationError(
                     f"The capture proxy has {self.max_sessions} sessions open, its limit: close "
-                    "finished rollouts' sessions (session.close()) or raise max_sessions"
+                    "finished rollouts' sessions (proxy.close_session(session)) or raise "
+                    "max_sessions"
                 )
             self._opened += 1
             key = f"cap-{secrets.token_urlsafe(32)}"

@@ -41,7 +41,8 @@ OpenEnvError
 │   ├── InvalidMessageError              INVALID_JSON, UNKNOWN_TYPE
 │   ├── ActionValidationError            VALIDATION_ERROR  (.errors)
 │   ├── EnvironmentExecutionError        EXECUTION_ERROR   (the environment raised)
-│   │   └── ResetRequiredError           no episode in progress: call reset() first
+│   │   ├── ResetRequiredError           no episode in progress: call reset() first
+│   │   └── ModelEngineError             the model engine an agent called failed mid-step
 │   ├── ToolCallError                    TOOL_ERROR: a reply held a ToolError  (.tool_name, .error_type)
 │   └── SessionError                     SESSION_ERROR     (.session_id)
 │       ├── SessionNotFoundError         no such session on the server
@@ -118,6 +119,7 @@ from openenv_hub.errors._wire import (
     EnvironmentExecutionError,
     EnvironmentFactoryError,
     InvalidMessageError,
+    ModelEngineError,
     ResetRequiredError,
     ServerReplyError,
     SessionCapacityError,
@@ -159,6 +161,7 @@ __all__ = [
     "JudgeError",
     "ManifestError",
     "MessageTooLargeError",
+    "ModelEngineError",
     "OpenEnvError",
     "PackagingError",
     "PoolError",

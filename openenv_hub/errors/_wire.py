@@ -147,6 +147,22 @@ class ResetRequiredError(EnvironmentExecutionError):
     hint = "Call reset() to start an episode, then step."
 
 
+class ModelEngineError(EnvironmentExecutionError):
+    """The model engine an environment calls for its agent failed during the step (it could not
+    be reached, answered 5xx, or did not answer in time): the step has no result to score.
+
+    An agent harness environment raises it instead of grading a rollout whose model calls did
+    not run (the work folder would be scored as the model's work). It travels as
+    ``EXECUTION_ERROR`` with ``"reason": "model_engine_failed"``; ``openenv eval`` counts it as
+    an infrastructure error (retried, then an error row), never as a wrong answer.
+    """
+
+    reason = "model_engine_failed"
+    http_status = 502
+    title = "The model engine failed"
+    hint = "Check that the model engine is up and answering; then run the rollout again."
+
+
 class ToolCallError(ServerReplyError):
     """An MCP tool call failed: unknown tool, bad arguments, or the tool raised.
 

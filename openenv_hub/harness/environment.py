@@ -10,8 +10,11 @@
   and the harness's output), its answer, and the capture's grades.
 - After each turn the grader (:mod:`openenv_hub.harness.graders`) grades the work folder where
   the harness cannot reach, and any ``rubric`` scores the observation on the server as usual.
-  A rollout in which the harness never called the model is a failure: its reward is 0, whatever
-  the work folder holds.
+  A rollout in which the harness never called the model (no call the engine answered) is a
+  failure: its reward is 0, whatever the work folder holds.
+- A turn in which the model engine failed a call (unreachable, 5xx, too slow) has no result:
+  ``step`` raises :class:`~openenv_hub.errors.ModelEngineError` (an infrastructure error,
+  which ``openenv eval`` retries and never scores), and the work folder is not graded.
 
 For a trainer: after a step, :attr:`HarnessEnvironment.capture` is the episode's
 :class:`~openenv_hub.capture.CaptureSession` (``sequences()``: ``input_ids``, ``loss_mask`` over
@@ -33,8 +36,8 @@ from typing import Any
 
 from pydantic import Field
 
-from openenv_hub.capture import CaptureProxy, CaptureSession
-from openenv_hub.errors import ConfigurationError
+from openenv_hub.capture import CallRecord, CaptureProxy, CaptureSession
+from openenv_hub.errors import ConfigurationError, ModelEngineError
 from openenv_hub.harness.adapter import HarnessAdapter, HarnessRun
 from openenv_hub.harness.bridge import ToolBridge
 from openenv_hub.harness.events import HarnessEvent, HarnessEventType
@@ -62,7 +65,8 @@ class HarnessAction(Action):
 
 
 class HarnessObservation(Observation):
-    """A turn's outcome (or, after reset, the task)."""
+    """A turn's outcome (or, after reset, the task). ``model_calls`` and
+    ``total_model_calls`` count the calls the engine answered (in the turn, in the episode)."""
 
     task_id: str | None = None
     instruction: str = ""
@@ -242,10 +246,11 @@ class HarnessEnvironment(MCPEnvironment):
             )
         if self.capture is None:
             raise RuntimeError("reset the environment before sending a turn")
-        before = len(self.capture.calls)
+        before = len(_answered(self.capture))
         response = run_to_end(self.adapter.send_message(action.message), thread_name="harness-turn")
         self._trajectory.extend(response.events)
-        calls = self.capture.calls
+        _raise_for_engine_failures(self.capture)
+        calls = _answered(self.capture)
         observation = HarnessObservation(
             task_id=self._harness_state.task_id,
             response=response.response,
@@ -279,6 +284,8 @@ class HarnessEnvironment(MCPEnvironment):
                 grade.passed,
                 grade.detail,
             )
+            if grade.error is not None:
+                observation.metadata["reward_error"] = grade.error
         else:
             observation.reward = 0.0
 
@@ -339,6 +346,23 @@ def _capture_summary(session: CaptureSession) -> dict[str, Any]:
         "fatal": report.codes("fatal"),
         "warnings": report.codes("warn"),
     }
+
+
+def _answered(session: CaptureSession) -> list[CallRecord]:
+    """The session's calls the engine answered."""
+    return [call for call in session.calls if call.error is None]
+
+
+def _raise_for_engine_failures(session: CaptureSession) -> None:
+    """:class:`ModelEngineError` when the engine failed a call of the episode: what the
+    harness left is then no result of the model's, and must not be scored as one."""
+    calls = session.calls
+    failed = [call for call in calls if call.engine_failed]
+    if failed:
+        raise ModelEngineError(
+            f"the model engine failed {len(failed)} of the rollout's {len(calls)} model calls "
+            f"(call {failed[0].index}: {failed[0].error}); the rollout has no result to score"
+        )
 
 
 def _exit_code(events: list[HarnessEvent]) -> int | None:

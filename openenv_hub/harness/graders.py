@@ -8,7 +8,10 @@ after the harness's turn ended and every process of the harness was killed:
   exist in no sandbox the harness ran in), and ``/logs/verifier`` is a fresh folder for the
   test's reward;
 - the reward is the number the test wrote to ``/logs/verifier/reward.txt`` (Harbor's rule),
-  else 1.0 when ``test.sh`` exits 0 and 0.0 otherwise; it is kept within ``[0, 1]``;
+  else 1.0 when ``test.sh`` exits 0 and 0.0 otherwise; a reward file that holds no finite
+  number in ``[0, 1]`` (``nan``, ``inf``, ``5``, a word) is a grading error: reward 0, not
+  passed, and the error named in :attr:`Grade.error` (the environment's observation carries it
+  in ``metadata["reward_error"]``), never the exit code's reward or a clamped number;
 - it has no network at all (no relay), its own cgroup, user and limits, and a time bound.
 
 A test that runs the harness's code (imports its module) gives that code the grading
@@ -39,12 +42,14 @@ _TESTS = "/tests"
 
 @dataclass(frozen=True)
 class Grade:
-    """A grading's result: ``reward`` in [0, 1], whether the task counts as solved, and a short
-    note for people (never the hidden tests' content)."""
+    """A grading's result: ``reward`` in [0, 1], whether the task counts as solved, a short
+    note for people (never the hidden tests' content), and ``error`` when the grading itself
+    failed (the reward is then the bottom of the range)."""
 
     reward: float
     passed: bool
     detail: str = ""
+    error: str | None = None
 
 
 class WorkspaceGrader(Protocol):
@@ -105,18 +110,21 @@ class TestScriptGrader:
             shutil.rmtree(scratch, ignore_errors=True)
         if result.timed_out:
             return Grade(0.0, False, f"the test ran out of its {self.timeout_s:g} s")
-        reward = _number(written)
-        if reward is None:
+        exited = f"test.sh exited {result.exit_code}"
+        if written is None:
             reward = 1.0 if result.exit_code == 0 else 0.0
-        passed = reward >= 1.0
-        return Grade(reward, passed, f"test.sh exited {result.exit_code}; reward {reward:g}")
+            return Grade(reward, reward >= 1.0, f"{exited}; reward {reward:g}")
+        number = _reward(written)
+        if number is None:
+            error = f"reward.txt holds {written.strip()[:40]!r}, not a number in [0, 1]"
+            return Grade(0.0, False, f"{exited}; {error}", error=error)
+        return Grade(number, number >= 1.0, f"{exited}; reward {number:g}")
 
 
-def _number(text: str | None) -> float | None:
-    if text is None:
-        return None
+def _reward(text: str) -> float | None:
+    """The number ``text`` holds, if it is a finite one in [0, 1]."""
     try:
         value = float(text.strip())
     except ValueError:
         return None
-    return min(max(value, 0.0), 1.0) if math.isfinite(value) else None
+    return value if math.isfinite(value) and 0.0 <= value <= 1.0 else None

@@ -52,7 +52,27 @@ def test_engine_failures_reach_the_harness_without_the_engines_url_or_key(
     assert "did not answer within 0.5 s" in answers[2][0].text
     assert "could not be reached" in answers[3][0].text
     report = session.report()
-    assert report.codes("warn") == ["call_failed"] * 3 and report.ok
+    assert report.codes("warn") == ["call_failed"]  # the engine's 400
+    assert report.codes("fatal") == ["engine_failed"] * 2 and not report.ok  # its 500, timeout
+
+
+def test_an_engine_refusal_that_names_its_url_or_key_reaches_the_harness_without_them(
+    fake_engine: Any, proxies: Any
+) -> None:
+    """An engine's 4xx text is passed to the harness; an engine (or a gateway in front of it)
+    that quotes its own URL, address or key there must not hand them to the sandbox."""
+    engine_url = f"{fake_engine.url}/v1"
+    proxy = proxies(engine_url=engine_url, model="fake", engine_api_key=ENGINE_KEY)
+    state = fake_engine.app.state
+    state.status = 400
+    state.error_message = (
+        f"POST {engine_url}/chat/completions with 'Bearer {ENGINE_KEY}' refused; the upstream "
+        f"http://gateway:hunter2@10.0.0.5/v1 said no; try {fake_engine.url.split('//')[1]}"
+    )
+    answer = post(proxy.url, "chat", proxy.open_session().key)
+    assert answer.status_code == 400
+    assert _leaks(answer.text, engine_url) == [] and "hunter2" not in answer.text
+    assert "with 'Bearer ***' refused" in answer.json()["error"]["message"]
 
 
 def test_the_engine_gets_its_own_key_and_never_the_harnesss(

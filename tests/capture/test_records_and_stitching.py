@@ -193,3 +193,41 @@ def test_a_template_that_fails_on_a_conversation_lets_the_engine_render_it(
     assert (call.continues, call.stitched) == (0, False)
     assert "the chat template failed on this conversation" in str(call.link_note)
     assert "takes no tool messages" in str(call.link_note)
+
+
+def test_a_call_whose_tools_changed_starts_a_new_sequence(
+    fake_engine: Any, proxies: Any, tiny_chat_model_folder: Path
+) -> None:
+    """The earlier call's prompt ids name its tools: reusing them for a call offering others
+    would run a prompt that names the old tools while the record says the new ones."""
+    other = {
+        "type": "function",
+        "function": {"name": "rm", "description": "Remove.", "parameters": {}},
+    }
+    proxy = proxies(
+        engine_url=f"{fake_engine.url}/v1", model="fake", tokenizer=tiny_chat_model_folder
+    )
+    session = proxy.open_session()
+    first = [{"role": "user", "content": "hello"}]
+    assert (
+        post(proxy.url, "chat", session.key, {"messages": first, "tools": [TOOL]}).status_code
+        == 200
+    )
+    turns = [*first, session.calls[0].reply, {"role": "user", "content": "go on"}]
+    offers = [
+        {"tools": [TOOL]},  # the same tools: stitched from call 0's ids
+        {"tools": [other]},  # other tools
+        {"tools": [TOOL], "tool_choice": "required"},  # the same tools, another tool_choice
+    ]
+    for offer in offers:
+        assert post(proxy.url, "chat", session.key, {"messages": turns, **offer}).status_code == 200
+    stitched, retooled, rechosen = session.calls[1:]
+    assert (stitched.continues, stitched.stitched) == (0, True)
+    sent = [r["body"] for r in fake_engine.app.state.requests[-3:]]
+    assert "kv_transfer_params" in sent[0]
+    for call, body in zip((retooled, rechosen), sent[1:], strict=True):
+        assert (call.continues, call.stitched, call.history_length) == (None, False, 0)
+        assert "tools or tool_choice differ from those of call 0" in str(call.link_note)
+        assert "kv_transfer_params" not in body  # the engine renders the new tools itself
+    new = [f for f in session.report().findings if f.code == "new_sequence"]
+    assert [f.call for f in new] == [0, 2, 3] and "tool_choice differ" in new[1].message

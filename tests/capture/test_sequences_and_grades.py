@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from wire_bodies import body_for, post
 
 from openenv_hub.capture import (
     CallRecord,
@@ -79,6 +80,11 @@ def test_a_sound_capture_has_no_fatal_grade_and_a_summary() -> None:
         ({"logprobs": []}, "no_token_ids"),
         ({"continues": 0, "parent": None}, "prefix_break"),
         ({"continues": 0, "parent": None, "stitched": True}, "engine_ignored_prompt"),
+        ({"error": "the model engine failed (status 503)", "error_status": 502}, "engine_failed"),
+        (
+            {"error": "the model engine did not answer within 9 s", "error_status": 504},
+            "engine_failed",
+        ),
     ],
 )
 def test_faults_that_spoil_training_data_are_fatal(fault: dict[str, Any], code: str) -> None:
@@ -94,7 +100,7 @@ def test_known_causes_warn_and_settings_inform() -> None:
     calls = [
         call(0, [1, 2], [3], sampling={"top_p": 0.9, "temperature": 0.7, "top_k": -1}),
         call(1, [7, 8], [9], continues=0, link_note=template),
-        call(2, [1], [], logprobs=[], error="the model engine failed (status 500)"),
+        call(2, [1], [], logprobs=[], error="refused: bad tool", error_status=400),
         call(3, [1, 2, 3], [4], parent=0, continues=0, dropped=["hosted tool 'web_search'"]),
     ]
     report = grade_capture(calls)
@@ -108,6 +114,42 @@ def test_known_causes_warn_and_settings_inform() -> None:
     assert "top_p=0.9" in report.of("warn")[0].message
     informed = {(f.code, f.call) for f in report.of("info")}
     assert {("temperature", 0), ("dropped", 3), ("new_sequence", 0)} <= informed
+
+
+@pytest.mark.parametrize(
+    ("sampling", "named"),
+    [
+        ({"min_tokens": 8}, "min_tokens=8"),
+        ({"response_format": {"type": "json_object"}}, "response_format='json_object'"),
+        ({"response_format": {"type": "json_schema", "json_schema": {}}}, "'json_schema'"),
+    ],
+)
+def test_settings_that_constrain_sampling_warn_that_logprobs_are_not_the_policys(
+    sampling: dict[str, Any], named: str
+) -> None:
+    """min_tokens masks the end-of-turn token, a response format masks every token outside
+    its grammar: the recorded logprobs are of that masked distribution."""
+    report = grade_capture([call(0, [1, 2], [3], sampling=sampling)])
+    [warned] = report.of("warn")
+    assert warned.code == "sampling_changes_logprobs" and named in warned.message
+
+
+def test_neutral_min_tokens_and_a_text_format_do_not_warn() -> None:
+    neutral = {"min_tokens": 0, "response_format": {"type": "text"}}
+    assert grade_capture([call(0, [1, 2], [3], sampling=neutral)]).of("warn") == []
+
+
+def test_a_response_format_is_recorded_with_the_sampling_and_reaches_the_engine(
+    fake_engine: Any, fake_proxy: Any
+) -> None:
+    session = fake_proxy.open_session()
+    schema = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}}
+    body = {**body_for("chat"), "min_tokens": 4, "response_format": schema}
+    assert post(fake_proxy.url, "chat", session.key, body).status_code == 200
+    assert session.calls[0].sampling["response_format"] == schema
+    sent = fake_engine.app.state.requests[-1]["body"]
+    assert (sent["response_format"], sent["min_tokens"]) == (schema, 4)
+    assert session.report().codes("warn") == ["sampling_changes_logprobs"]
 
 
 def test_records_round_trip_as_plain_data() -> None:

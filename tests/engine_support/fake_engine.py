@@ -7,7 +7,8 @@ Its prompt ids are the request's prompt as ids when it carries them
 (``kv_transfer_params.prompt_token_ids``), else the bytes of a plain rendering of the messages;
 it samples ``SAMPLED`` (the last one the end-of-turn id). What it last received is kept in
 ``app.state.requests`` (body and headers), and switches on ``app.state`` change its answers:
-``strip_ids`` (no ids, no logprobs: a planted fault), ``status`` (an error status),
+``strip_ids`` (no ids, no logprobs: a planted fault), ``status`` (an error status, its
+message ``error_message`` when set),
 ``delay_s`` (a slow engine), ``tool_call`` (answer with a call of that tool).
 """
 
@@ -72,7 +73,8 @@ async def chat_completions(request: Request) -> Response:
     if getattr(state, "delay_s", 0):
         await asyncio.sleep(state.delay_s)
     if getattr(state, "status", None):
-        error = {"message": "the fake engine was told to fail", "code": state.status}
+        said = getattr(state, "error_message", None) or "the fake engine was told to fail"
+        error = {"message": said, "code": state.status}
         return JSONResponse({"error": error}, status_code=state.status)
     return JSONResponse(_answer(body, state))
 

@@ -15,11 +15,13 @@ from engine_support.fake_engine import create_fake_engine
 from scripted import ScriptedAdapter
 
 from openenv_hub.capture import CaptureProxy
+from openenv_hub.errors import ModelEngineError
 from openenv_hub.harness import (
     NEVER_CALLED,
     HarnessAction,
     HarnessEnvironment,
     HarnessObservation,
+    TestScriptGrader,
     read_tasks,
 )
 from openenv_hub.tools import tool
@@ -36,8 +38,13 @@ class Dictionary(HarnessEnvironment):
 
 
 @pytest.fixture
-def fake_proxy(serve: Callable[..., Any]) -> Iterator[CaptureProxy]:
-    engine = serve(create_fake_engine())
+def fake_engine(serve: Callable[..., Any]) -> Any:
+    return serve(create_fake_engine())
+
+
+@pytest.fixture
+def fake_proxy(fake_engine: Any) -> Iterator[CaptureProxy]:
+    engine = fake_engine
     proxy = CaptureProxy(engine_url=f"{engine.url}/v1", model="fake").start()
     yield proxy
     proxy.stop()
@@ -102,6 +109,79 @@ def test_a_rollout_that_never_called_the_model_is_a_failure(make_env: Callable[.
     assert observation.grade == "test.sh exited 0; reward 1"
     assert (observation.reward, observation.passed) == (0.0, False)
     assert observation.message == NEVER_CALLED and observation.total_model_calls == 0
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_an_engine_outage_is_an_infrastructure_error_not_a_result(
+    make_env: Callable[..., Any], fake_engine: Any, status: int
+) -> None:
+    """The engine failing the harness's call must not let the untouched work folder (here one
+    that passes the hidden test) be scored as the model's work."""
+    env = make_env(calls=1, write=False)
+    env.reset(task_id="already-solved")
+    fake_engine.app.state.status = status
+    with pytest.raises(ModelEngineError, match="the model engine failed 1 of the rollout's 1"):
+        turn(env)
+    assert env.capture is not None and env.capture.calls[0].engine_failed
+
+
+def test_calls_the_engine_refused_do_not_count_as_calling_the_model(
+    make_env: Callable[..., Any], fake_engine: Any
+) -> None:
+    env = make_env(calls=1, write=False)
+    env.reset(task_id="already-solved")
+    fake_engine.app.state.status = 400  # the harness's request refused: its doing, not an outage
+    observation = turn(env)
+    assert (observation.reward, observation.passed) == (0.0, False)
+    assert observation.message == NEVER_CALLED and observation.total_model_calls == 0
+
+
+def _reward_test(folder: Path, written: str, exit_code: int = 0) -> Path:
+    folder.mkdir(parents=True)
+    script = f"printf '%s\\n' '{written}' > /logs/verifier/reward.txt\nexit {exit_code}\n"
+    (folder / "test.sh").write_text(script)
+    return folder
+
+
+@pytest.mark.parametrize("written", ["nan", "inf", "-inf", "5.0", "-0.5", "lots", ""])
+def test_a_reward_file_that_is_no_number_in_range_is_a_grading_error(
+    tmp_path: Path, written: str
+) -> None:
+    """A test that exits 0 but writes nan (or 5, or a word) must not pass the task, whether
+    by the exit code's reward or by clamping."""
+    (tmp_path / "workspace").mkdir()
+    grade = TestScriptGrader(_reward_test(tmp_path / "tests", written)).grade(
+        tmp_path / "workspace"
+    )
+    assert (grade.reward, grade.passed) == (0.0, False)
+    assert grade.error == f"reward.txt holds {written!r}, not a number in [0, 1]"
+
+
+def test_a_reward_in_range_is_the_reward_and_no_file_falls_back_to_the_exit_code(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "workspace").mkdir()
+    half = TestScriptGrader(_reward_test(tmp_path / "half", "0.5")).grade(tmp_path / "workspace")
+    assert (half.reward, half.passed, half.error) == (0.5, False, None)
+    (tmp_path / "none").mkdir()
+    (tmp_path / "none" / "test.sh").write_text("exit 0\n")
+    none = TestScriptGrader(tmp_path / "none").grade(tmp_path / "workspace")
+    assert (none.reward, none.passed, none.error) == (1.0, True, None)
+
+
+def test_a_grading_error_is_named_in_the_observation(
+    fake_proxy: CaptureProxy, tasks: Path, tmp_path: Path
+) -> None:
+    grader = TestScriptGrader(_reward_test(tmp_path / "nan-test", "nan"))
+    adapter = ScriptedAdapter(tmp_path / "script", calls=1)
+    env = HarnessEnvironment(adapter, proxy=fake_proxy, tasks=read_tasks(tasks), grader=grader)
+    try:
+        env.reset(task_id="write-hello")
+        observation = turn(env)
+    finally:
+        env.close()
+    assert (observation.reward, observation.passed) == (0.0, False)
+    assert observation.metadata["reward_error"] == "reward.txt holds 'nan', not a number in [0, 1]"
 
 
 def test_each_reset_is_a_fresh_sandbox_folder_and_capture_session(

@@ -48,7 +48,9 @@ def served(serve: Callable[..., Any], tmp_path: Path) -> Any:
         tasks=read_tasks(tmp_path / "tasks"),
     )
     app = create_app(factory, trajectories=tmp_path / "episodes.jsonl", web=True, watch=True)
-    yield serve(app)
+    server = serve(app)
+    server.engine = engine  # its .app.state switches the engine's answers
+    yield server
     proxy.stop()
 
 
@@ -91,6 +93,23 @@ def test_openenv_eval_plays_its_tasks(
     rows = [json.loads(line) for line in (output / "rollouts.jsonl").read_text().splitlines()]
     assert sorted(r["task_key"] for r in rows) == ["write-hello", "write-hello-again"]
     assert all(r["return"] == 1.0 and r["passed"] and r["error"] is None for r in rows)
+
+
+def test_openenv_eval_counts_an_engine_outage_as_an_error_not_an_answer(
+    served: Any, tmp_path: Path, cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "relay.py").write_text(POLICY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("relay", None)
+    served.engine.app.state.status = 503
+    output = tmp_path / "results"
+    args = ("--policy", "relay:relay", "--max-turns", "1", "--max-retries", "0", "-o", output)
+    cli("eval", served.url, *args)
+    rows = [json.loads(line) for line in (output / "rollouts.jsonl").read_text().splitlines()]
+    assert len(rows) == 2
+    for row in rows:  # rows to run again, not wrong answers
+        assert (row["finish"], row["error_kind"], row["return"]) == ("error", "environment", None)
+        assert "ModelEngineError" in row["error"] and "model engine failed" in row["error"]
 
 
 async def _first_event(stream: httpx.Response, kind: str) -> dict[str, Any]:

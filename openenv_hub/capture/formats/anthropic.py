@@ -41,6 +41,11 @@ def _blocks(content: Any, where: str) -> list[dict[str, Any]]:
         return [{"type": "text", "text": content}]
     if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
         raise TranslationError(f"{where}.content must be a string or a list of content blocks")
+    for number, block in enumerate(content):
+        if block.get("type") == "text" and not isinstance(block.get("text"), str):
+            raise TranslationError(
+                f"{where}.content[{number}] is a text block whose 'text' is not a string"
+            )
     return content
 
 
@@ -48,9 +53,7 @@ def _system(body: dict[str, Any]) -> list[dict[str, Any]]:
     system = body.get("system")
     if system is None:
         return []
-    text = "\n\n".join(
-        b.get("text", "") for b in _blocks(system, "system") if b.get("type") == "text"
-    )
+    text = "\n\n".join(b["text"] for b in _blocks(system, "system") if b.get("type") == "text")
     return [{"role": "system", "content": text}]
 
 
@@ -71,7 +74,7 @@ def _user(blocks: list[dict[str, Any]], dropped: list[str]) -> list[dict[str, An
     others = {str(b.get("type")) for b in blocks} - {"text", "tool_result"}
     dropped.extend(f"{kind} block" for kind in sorted(others))
     if texts or not results:
-        results.append({"role": "user", "content": "\n\n".join(b.get("text", "") for b in texts)})
+        results.append({"role": "user", "content": "\n\n".join(b["text"] for b in texts)})
     return results
 
 
@@ -81,7 +84,7 @@ def _assistant(blocks: list[dict[str, Any]], dropped: list[str]) -> dict[str, An
     for block in blocks:
         kind = block.get("type")
         if kind == "text":
-            texts.append(block.get("text", ""))
+            texts.append(block["text"])
         elif kind == "tool_use":
             if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
                 raise TranslationError("a tool_use block needs an 'id' and a 'name'")
@@ -134,9 +137,9 @@ def _tool_choice(body: dict[str, Any], extra: dict[str, Any]) -> Any:
         extra["parallel_tool_calls"] = False
     kind = choice.get("type")
     if kind == "tool":
-        return {"type": "function", "function": {"name": choice.get("name")}}
+        return {"type": "function", "function": {"name": field_of(choice, "name", str)}}
     named = {"auto": "auto", "any": "required", "none": "none"}
-    if kind not in named:
+    if not isinstance(kind, str) or kind not in named:
         raise TranslationError("'tool_choice.type' must be auto, any, tool or none")
     return named[kind]
 

@@ -17,8 +17,9 @@ from openenv_hub.capture.records import WireFormat
 
 __all__ = ["ChatCompletions"]
 
-#: Chat completions fields passed to the engine as they are.
-PASSED = ("parallel_tool_calls", "response_format")
+#: Chat completions fields passed to the engine as they are (``response_format`` is passed
+#: too, among the sampling parameters the record keeps: it constrains what may be sampled).
+PASSED = ("parallel_tool_calls",)
 ROLES = ("system", "developer", "user", "assistant", "tool")
 
 
@@ -59,6 +60,9 @@ class ChatCompletions:
             body,
             {"max_completion_tokens": "max_tokens", "max_tokens": "max_tokens", "stop": "stop"},
         )
+        response_format = field_of(body, "response_format", dict)
+        if response_format is not None:
+            sampling["response_format"] = response_format
         wants_logprobs = bool(field_of(body, "logprobs", bool))
         stream_options = field_of(body, "stream_options", dict) or {}
         return ChatCall(

@@ -62,7 +62,7 @@ def _tools(
         if kind == "function":
             tools.append(_function(tool))
         elif kind == "namespace":
-            for inner in tool.get("tools") or []:
+            for inner in list_of(tool, "tools"):
                 if isinstance(inner, dict) and inner.get("type", "function") == "function":
                     tools.append(_function(inner))
                     namespaces[inner["name"]] = str(tool.get("name"))
