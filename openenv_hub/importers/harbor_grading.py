@@ -99,6 +99,7 @@ def _grader_options(task: HarborTask, image: str) -> dict[str, Any]:
         "pids_limit": 1024,
         "environment": dict(task.verifier_env),
         "mounts": [docker.types.Mount(path, None, no_copy=True) for path in _FRESH],
+        "log_config": docker.types.LogConfig(type="none"),  # what test.sh prints is not kept
         "labels": {
             **labels.labels_for("harbor", source=image),
             "openenv-hub.task": task.name,
