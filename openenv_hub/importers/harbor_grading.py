@@ -24,6 +24,8 @@ Layer: client.
 from __future__ import annotations
 
 import contextlib
+import io
+import tarfile
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +45,19 @@ REWARD_FILES = ("/logs/verifier/reward.json", "/logs/verifier/reward.txt")
 #: The most a reward file may hold.
 MAX_REWARD_BYTES = 64_000
 _FRESH = ("/tests", "/logs/verifier")
+
+
+def _writable_folder(name: str) -> bytes:
+    """A tar of the folder ``name`` that anyone may write (the test may run as any user)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        folder = tarfile.TarInfo(name)
+        folder.type, folder.mode, folder.mtime = tarfile.DIRTYPE, 0o777, int(time.time())
+        archive.addfile(folder)
+    return buffer.getvalue()
+
+
+_VERIFIER_FOLDER = _writable_folder("logs/verifier")
 
 
 @dataclass
@@ -69,8 +84,9 @@ def run_test(task: HarborTask, image: str) -> GradingRun:
     container: Container | None = None
     try:
         container = client.containers.create(image, **_grader_options(task, image))
-        if not container.put_archive("/", folder_archive(task.path / "tests", "/tests")):
-            raise docker.errors.APIError("the engine did not take the task's tests")
+        for archive in (folder_archive(task.path / "tests", "/tests"), _VERIFIER_FOLDER):
+            if not container.put_archive("/", archive):
+                raise docker.errors.APIError("the engine did not take the task's tests")
         container.start()
         outcome.exit_code, outcome.timed_out = _wait(container, task.verifier_timeout_s)
         if not outcome.timed_out:

@@ -17,7 +17,7 @@ from docker_support.engine import BASE_IMAGE, remove_images, require_docker
 from eval_support import expected_pass_at_k, read_rows
 
 from openenv_hub.errors import DockerError
-from openenv_hub.importers import HarborEnvironment, import_harbor
+from openenv_hub.importers import HarborEnvironment, import_harbor, task_image
 from openenv_hub.importers.harbor_grading import run_test
 from openenv_hub.manifest import load_manifest
 from openenv_hub.types import CallToolAction
@@ -240,6 +240,22 @@ def test_grading_the_agent_broke_gives_the_least_reward_and_says_why(
         assert "agent's files" in graded.metadata["reward_error"], graded.metadata
     finally:
         env.close()
+
+
+def test_a_task_whose_image_runs_as_another_user_is_graded(built: Path, tmp_path: Path) -> None:
+    environment = _task_set(tmp_path, "", test_sh="#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n")
+    task = next(iter(environment.tasks.values()))
+    with (task.path / "environment" / "Dockerfile").open("a") as dockerfile:
+        dockerfile.write("USER nobody\n")
+    env = environment()
+    try:
+        env.reset()
+        assert "nobody" in _bash(env, "id -un")
+        graded = _submit(env)
+        assert graded.done and graded.reward == 1.0, graded.metadata
+    finally:
+        env.close()
+        remove_images(task_image(task))
 
 
 def test_an_engine_that_does_not_answer_is_an_infrastructure_error(
