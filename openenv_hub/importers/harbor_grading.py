@@ -79,11 +79,15 @@ def run_test(task: HarborTask, image: str) -> GradingRun:
     """
     import docker
 
-    client = docker_client()
     outcome = GradingRun()
-    container: Container | None = None
+    engine_failed = (docker.errors.DockerException, *sdk_errors())
+    try:  # nothing of the agent's is read yet: a refusal here is the engine's
+        container: Container = docker_client().containers.create(
+            image, **_grader_options(task, image)
+        )
+    except engine_failed as exc:
+        raise DockerError(f"Could not create the grader of {task.name}: {exc}") from None
     try:
-        container = client.containers.create(image, **_grader_options(task, image))
         for archive in (folder_archive(task.path / "tests", "/tests"), _VERIFIER_FOLDER):
             if not container.put_archive("/", archive):
                 raise docker.errors.APIError("the engine did not take the task's tests")
@@ -93,12 +97,11 @@ def run_test(task: HarborTask, image: str) -> GradingRun:
             outcome.files = _reward_files(container, outcome)
     except docker.errors.APIError as exc:  # the engine answered: the agent's files refused it
         outcome.error = f"grading failed on the agent's files: {_explained(exc)}"[:300]
-    except (docker.errors.DockerException, *sdk_errors()) as exc:
+    except engine_failed as exc:
         raise DockerError(f"The Docker engine failed while grading {task.name}: {exc}") from None
     finally:
-        if container is not None:
-            with contextlib.suppress(*sdk_errors()):
-                container.remove(force=True, v=True)
+        with contextlib.suppress(*sdk_errors()):
+            container.remove(force=True, v=True)
     return outcome
 
 
