@@ -32,6 +32,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from openenv_hub.errors import ManifestError
@@ -176,6 +177,21 @@ class Manifest(BaseModel):
             if not _ENV_VAR.match(key):
                 raise ValueError(f"'{key}' is not a valid environment variable name")
         return value
+
+    @model_validator(mode="after")
+    def _threshold_above_the_bottom(self) -> Manifest:
+        threshold = self.quality.pass_threshold if self.quality else None
+        declared = (self.validation or {}).get("reward_range")
+        if threshold is None or not isinstance(declared, list | tuple) or len(declared) != 2:
+            return self
+        bottom = declared[0]
+        if isinstance(bottom, int | float) and threshold <= bottom:
+            raise ValueError(
+                f"quality.pass_threshold {threshold:g} is at or below the bottom of "
+                f"validation.reward_range ({bottom:g}): every return would solve a task; set it "
+                "to the return only a solution reaches, or leave it out to use the range's top"
+            )
+        return self
 
     @property
     def app_path(self) -> str:

@@ -12,7 +12,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from openenv_hub.errors import ConfigurationError
+from openenv_hub.errors import ConfigurationError, HubError
 from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import hub_call
 from openenv_hub.hub._install import ensure_trusted
@@ -22,6 +22,7 @@ from openenv_hub.settings import cache_dir
 __all__ = ["DATASET_PREFIX", "DatasetRef", "DatasetSource", "download_dataset", "parse_dataset_ref"]
 
 DATASET_PREFIX = "hf://datasets/"
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 _REF = re.compile(
     r"^(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:/(?P<env>[A-Za-z0-9][\w.-]*))?"
     r"(?:@(?P<rev>[\w./-]+))?$"
@@ -89,6 +90,12 @@ def download_dataset(
     with hub_call(ctx, "read the dataset", repo_id=repo_id, repo_type="dataset"):
         info = ctx.api.dataset_info(repo_id, revision=ref.revision)
     commit = str(info.sha)
+    if not _COMMIT.fullmatch(commit):  # it names a folder on this machine, removed and rewritten
+        raise HubError(
+            f"The Hub answered {repo_id}'s commit as {commit[:80]!r}, not 40 hex characters.",
+            repo_id=repo_id,
+            hint="Check the Hub endpoint (HF_ENDPOINT): this is not an answer of a Hub.",
+        )
     if runs_code:
         ensure_trusted(
             repo_id,

@@ -10,14 +10,22 @@ tools:
 - ``bash(command)``: run a command in the task's container (bounded by the time left);
 - ``submit()``: end the episode and be graded.
 
-Grading runs where the agent cannot reach: the agent's container is saved as an image and
-removed, then a new container of that image, with the verifier's network, gets the task's
-``tests/`` at ``/tests`` and runs ``tests/test.sh``, which writes ``/logs/verifier/reward.txt``
-(a number) or ``reward.json`` (named numbers; ``reward`` or their mean is the reward). Neither
-``tests/`` nor ``solution/`` ever enters the agent's container or an observation; a reward file
-the agent left there is removed before the test runs. The reward is kept within
-:attr:`HarborEnvironment.reward_range` (0 to 1 unless configured), flagged when the test wrote
-one outside it; a test that wrote none, failed to run, or ran out of time gives the lowest.
+Grading (:mod:`openenv_hub.importers.harbor_grading`) runs after the episode, driven from the
+host: the agent's container is saved as an image and removed, then a new container of that
+image, with the verifier's network, runs ``tests/test.sh`` as its only process, with the task's
+``tests/`` at ``/tests`` and ``/logs/verifier`` both fresh (what the agent left at those paths
+is hidden); the time bound is the host's. The test writes ``/logs/verifier/reward.txt`` (a
+number) or ``reward.json`` (named numbers; ``reward`` or their mean is the reward), read only
+when it is one regular file. Neither ``tests/`` nor ``solution/`` ever enters the agent's
+container or an observation. The reward is kept within :attr:`HarborEnvironment.reward_range`
+(0 to 1 unless configured), flagged when the test wrote one outside it; a test that wrote none,
+failed to run, ran out of time, or whose grading the agent's files broke gives the lowest, with
+``reward_error`` saying why.
+
+What grading cannot take from the agent: as in Harbor, ``test.sh`` runs on the agent's final
+file system, so a test relying on a program the agent can replace (its interpreter, ``python3``,
+``grep``) can be fooled. Only a task whose test depends on nothing the agent could change is
+graded beyond the agent's reach.
 
 Layer: client.
 """
@@ -35,6 +43,7 @@ from typing import Any, ClassVar
 
 from openenv_hub.docker import build_context, docker_client, sdk_errors
 from openenv_hub.errors import ConfigurationError
+from openenv_hub.importers.harbor_grading import REWARD_FILES, GradingRun, run_test
 from openenv_hub.importers.harbor_tasks import HarborTask, environment_digest, read_task_set
 from openenv_hub.runtimes.sandbox import DockerSandbox, RunResult, SandboxLimits
 from openenv_hub.tools import MCPEnvironment, tool
@@ -44,7 +53,6 @@ __all__ = ["HarborEnvironment", "HarborObservation", "task_image"]
 
 #: The longest one command may run when the task does not bound the agent's time.
 DEFAULT_COMMAND_TIMEOUT_S = 600.0
-_REWARD_FILES = ("/logs/verifier/reward.json", "/logs/verifier/reward.txt")
 
 
 class HarborObservation(Observation):
@@ -196,7 +204,7 @@ class HarborEnvironment(MCPEnvironment):
         snapshot = box.snapshot(f"openenv-harbor-graded-{uuid.uuid4().hex[:12]}")
         self._stop_box()
         try:
-            outcome = _run_test(task, snapshot)
+            outcome = run_test(task, snapshot)
         finally:
             with contextlib.suppress(*sdk_errors()):
                 docker_client().images.remove(snapshot, force=True)
@@ -257,37 +265,19 @@ def _build_args() -> list[str]:
     ).split()
 
 
-def _run_test(task: HarborTask, image: str) -> dict[str, Any]:
-    """Run the task's test in a new container of ``image``; what it wrote and how it ended."""
-    grader = DockerSandbox.start(
-        image,
-        limits=SandboxLimits(
-            memory_mb=task.memory_mb, cpus=task.cpus, network=task.verifier_network
-        ),
-        workdir=task.workdir,
-        env=task.verifier_env,
-        runtime="harbor",
-        extra_labels={"openenv-hub.task": task.name, "openenv-hub.role": "grader"},
-    )
-    try:
-        grader.run("mkdir -p /logs/verifier && rm -f " + " ".join(_REWARD_FILES), timeout_s=60)
-        grader.put_folder(task.path / "tests", "/tests")
-        done = grader.run(
-            "chmod +x /tests/test.sh && /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1",
-            timeout_s=task.verifier_timeout_s,
-            env=task.verifier_env,
-        )
-        files = {path: grader.read_file(path, max_bytes=64_000) for path in _REWARD_FILES}
-    finally:
-        grader.stop()
-    return {"run": done, "files": files}
-
-
-def _reward_of(outcome: dict[str, Any]) -> tuple[float | None, dict[str, Any]]:
+def _reward_of(outcome: GradingRun) -> tuple[float | None, dict[str, Any]]:
     """The reward the test wrote (None: none could be read) and what to say about it."""
-    done: RunResult = outcome["run"]
-    details: dict[str, Any] = {"test_exit_code": done.exit_code, "test_timed_out": done.timed_out}
-    as_json, as_text = (outcome["files"][path] for path in _REWARD_FILES)
+    details: dict[str, Any] = {
+        "test_exit_code": outcome.exit_code,
+        "test_timed_out": outcome.timed_out,
+    }
+    if outcome.error is not None:
+        details["reward_error"] = outcome.error
+        return None, details
+    if outcome.timed_out:
+        details["reward_error"] = "the test ran out of time and was killed"
+        return None, details
+    as_json, as_text = (outcome.files.get(path) for path in REWARD_FILES)
     try:
         if as_json is not None:
             values = json.loads(as_json)

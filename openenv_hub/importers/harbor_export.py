@@ -1,7 +1,8 @@
 """``openenv export harbor ENV -o DIR``: an environment's tasks as Harbor task folders.
 
 - An environment made by ``openenv import harbor`` holds its Harbor tasks in ``tasks/``; they
-  are written back as they are, file for file (the round trip).
+  are written back as they are, file for file (the round trip); a link is followed only to a
+  file inside its task folder, others are left out and named in the notes.
 - Any other environment with a taskset (``taskset:`` in its manifest) gets one task folder a
   task. The environment runs inside the task's container: ``environment/`` is the environment
   folder as ``openenv push`` would upload it (a development install's wheel included), its
@@ -23,6 +24,7 @@ import json
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,12 +79,15 @@ def export_harbor(
     manifest = load_manifest(env_dir)
     tasks_dir = env_dir / "tasks"
     if "harbor" in manifest.tags and any(tasks_dir.glob("*/task.toml")):
+        left_out: list[tuple[str, str]] = []
         with staged_folder(destination) as staging:
             names = [task.name for task in read_task_set(tasks_dir)]
             for name in names:
-                shutil.copytree(tasks_dir / name, staging / name, ignore=_LEFT_OUT)
+                ignore = _links_left_out(tasks_dir / name, left_out)
+                shutil.copytree(tasks_dir / name, staging / name, ignore=ignore)
         has_oracle = all((destination / n / "solution" / "solve.sh").is_file() for n in names)
-        return HarborExport(destination, names, True, has_oracle)
+        notes = [f"Left out {path}: a link to {why}." for path, why in left_out]
+        return HarborExport(destination, names, True, has_oracle, notes)
     declared = declared_tasks(env_dir, split=split, limit=limit)
     if declared is None or not declared.tasks:
         raise ConfigurationError(
@@ -100,6 +105,33 @@ def export_harbor(
     return HarborExport(
         destination, names, False, manifest.oracle_policy is not None, _notes(manifest)
     )
+
+
+def _links_left_out(
+    root: Path, left_out: list[tuple[str, str]]
+) -> Callable[[str, list[str]], set[str]]:
+    """What ``copytree`` leaves out of the task folder ``root``: caches, and every link except
+    one to a file inside ``root`` (copied as that file); each link left out is added to
+    ``left_out`` as (its path, why)."""
+    inside = root.resolve()
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        dropped = set(_LEFT_OUT(folder, names))
+        for name in names:
+            path = Path(folder, name)
+            if not path.is_symlink():
+                continue
+            target = path.resolve()
+            if not target.is_relative_to(inside):
+                left_out.append((str(path.relative_to(root.parent)), "outside the task folder"))
+            elif not target.is_file():
+                left_out.append((str(path.relative_to(root.parent)), "no file of the task"))
+            else:
+                continue
+            dropped.add(name)
+        return dropped
+
+    return ignore
 
 
 def _environment_image(env_dir: Path, staged: Path) -> tuple[Path, str]:

@@ -129,6 +129,7 @@ def read_task(folder: Path) -> HarborTask:
             or a file the task needs is missing.
     """
     folder = Path(folder)
+    _refuse_links(folder)
     config = _config(folder)
     _refuse_unsupported(folder, config)
     environment = _table(config, "environment", folder)
@@ -166,6 +167,17 @@ def environment_digest(task: HarborTask) -> str:
             digest.update(oct(path.stat().st_mode & 0o777).encode() + b"\0")
             digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:16]
+
+
+def _refuse_links(folder: Path) -> None:
+    """A task's own files are read only as files of its folder, never through a link (which
+    could name any file of the machine reading it)."""
+    linked = [name for name in ("task.toml", "instruction.md") if (folder / name).is_symlink()]
+    if linked:
+        raise ConfigurationError(
+            f"The task {folder.name}'s {' and '.join(linked)} is a link, which is not read.",
+            hint="Replace the link with the file itself.",
+        )
 
 
 def _config(folder: Path) -> dict[str, Any]:

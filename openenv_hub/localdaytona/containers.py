@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.docker import docker_client, has_bridge_network, image_config, sdk_errors
-from openenv_hub.errors import ImageNotFoundError
+from openenv_hub.errors import DockerError, ImageNotFoundError
 from openenv_hub.runtimes import cleanup, labels
 
 from .errors import ApiError
@@ -133,10 +133,23 @@ class SandboxContainers:
                 container.stop(timeout=_STOP_GRACE_S)
 
     def remove(self, record: SandboxRecord) -> None:
-        container = self._container(record)
-        if container is not None:
-            with contextlib.suppress(*sdk_errors()):
-                container.remove(force=True)
+        """Remove the sandbox's container (gone already is fine) and its folder.
+
+        Raises:
+            ApiError: 500: the engine did not remove it; the container may still run.
+        """
+        import docker
+
+        failures: tuple[type[Exception], ...] = (DockerError, *sdk_errors())
+        if record.container_id is not None:
+            try:
+                docker_client().containers.get(record.container_id).remove(force=True)
+            except docker.errors.NotFound:
+                pass
+            except failures as exc:
+                raise ApiError(
+                    500, f"The sandbox's container could not be removed (it may still run): {exc}"
+                ) from None
         shutil.rmtree(self.run_dir / record.id, ignore_errors=True)
 
     def running_ids(self) -> set[str]:

@@ -74,11 +74,15 @@ def _route(path: str, method: str, handler: Handler, service: Service) -> Route:
 
 
 async def _json(request: Request) -> Any:
-    body = await request.body()
-    if len(body) > _MAX_BODY_BYTES:
-        raise ApiError(413, f"The body is over {_MAX_BODY_BYTES} bytes.")
+    """The request's JSON body, refused (413) as soon as more than :data:`_MAX_BODY_BYTES`
+    arrived: a body is never read whole before its size is known."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > _MAX_BODY_BYTES:
+            raise ApiError(413, f"The body is over {_MAX_BODY_BYTES} bytes.")
     try:
-        return json.loads(body or b"{}")
+        return json.loads(bytes(body) or b"{}")
     except ValueError:
         raise ApiError(400, "The body is not JSON.") from None
 

@@ -62,7 +62,8 @@ class Sandboxes:
         except BaseException:
             with self._lock:
                 self._records.pop(record.id, None)
-            self.containers.remove(record)
+            with contextlib.suppress(ApiError):  # the creation's own error is the one to tell
+                self.containers.remove(record)
             raise
         self._start(record)
         return record
@@ -91,11 +92,17 @@ class Sandboxes:
         return record
 
     def delete(self, key: str) -> SandboxRecord:
+        """Remove the sandbox; when its container could not be removed, it is kept, in state
+        ``error`` with the reason, and the ApiError is raised."""
         record = self.find(key)
+        record.moved_to("destroying")
+        try:
+            self.containers.remove(record)
+        except ApiError as error:
+            record.moved_to("error", error.message)
+            raise
         with self._lock:
             self._records.pop(record.id, None)
-        record.moved_to("destroying")
-        self.containers.remove(record)
         record.moved_to("destroyed")
         return record
 
@@ -203,5 +210,6 @@ class Sandboxes:
             records = list(self._records.values())
             self._records.clear()
         for record in records:
-            self.containers.remove(record)
+            with contextlib.suppress(ApiError):  # this process's reaper removes what is left
+                self.containers.remove(record)
         self.containers.close()

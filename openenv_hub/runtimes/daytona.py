@@ -35,6 +35,7 @@ Layer: runtimes.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import uuid
 from collections.abc import Mapping
@@ -66,6 +67,7 @@ __all__ = [
 
 #: Minutes without activity after which a sandbox stops by itself, unless ``auto_stop`` says.
 DEFAULT_AUTO_STOP_MINUTES = 15
+_LOG = logging.getLogger(__name__)
 START_LABEL = "openenv-hub-start"  # one per creation, to find a sandbox whose start failed
 
 
@@ -266,8 +268,21 @@ class DaytonaProvider(StopsOnExit):
             self._delete(replica)
 
     def _delete(self, replica: _Replica) -> None:
-        with contextlib.suppress(Exception):  # gone already; else the reaper tries at the end
+        """Delete the sandbox; one gone already is fine, any other failure is logged (the
+        reaper tries again at the end) so that a sandbox left running is seen."""
+        from daytona import DaytonaNotFoundError
+
+        try:
             self.client.delete(replica.sandbox)
+        except DaytonaNotFoundError:
+            pass
+        except Exception as exc:  # whatever the SDK raised, the stop goes on
+            key = self.settings.api_key
+            why = (str(exc).replace(key, "***") if key else str(exc))[:300]
+            _LOG.warning(
+                "Could not delete the Daytona sandbox %s (it may still run and bill): %s: %s",
+                replica.sandbox.id, type(exc).__name__, why,
+            )  # fmt: skip
 
     # -- starting ----------------------------------------------------------------------------
 

@@ -25,9 +25,10 @@ import os
 import subprocess
 import tarfile
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
 from openenv_hub.docker import (
@@ -45,12 +46,26 @@ if TYPE_CHECKING:
     import docker
     from docker.models.containers import Container
 
-__all__ = ["DockerSandbox", "RunResult", "SandboxLimits"]
+__all__ = [
+    "DockerSandbox",
+    "NotOneFile",
+    "RunResult",
+    "SandboxLimits",
+    "folder_archive",
+    "read_one_file",
+]
 
 #: Exit code of a command killed by its time bound (``timeout -s KILL``: 128 + 9).
 KILLED = 137
 #: What a command may print before the rest is dropped.
 DEFAULT_MAX_OUTPUT_BYTES = 64_000
+#: What a tar of one file may hold besides the file (headers, padding, end blocks).
+_TAR_OVERHEAD = 64 * 1024
+
+
+class NotOneFile(ValueError):
+    """A path read from a container holds something else than one regular file of its name (a
+    folder, a link, a device), or more bytes than the reader takes."""
 
 
 @dataclass(frozen=True)
@@ -201,34 +216,18 @@ class DockerSandbox(StopsOnExit):
         )
 
     def put_folder(self, source: Path, target: str) -> None:
-        """Copy the files of the folder ``source`` into ``target`` (made if missing), owned by
-        root; links are copied as links."""
-        self.run(f"mkdir -p '{target}'", timeout_s=30)
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as archive:
-            for path in sorted(source.rglob("*")):
-                info = archive.gettarinfo(str(path), arcname=str(path.relative_to(source)))
-                info.uid = info.gid = 0
-                info.uname = info.gname = "root"
-                if info.isreg():
-                    with path.open("rb") as handle:
-                        archive.addfile(info, handle)
-                else:
-                    archive.addfile(info)
-        if not self.container.put_archive(target, buffer.getvalue()):
+        """Copy the files of the folder ``source`` into ``target`` (made if missing, with its
+        parents), owned by root; links are copied as links. Nothing runs in the container."""
+        try:
+            copied = self.container.put_archive("/", folder_archive(source, target))
+        except sdk_error() as exc:
+            raise DockerError(f"Could not copy {source} into {self.name}:{target}: {exc}") from None
+        if not copied:
             raise DockerError(f"Could not copy {source} into {self.name}:{target}")
 
     def read_file(self, path: str, *, max_bytes: int = 1_000_000) -> bytes | None:
-        """The first ``max_bytes`` of the regular file at ``path``, or None when there is none."""
-        try:
-            chunks, _ = self.container.get_archive(path)
-        except sdk_error():
-            return None
-        data = b"".join(chunks)  # a tar of one file, read whole: the file is small by contract
-        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-            member = next((m for m in archive.getmembers() if m.isreg()), None)
-            handle = archive.extractfile(member) if member is not None else None
-            return None if handle is None else handle.read(max_bytes)
+        """The regular file at ``path`` (see :func:`read_one_file`)."""
+        return read_one_file(self.container, path, max_bytes=max_bytes)
 
     def snapshot(self, repository: str) -> str:
         """An image of the container's files as they are now (``docker commit``); its id."""
@@ -253,6 +252,70 @@ class DockerSandbox(StopsOnExit):
 
     def __repr__(self) -> str:
         return f"DockerSandbox({self.name})"
+
+
+def folder_archive(source: Path, target: str) -> bytes:
+    """A tar, to unpack at ``/``, of the folders of the absolute path ``target`` and the files
+    of the folder ``source`` under it, owned by root (folders 0755; files keep their mode)."""
+    parts = PurePosixPath(target).relative_to("/").parts
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for depth in range(1, len(parts) + 1):
+            folder = tarfile.TarInfo("/".join(parts[:depth]))
+            folder.type, folder.mode, folder.mtime = tarfile.DIRTYPE, 0o755, int(time.time())
+            archive.addfile(folder)
+        for path in sorted(source.rglob("*")):
+            name = "/".join((*parts, *path.relative_to(source).parts))
+            info = archive.gettarinfo(str(path), arcname=name)
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            if info.isreg():
+                with path.open("rb") as handle:
+                    archive.addfile(info, handle)
+            else:
+                archive.addfile(info)
+    return buffer.getvalue()
+
+
+def read_one_file(container: Container, path: str, *, max_bytes: int) -> bytes | None:
+    """The content of the regular file at ``path`` in ``container``; None when nothing is there.
+
+    Raises:
+        NotOneFile: What is there is not exactly one regular file named as ``path`` ends (a
+            folder, a link, anything else), or holds more than ``max_bytes``.
+        docker.errors.APIError: The engine refused otherwise; requests' errors: no engine.
+    """
+    import docker
+
+    try:
+        chunks, _ = container.get_archive(path)
+    except docker.errors.NotFound:
+        return None
+    data = bytearray()
+    for chunk in chunks:
+        data += chunk
+        if len(data) > max_bytes + _TAR_OVERHEAD:
+            raise NotOneFile(f"{path} holds more than {max_bytes} bytes")
+    with tarfile.open(fileobj=io.BytesIO(bytes(data))) as archive:
+        members = archive.getmembers()
+        kinds = ", ".join(sorted({_kind(m) for m in members})) or "nothing"
+        member = members[0] if len(members) == 1 else None
+        if member is None or not member.isreg() or member.name != PurePosixPath(path).name:
+            raise NotOneFile(f"{path} is not one regular file (it holds: {kinds})")
+        if member.size > max_bytes:
+            raise NotOneFile(f"{path} holds more than {max_bytes} bytes")
+        handle = archive.extractfile(member)
+        return b"" if handle is None else handle.read(max_bytes)
+
+
+def _kind(member: tarfile.TarInfo) -> str:
+    if member.isreg():
+        return "a file"
+    if member.isdir():
+        return "a folder"
+    if member.issym() or member.islnk():
+        return "a link"
+    return "something else"
 
 
 def _read(stream: IO[bytes], max_bytes: int, deadline_s: float) -> tuple[bytes, bool, bool]:

@@ -16,7 +16,9 @@ import pytest
 from docker_support.engine import BASE_IMAGE, remove_images, require_docker
 from eval_support import expected_pass_at_k, read_rows
 
-from openenv_hub.importers import HarborEnvironment, import_harbor
+from openenv_hub.errors import DockerError
+from openenv_hub.importers import HarborEnvironment, import_harbor, task_image
+from openenv_hub.importers.harbor_grading import run_test
 from openenv_hub.manifest import load_manifest
 from openenv_hub.types import CallToolAction
 
@@ -179,6 +181,92 @@ def test_a_reward_file_the_agent_left_is_not_believed(built: Path) -> None:
         env.close()
 
 
+def test_a_reward_folder_the_agent_planted_is_not_believed(built: Path) -> None:
+    env = HarborEnvironment.configured(built / "tasks")()
+    try:
+        env.reset(task_id="count-words")
+        plant = "mkdir -p /logs/verifier/reward.json && echo '{\"reward\": 1}' > {}/a"
+        _bash(env, plant.replace("{}", "/logs/verifier/reward.json"))
+        _bash(env, "mkdir -p /tests/conftest.py")  # and something where the tests go
+        graded = _submit(env)
+        assert graded.done and graded.reward == 0.0, graded.metadata
+    finally:
+        env.close()
+
+
+#: Replaces the image's ``timeout`` (the grader's test ran through it) with one that writes a
+#: reward of 1 instead of running the test, and ``sleep`` (a grader's first process) with one
+#: that keeps writing it.
+TROJANS = r"""
+cd /usr/bin && cp timeout timeout.real && cp sleep sleep.real && cp mkdir mkdir.real
+printf '#!/bin/sh\ncase "$*" in *test.sh*) echo 1 > /logs/verifier/reward.txt; exit 0;; esac\n\
+exec /usr/bin/timeout.real "$@"\n' > /tmp/t
+printf '#!/bin/sh\n(while :; do echo 1 > /logs/verifier/reward.txt; sleep.real 0.05; done\
+ 2>/dev/null &)\nexec /usr/bin/sleep.real "$@"\n' > /tmp/s
+printf '#!/bin/sh\n/usr/bin/mkdir.real "$@"; echo 1 > /logs/verifier/reward.txt 2>/dev/null\n' \
+ > /tmp/m
+chmod +x /tmp/t /tmp/s /tmp/m && mv /tmp/s sleep && mv /tmp/m mkdir && mv /tmp/t timeout
+"""
+
+
+def test_programs_the_agent_replaced_do_not_grade(built: Path) -> None:
+    env = HarborEnvironment.configured(built / "tasks")()
+    try:
+        env.reset(task_id="count-words")
+        _bash(env, TROJANS)
+        assert "reward.txt" in _bash(env, "cat /usr/bin/timeout")  # in place for the grader
+        graded = _submit(env)
+        assert graded.done and graded.reward == 0.0, graded.metadata
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(
+    "breaking",
+    [
+        "touch /tests",  # the tests cannot be put there
+        "rm -rf /logs && touch /logs",  # nor can the reward's folder
+    ],
+)
+def test_grading_the_agent_broke_gives_the_least_reward_and_says_why(
+    built: Path, breaking: str
+) -> None:
+    env = HarborEnvironment.configured(built / "tasks")()
+    try:
+        env.reset(task_id="write-greeting")
+        _bash(env, breaking)
+        graded = _submit(env)
+        assert graded.done and graded.reward == 0.0
+        assert "agent's files" in graded.metadata["reward_error"], graded.metadata
+    finally:
+        env.close()
+
+
+def test_a_task_whose_image_runs_as_another_user_is_graded(built: Path, tmp_path: Path) -> None:
+    environment = _task_set(tmp_path, "", test_sh="#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n")
+    task = next(iter(environment.tasks.values()))
+    with (task.path / "environment" / "Dockerfile").open("a") as dockerfile:
+        dockerfile.write("USER nobody\n")
+    env = environment()
+    try:
+        env.reset()
+        assert "nobody" in _bash(env, "id -un")
+        graded = _submit(env)
+        assert graded.done and graded.reward == 1.0, graded.metadata
+    finally:
+        env.close()
+        remove_images(task_image(task))
+
+
+def test_an_engine_that_does_not_answer_is_an_infrastructure_error(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = next(iter(HarborEnvironment.configured(built / "tasks").tasks.values()))
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    with pytest.raises(DockerError):
+        run_test(task, BASE_IMAGE)
+
+
 @pytest.mark.parametrize(
     ("written", "reward", "flag"),
     [
@@ -186,6 +274,14 @@ def test_a_reward_file_the_agent_left_is_not_believed(built: Path) -> None:
         ("echo -3 > /logs/verifier/reward.txt", 0.0, "reward_out_of_range"),
         ("echo nan > /logs/verifier/reward.txt", 0.0, "reward_error"),
         ("true", 0.0, "reward_error"),
+        # a reward "file" that is a folder, a link, or too big is a grading error, never read
+        (
+            "mkdir /logs/verifier/reward.json && echo '{\"reward\": 1}' > /logs/verifier/reward.json/a",
+            0.0,
+            "reward_error",
+        ),
+        ("echo 1 > /tmp/r && ln -s /tmp/r /logs/verifier/reward.txt", 0.0, "reward_error"),
+        ("head -c 70000 /dev/zero | tr '\\0' 1 > /logs/verifier/reward.txt", 0.0, "reward_error"),
     ],
 )
 def test_a_reward_stays_in_its_range(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import filecmp
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -215,3 +216,35 @@ def _comparable(task: Any) -> dict[str, Any]:
     fields = dict(vars(task))
     fields.pop("path")
     return fields
+
+
+def test_a_link_out_of_a_task_folder_is_left_out_of_the_export(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret 5e1f\n")
+    source = tmp_path / "source"
+    shutil.copytree(TASKS / "count-words", source / "count-words")
+    tests = source / "count-words" / "tests"
+    (tests / "helper.txt").symlink_to(secret)  # outside the task folder
+    (tests / "same.sh").symlink_to("test.sh")  # inside: copied as the file
+    folder = import_harbor(source, tmp_path / "imported").path
+    done = cli("export", "harbor", folder, "-o", tmp_path / "out")
+    assert done.code == 0, done.text
+    exported = tmp_path / "out" / "count-words" / "tests"
+    assert not (exported / "helper.txt").exists() and not (exported / "helper.txt").is_symlink()
+    assert "Left out count-words/tests/helper.txt" in done.out.replace("\n", " ")
+    assert (exported / "same.sh").read_text() == (tests / "test.sh").read_text()
+    everything = [p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert not any(b"5e1f" in content for content in everything)
+
+
+@pytest.mark.parametrize("name", ["instruction.md", "task.toml"])
+def test_a_task_whose_own_file_is_a_link_is_refused(tmp_path: Path, name: str) -> None:
+    task = tmp_path / "count-words"
+    shutil.copytree(TASKS / "count-words", task)
+    (tmp_path / name).write_bytes((task / name).read_bytes())
+    (task / name).unlink()
+    (task / name).symlink_to(tmp_path / name)
+    with pytest.raises(ConfigurationError, match=f"{name} is a link"):
+        read_task(task)

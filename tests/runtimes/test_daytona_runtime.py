@@ -250,6 +250,36 @@ def test_network_true_creates_the_sandbox_with_the_network(local_daytona: LocalD
 
 
 @pytest.mark.docker
+@pytest.mark.slow
+def test_a_sandbox_that_could_not_be_deleted_is_named_in_a_warning(
+    local_daytona: LocalDaytona,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from docker_support.engine import BASE_IMAGE
+
+    from openenv_hub.network import free_port
+
+    port = free_port()
+    provider = DaytonaProvider.start(BASE_IMAGE, command=["python3", "-c", HEALTHY], port=port)
+    (sandbox_id,) = provider.sandbox_ids
+    engine = os.environ["DOCKER_HOST"]
+    try:
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")  # removal fails
+        with caplog.at_level("WARNING", logger="openenv_hub.runtimes.daytona"):
+            provider.stop()
+    finally:
+        monkeypatch.setenv("DOCKER_HOST", engine)
+    warned = [r.getMessage() for r in caplog.records if r.name == "openenv_hub.runtimes.daytona"]
+    assert any(sandbox_id in line and "Could not delete" in line for line in warned), warned
+    assert not any(local_daytona.api_key in line for line in warned)
+    assert local_daytona.sandboxes.find(sandbox_id).state == "error"  # kept, not "destroyed"
+    local_daytona.sandboxes.delete(sandbox_id)
+    assert sandbox_containers(sandbox_id) == []
+
+
+@pytest.mark.docker
 def test_an_image_daytona_cannot_pull_is_said_plainly(local_daytona: LocalDaytona) -> None:
     with pytest.raises(ServerStartError) as failed:
         DaytonaProvider.start("openenv-no-such/image:never", command=["true"])

@@ -58,6 +58,15 @@ def check_solvable(run: QualityRun) -> QualityCheck:
             "solvable", "skip", "no pass threshold: the reward range has no top",
             hint="Declare quality.pass_threshold: the return that solves a task.",
         )  # fmt: skip
+    bottom = run.reward_range[0] if run.reward_range else -math.inf
+    if threshold <= bottom + TOLERANCE:
+        return QualityCheck(
+            "solvable", "fail",
+            f"quality.pass_threshold {threshold:g} is at or below the bottom of the reward "
+            f"range ({bottom:g}): any return, the worst included, would count as solving a task",
+            hint="Set quality.pass_threshold to the return only a solution reaches, or leave it "
+            "out to use the top of the reward range.",
+        )  # fmt: skip
     return _oracle_verdict(run, threshold)
 
 
@@ -128,11 +137,12 @@ def check_floor(run: QualityRun) -> QualityCheck:
         )  # fmt: skip
     margin = run.spec.quality.margin
     bounds = {key: t - margin * abs(t) for key, t in targets.items() if t is not None}
+    tops = {key: t for key, t in targets.items() if t is not None}
     failing: list[str] = []
     holding: list[str] = []
     exempt = run.spec.quality.exempt
     for name in (name for name in _order(run) if name not in exempt):
-        line, ok = _policy_line(run, name, bounds)
+        line, ok = _policy_line(run, name, bounds, tops)
         (holding if ok else failing).append(line)
     notes = [f"{name}: exempt: {why}" for name, why in exempt.items()]
     notes += [f"{name}: not played: {why}" for name, why in run.not_played.items()]
@@ -142,11 +152,22 @@ def check_floor(run: QualityRun) -> QualityCheck:
         "returns": {n: {k: e.total for k, e in by.items()} for n, by in run.floors.items()},
     }
     played = len(failing) + len(holding)
+    if not played:
+        return QualityCheck(
+            "floor", "skip",
+            "could not check: no non-solution was played (every one was exempt or not played), "
+            "so nothing shows that a non-solution earns less than a solution",
+            tuple(notes), measured,
+            "Exempt only the non-solutions that solve the tasks by design, or add your own with "
+            "quality.degenerate.",
+        )  # fmt: skip
     if failing:
         summary = f"{len(failing)} of {played} non-solutions came within the margin of the oracle"
         hint = "A non-solution earns (almost) what a solution earns: the reward can be gamed."
         return QualityCheck("floor", "fail", summary, (*failing, *holding, *notes), measured, hint)
-    summary = f"{played} non-solutions stayed at least {margin:g} of the oracle's return below it"
+    summary = (
+        f"{played} non-solutions stayed below the oracle's return, by at least {margin:g} of it"
+    )
     return QualityCheck("floor", "pass", summary, (*holding, *notes), measured)
 
 
@@ -155,16 +176,25 @@ def _order(run: QualityRun) -> list[str]:
     return [*own, *(name for name in BUILT_IN if name in run.floors)]
 
 
-def _policy_line(run: QualityRun, name: str, bounds: dict[str, float]) -> tuple[str, bool]:
+def _policy_line(
+    run: QualityRun, name: str, bounds: dict[str, float], tops: dict[str, float]
+) -> tuple[str, bool]:
+    """A non-solution holds on a task when its return is strictly below the oracle's (beyond
+    the tolerance: equal is a solution's pay) and within the margin's bound."""
     parts, ok = [], True
     for key, episode in run.floors[name].items():
         bound = bounds[key]
-        held = episode.total <= bound + TOLERANCE
+        below = episode.total < tops[key] - TOLERANCE
+        held = below and episode.total <= bound + TOLERANCE
         ok = ok and held
         refused = " (refused)" if episode.steps and all(s.refused for s in episode.steps) else ""
         note = f" ({run.notes[name, key]})" if (name, key) in run.notes else ""
-        over = "" if held else f" > {bound:g}"
+        over = "" if held else _why_not_held(episode.total, bound, tops[key])
         parts.append(f"{episode.total:g} on {key}{refused}{over}{note}")
     uniform = len(set(bounds.values())) == 1
     limit = f" (at most {next(iter(bounds.values())):g})" if uniform and bounds else ""
     return f"{name}: " + ", ".join(parts) + limit, ok
+
+
+def _why_not_held(total: float, bound: float, top: float) -> str:
+    return f" > {bound:g}" if total > bound + TOLERANCE else f", not below the oracle's {top:g}"
