@@ -49,13 +49,28 @@ def find_readme(env_factory: Any, readme_content: str | None = None) -> str | No
 
 
 def _env_folder(env_factory: Any) -> Path | None:
-    try:
-        source = inspect.getsourcefile(env_factory)
-    except TypeError:
-        return None
+    source = _defining_file(env_factory)
     if source is None:
         return None
     for parent in list(Path(source).resolve().parents)[:4]:
         if (parent / "openenv.yaml").is_file():
             return parent
     return None
+
+
+def _defining_file(env_factory: Any) -> str | None:
+    """The file that defines ``env_factory``, from its code where it has some.
+
+    A class's file is otherwise looked up through ``sys.modules`` by module name, which answers
+    for whichever same-named package was imported last (another copy of the environment's folder
+    loaded by the same process), not for the one that defined this class.
+    """
+    functions = [env_factory, *vars(env_factory).values()] if inspect.isclass(env_factory) else []
+    for candidate in functions or [env_factory]:
+        code = getattr(inspect.unwrap(candidate), "__code__", None) if callable(candidate) else None
+        if code is not None and Path(code.co_filename).is_file():
+            return code.co_filename
+    try:
+        return inspect.getsourcefile(env_factory)
+    except TypeError:
+        return None

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
+from pathlib import Path
 
 import pytest
 from echo_env.server.environment import EchoEnvironment
 from ui_envs import TypedEchoEnvironment
 
+from openenv_hub.folder_imports import import_from_folder
 from openenv_hub.ui.history import HistoryEntry, table_rows, to_jsonl
 from openenv_hub.ui.readme import find_readme, strip_front_matter
 
@@ -68,6 +72,28 @@ def test_readme_is_found_next_to_openenv_yaml(monkeypatch):
     assert "# Echo environment" in find_readme(EchoEnvironment)
     assert find_readme(TypedEchoEnvironment) is None  # tests/ui has no openenv.yaml
     assert find_readme(EchoEnvironment, "given") == "given"
+
+
+def test_readme_is_the_defining_folders_when_a_copy_of_its_package_was_imported_since(
+    monkeypatch, tmp_path
+):
+    # A quality check or a push of a copied echo_env in the same process leaves the copy in
+    # sys.modules under the same names; the class still came from the original folder.
+    monkeypatch.delenv("ENV_README_PATH", raising=False)
+    copy = tmp_path / "echo_copy"
+    shutil.copytree(Path(sys.modules["echo_env"].__file__).parents[1], copy)
+    (copy / "README.md").unlink()
+    before = {n: m for n, m in sys.modules.items() if n.split(".")[0] == "echo_env"}
+    path_before = list(sys.path)
+    try:
+        import_from_folder("echo_env.server.environment", copy)
+        assert sys.modules["echo_env.server.environment"].EchoEnvironment is not EchoEnvironment
+        assert "# Echo environment" in find_readme(EchoEnvironment)
+    finally:
+        for name in [n for n in sys.modules if n.split(".")[0] == "echo_env"]:
+            del sys.modules[name]
+        sys.modules.update(before)
+        sys.path[:] = path_before
 
 
 def test_readme_from_the_environment_variable(monkeypatch, tmp_path):
