@@ -68,8 +68,9 @@ def _defining_file(env_factory: Any) -> str | None:
     functions = [env_factory, *vars(env_factory).values()] if inspect.isclass(env_factory) else []
     for candidate in functions or [env_factory]:
         code = getattr(inspect.unwrap(candidate), "__code__", None) if callable(candidate) else None
-        if code is not None and Path(code.co_filename).is_file():
-            return code.co_filename
+        filename = getattr(code, "co_filename", None)
+        if isinstance(filename, str) and Path(filename).is_file():
+            return filename
     try:
         return inspect.getsourcefile(env_factory)
     except TypeError:
