@@ -10,7 +10,7 @@ the bytes take on such a link (a Space reached over the internet) to encode and 
 * JSON list: the pixels as a flat list of integers (what OpenEnv's Atari env sends);
 * raw base64: ``{"shape": [...], "dtype": "uint8", "data": base64 of the bytes}``;
 * PNG, Pillow: base64 of a PNG written by Pillow (its defaults: adaptive filters, zlib level 6);
-* PNG, openenv-hub: base64 of a PNG with unfiltered rows at zlib level 1 (``openenv_hub.frames``).
+* PNG, openenv-hub: base64 of a PNG with unfiltered rows at zlib level 1 (``openenv_hub.model.image_fields``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from openenv_hub.frames import decode_image, encode_image
+from openenv_hub.model.image_fields import decode_image, encode_image
 
 LINK_BYTES_PER_S = 100e6 / 8
 

@@ -66,7 +66,7 @@ def save_log(trainer: Any, output_dir: Path, *, title: str) -> None:
 def _plot(
     path: Path, columns: list[str], rows: list[dict[str, Any]], title: str, console: Console
 ) -> None:
-    from openenv_hub.plots import plots_available, write_line_plot
+    from openenv_hub.support.plots import plots_available, write_line_plot
 
     if not plots_available():
         console.print('No plot: pip install "openenv-hub[plots]" for one.', markup=False)

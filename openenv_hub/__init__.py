@@ -9,7 +9,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from openenv_hub.support import moved_modules as _moved_modules
+
 __version__ = "0.1.0"
+
+_moved_modules.install()  # the modules that moved into model/, transport/ and support/
 
 _EXPORTS: dict[str, str] = {
     # types
@@ -26,10 +30,10 @@ _EXPORTS: dict[str, str] = {
     "ListToolsObservation": "openenv_hub.types",
     "CallToolObservation": "openenv_hub.types",
     # environments
-    "Environment": "openenv_hub.environment",
-    "InProcess": "openenv_hub.in_process",
-    "MCPEnvironment": "openenv_hub.tools",
-    "tool": "openenv_hub.tools",
+    "Environment": "openenv_hub.model.environment",
+    "InProcess": "openenv_hub.model.in_process",
+    "MCPEnvironment": "openenv_hub.model.tools",
+    "tool": "openenv_hub.model.tools",
     # server
     "create_app": "openenv_hub.server.app",
     "serve_app": "openenv_hub.server.app",
@@ -82,10 +86,10 @@ if TYPE_CHECKING:
     from openenv_hub.client.pool import EnvPool
     from openenv_hub.client.sync_client import SyncEnvClient
     from openenv_hub.client.sync_pool import SyncEnvPool
-    from openenv_hub.environment import Environment
-    from openenv_hub.in_process import InProcess
+    from openenv_hub.model.environment import Environment
+    from openenv_hub.model.in_process import InProcess
+    from openenv_hub.model.tools import MCPEnvironment, tool
     from openenv_hub.server.app import create_app, serve_app
-    from openenv_hub.tools import MCPEnvironment, tool
     from openenv_hub.types import (
         Action,
         CallToolAction,

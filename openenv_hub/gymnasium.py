@@ -14,7 +14,7 @@ session then gets an environment of its own.
 On the wire an action is ``{"action": <a value of the action space>}``; an observation holds
 ``observation`` (a value of the observation space), ``terminated``, ``truncated``, ``info``
 and, with ``render=True``, ``frame`` (the ``render()`` image, a PNG: see
-:mod:`openenv_hub.frames`). ``done`` is ``terminated or truncated``. ``reset(seed=...)`` seeds
+:mod:`openenv_hub.model.image_fields`). ``done`` is ``terminated or truncated``. ``reset(seed=...)`` seeds
 the environment as Gymnasium does, so the same seed and the same actions give the same
 trajectory; ``reset(options={...})`` passes options through. ``snapshot()`` / ``restore()``
 copy the whole environment (``copy.deepcopy``), so a recorded episode forks exactly. The server
@@ -45,10 +45,10 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import Field, create_model
 
-from openenv_hub.environment import Environment
 from openenv_hub.errors import ConfigurationError, DependencyNotInstalledError, ResetRequiredError
-from openenv_hub.frames import ImageArray
-from openenv_hub.gym_spaces import field_type, from_wire, jsonable, to_wire
+from openenv_hub.model.environment import Environment
+from openenv_hub.model.gym_spaces import field_type, from_wire, jsonable, to_wire
+from openenv_hub.model.image_fields import ImageArray
 from openenv_hub.rubrics.ranges import reward_range as checked_range
 from openenv_hub.types import Action, EnvironmentMetadata, Observation, State
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from openenv_hub.errors import PackagingError
-from openenv_hub.settings import cache_dir
+from openenv_hub.support.settings import cache_dir
 
 __all__ = ["WHEELS_DIR", "PackagingError", "bundle_wheels", "dev_wheel", "source_tree"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from ray_support import require_extra
 
@@ -32,7 +33,7 @@ def test_spaces_module_is_gym_spaces_under_its_old_name() -> None:
     warned = _warnings_of(
         """
         from openenv_hub.spaces import field_type, from_wire, is_image_space, jsonable, to_wire
-        from openenv_hub import gym_spaces
+        from openenv_hub.model import gym_spaces
         assert (field_type, from_wire, is_image_space, jsonable, to_wire) == (
             gym_spaces.field_type, gym_spaces.from_wire, gym_spaces.is_image_space,
             gym_spaces.jsonable, gym_spaces.to_wire,
@@ -40,7 +41,8 @@ def test_spaces_module_is_gym_spaces_under_its_old_name() -> None:
         """
     )
     assert warned == {
-        "openenv_hub.spaces is deprecated: import openenv_hub.gym_spaces instead.": "<string>"
+        "openenv_hub.spaces is deprecated (it is removed in 0.3.0): "
+        "import openenv_hub.model.gym_spaces instead.": "<string>"
     }
 
 
@@ -50,7 +52,7 @@ def test_images_module_is_frames_under_its_old_name() -> None:
         from openenv_hub.images import (
             PNG_DATA_URI_PREFIX, ImageArray, decode_image, decode_png, encode_image, encode_png,
         )
-        from openenv_hub import frames
+        from openenv_hub.model import image_fields as frames
         assert (PNG_DATA_URI_PREFIX, ImageArray, decode_image, encode_image) == (
             frames.PNG_DATA_URI_PREFIX, frames.ImageArray, frames.decode_image,
             frames.encode_image,
@@ -59,8 +61,45 @@ def test_images_module_is_frames_under_its_old_name() -> None:
         """
     )
     assert warned == {
-        "openenv_hub.images is deprecated: import openenv_hub.frames instead.": "<string>"
+        "openenv_hub.images is deprecated (it is removed in 0.3.0): "
+        "import openenv_hub.model.image_fields instead.": "<string>"
     }
+
+
+def test_every_module_that_left_the_package_root_imports_under_its_old_name() -> None:
+    """``import openenv_hub.manifest`` (and every other old name) gives the very module that
+    moved, with one warning naming the new name and the version that removes the old."""
+    warned = _warnings_of(
+        """
+        import importlib
+        from openenv_hub.support.moved_modules import MOVED
+        for old, new in MOVED.items():
+            assert importlib.import_module(old) is importlib.import_module(new), old
+        from openenv_hub import manifest, serving  # the other spelling of an import
+        assert manifest.__name__ == "openenv_hub.model.manifest"
+        assert serving.__name__ == "openenv_hub.transport.uvicorn_serving"
+        """
+    )
+    from openenv_hub.support.moved_modules import MOVED
+
+    assert warned == {
+        f"{old} is deprecated (it is removed in 0.3.0): import {new} instead.": "<string>"
+        for old, new in MOVED.items()
+    }
+
+
+def test_the_package_root_holds_its_public_modules_and_the_layers_packages() -> None:
+    import openenv_hub
+
+    root = Path(openenv_hub.__file__).parent
+    assert sorted(p.stem for p in root.glob("*.py")) == [
+        "__init__",
+        "discovery",
+        "gymnasium",
+        "packaging",
+        "shown_urls",
+        "types",
+    ]
 
 
 def test_run_is_serve_app_under_its_old_name() -> None:

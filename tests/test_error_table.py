@@ -15,7 +15,7 @@ import pytest
 from openenv_hub import Action, GenericEnvClient, create_app
 from openenv_hub import errors as errors_module
 from openenv_hub.errors import ServerReplyError, SessionError, error_from_wire
-from openenv_hub.tools import MCPEnvironment
+from openenv_hub.model.tools import MCPEnvironment
 from openenv_hub.types import Observation, Tool
 from openenv_hub.ui.actions import _error_outcome
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from openenv_hub.eval import load_function_policy, load_generator
-from openenv_hub.manifest import parse_manifest
+from openenv_hub.model.manifest import parse_manifest
 from openenv_hub.validation.quality import QualitySpec
 
 ORACLE_MANIFEST = "name: twin_env\nquality:\n  oracle:\n    policy: twin_env.quality:oracle\n"

@@ -13,7 +13,7 @@ from PIL import Image
 from pydantic import ValidationError
 
 from openenv_hub import Observation
-from openenv_hub.frames import (
+from openenv_hub.model.image_fields import (
     PNG_DATA_URI_PREFIX,
     ImageArray,
     decode_image,
@@ -89,7 +89,7 @@ def test_encoding_is_smaller_than_raw_pixels_for_a_game_frame() -> None:
 def test_missing_numpy_names_the_extra() -> None:
     code = (
         "import sys; sys.modules['numpy'] = None\n"
-        "from openenv_hub.frames import encode_image\n"
+        "from openenv_hub.model.image_fields import encode_image\n"
         "try:\n    encode_image([[0]])\n"
         "except ImportError as exc:\n    print(exc)\n"
     )

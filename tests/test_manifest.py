@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from openenv_hub.manifest import (
+from openenv_hub.model.manifest import (
     Manifest,
     ManifestError,
     load_manifest,

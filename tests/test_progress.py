@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from openenv_hub.progress import ProgressEvent, listening, report_progress
+from openenv_hub.support.progress import ProgressEvent, listening, report_progress
 from openenv_hub_cli._progress import HEARTBEAT_S, PlainLines, showing_progress
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,11 +29,11 @@ CACHES = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache", ".
 
 
 def test_reports_go_to_logging_with_their_fields(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="openenv_hub.progress")
+    caplog.set_level(logging.DEBUG, logger="openenv_hub.support.progress")
     with report_progress("docker build demo", "building") as progress:
         progress.line("Step 1/9 : FROM python:3.11-slim\n")
         progress.stage("starting the container")
-    records = [r for r in caplog.records if r.name == "openenv_hub.progress"]
+    records = [r for r in caplog.records if r.name == "openenv_hub.support.progress"]
     assert [(r.levelname, r.stage) for r in records] == [  # type: ignore[attr-defined]
         ("INFO", "building"),
         ("DEBUG", "building"),
@@ -63,7 +63,7 @@ def test_listeners_get_every_report_and_a_failure_ends_the_wait() -> None:
 def test_a_wait_shorter_than_show_after_s_is_logged_but_not_shown(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    caplog.set_level(logging.INFO, logger="openenv_hub.support.progress")
     events: list[ProgressEvent] = []
     with listening(events.append):
         with report_progress("server a", "waiting for /health", show_after_s=0.2) as progress:
@@ -80,7 +80,7 @@ def test_a_wait_shorter_than_show_after_s_is_logged_but_not_shown(
 
 
 _STATUS = """
-from openenv_hub.progress import report_progress
+from openenv_hub.support.progress import report_progress
 with report_progress("Space alice/demo", "BUILDING") as progress:
     progress.line("Step 3/9 : RUN pip install .")
 """

@@ -19,8 +19,8 @@ def test_write_an_environment_example_runs_as_saved_scripts(tmp_path: Path) -> N
 
     from serving import free_port
 
-    from openenv_hub.network import wait_for_health
     from openenv_hub.runtimes.local import LocalProcessProvider
+    from openenv_hub.transport.local_ports import wait_for_health
 
     environment = doc_block("README.md", "write an environment").code
     client = doc_block("README.md", "talk to it").code

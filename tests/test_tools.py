@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from openenv_hub import CallToolAction, CallToolObservation, ListToolsAction, MCPEnvironment, tool
-from openenv_hub.tools import RESERVED_TOOL_NAMES
+from openenv_hub.model.tools import RESERVED_TOOL_NAMES
 
 
 class Point(BaseModel):
@@ -91,7 +91,7 @@ def test_results_and_errors() -> None:
 
 
 def test_async_tools_step_on_the_loop_and_sync_tools_do_not() -> None:
-    from openenv_hub.environment import Environment
+    from openenv_hub.model.environment import Environment
 
     assert AsyncTools.step_async is not Environment.step_async
     assert Tools.step_async is Environment.step_async

@@ -67,7 +67,7 @@ def declared_source(served: ServedEnv) -> str | None:
         return served.dataset.reference
     if served.folder is None:
         return None
-    from openenv_hub.manifest import load_manifest
+    from openenv_hub.model.manifest import load_manifest
 
     taskset = load_manifest(served.folder).taskset
     return None if taskset is None else taskset.source or taskset.generator

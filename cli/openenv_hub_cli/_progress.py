@@ -1,7 +1,7 @@
 """Long waits shown on stderr while a command waits: a live line per wait at a terminal
 (spinner, stage, seconds, last output line), plain lines otherwise (each new stage, then every
 :data:`HEARTBEAT_S` seconds while it lasts). The waits report through
-:mod:`openenv_hub.progress`; :func:`showing_progress` listens for the block it wraps."""
+:mod:`openenv_hub.support.progress`; :func:`showing_progress` listens for the block it wraps."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from openenv_hub.progress import ProgressEvent, listening
+from openenv_hub.support.progress import ProgressEvent, listening
 from openenv_hub_cli._utils import err_console
 
 __all__ = ["HEARTBEAT_S", "LiveLines", "PlainLines", "showing_progress"]

@@ -56,7 +56,7 @@ def plot_path(output: Path) -> Path:
 
 def write_plot(summary: RecordingSummary, output: Path, *, policy: str) -> Path:
     """The return of each episode, as a PNG beside the records."""
-    from openenv_hub.plots import write_line_plot
+    from openenv_hub.support.plots import write_line_plot
 
     points = [(row.number, row.total_reward) for row in summary.per_episode]
     title = f"{summary.env.name}: return per episode ({policy})"

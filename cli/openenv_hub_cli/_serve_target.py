@@ -25,7 +25,7 @@ from typing import Any
 import typer
 
 from openenv_hub.errors import DependencyNotInstalledError
-from openenv_hub.manifest import load_manifest
+from openenv_hub.model.manifest import load_manifest
 from openenv_hub.validation.failure import describe_import_failure
 from openenv_hub_cli._utils import CommandError, resolve_env_dir
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from openenv_hub.errors import CommandError, OpenEnvError
-from openenv_hub.manifest import MANIFEST_FILE
+from openenv_hub.model.manifest import MANIFEST_FILE
 
 __all__ = [
     "DEBUG_ENV",

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from openenv_hub.docker import build_image, default_tag
-from openenv_hub.manifest import load_manifest
+from openenv_hub.model.manifest import load_manifest
 from openenv_hub_cli._utils import CommandError, EnvPathArg, console, resolve_env_dir
 
 __all__ = ["command"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from openenv_hub.manifest import load_manifest
+from openenv_hub.model.manifest import load_manifest
 from openenv_hub_cli._utils import CommandError, EnvPathArg, console, resolve_env_dir
 
 __all__ = ["app"]

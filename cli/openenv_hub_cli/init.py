@@ -15,7 +15,7 @@ from typing import Any
 import typer
 
 from openenv_hub import __version__
-from openenv_hub.manifest import suggest_name
+from openenv_hub.model.manifest import suggest_name
 from openenv_hub_cli._utils import CommandError, console
 
 __all__ = ["command", "name_problem", "render_env", "template_dir"]

@@ -15,8 +15,8 @@ from typing import Any
 import typer
 
 from openenv_hub.errors import ConnectError
-from openenv_hub.manifest import MANIFEST_FILE, load_manifest
-from openenv_hub.plots import plots_available, require_plots
+from openenv_hub.model.manifest import MANIFEST_FILE, load_manifest
+from openenv_hub.support.plots import plots_available, require_plots
 from openenv_hub_cli._hub import TokenOption
 from openenv_hub_cli._record_summary import print_episodes, warn_errors, write_plot
 from openenv_hub_cli._utils import DEBUG_ENV, CommandError, console, err_console

@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from openenv_hub.network import port_in_use
+from openenv_hub.transport.local_ports import port_in_use
 from openenv_hub_cli._progress import showing_progress
 from openenv_hub_cli._serve_target import ServeTargetArg, serve_target
 from openenv_hub_cli._utils import CommandError, console
@@ -144,9 +144,9 @@ def command(
     import uvicorn
 
     from openenv_hub.server.app import uvicorn_options
-    from openenv_hub.serving import tune_collector
+    from openenv_hub.transport.uvicorn_serving import tune_collector
 
-    tune_collector()  # as openenv_hub.serve_app does (see openenv_hub.serving)
+    tune_collector()  # as openenv_hub.serve_app does (see openenv_hub.transport.uvicorn_serving)
     uvicorn.run(
         reload_path or app,
         host=host,

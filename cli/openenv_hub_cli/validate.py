@@ -14,7 +14,7 @@ from rich.table import Table
 
 from openenv_hub.checks.scorecard import COULD_NOT_CHECK
 from openenv_hub.errors import ConnectError
-from openenv_hub.network import wait_for_health
+from openenv_hub.transport.local_ports import wait_for_health
 from openenv_hub.validation import CheckResult, passed, report_json, validate_path, validate_url
 from openenv_hub_cli._utils import CommandError, console, resolve_env_dir
 

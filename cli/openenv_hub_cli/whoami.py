@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from openenv_hub.manifest import MANIFEST_FILE
+from openenv_hub.model.manifest import MANIFEST_FILE
 from openenv_hub_cli._hub import TokenOption
 from openenv_hub_cli._utils import EnvPathArg, console
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from openenv_hub.manifest import Manifest, ManifestError, load_manifest
+from openenv_hub.model.manifest import Manifest, ManifestError, load_manifest
 
 __all__ = ["EnvTarget"]
 

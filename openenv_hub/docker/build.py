@@ -23,7 +23,7 @@ from openenv_hub.docker.build_output import BuildOutput
 from openenv_hub.docker.engine import require_engine
 from openenv_hub.errors import DockerError
 from openenv_hub.packaging import bundle_wheels
-from openenv_hub.progress import Progress, report_progress
+from openenv_hub.support.progress import Progress, report_progress
 
 if TYPE_CHECKING:
     from openenv_hub.hub import FileSelection

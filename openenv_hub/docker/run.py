@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from openenv_hub.docker.engine import require_engine
 from openenv_hub.errors import DockerError, ImageNotFoundError, OpenEnvError
-from openenv_hub.network import free_port, wait_for_health
-from openenv_hub.progress import SHORT_WAIT_S, report_progress
+from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
+from openenv_hub.transport.local_ports import free_port, wait_for_health
 
 if TYPE_CHECKING:
     import docker

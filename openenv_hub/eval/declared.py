@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.eval.generators import generated_tasks, load_generator
 from openenv_hub.eval.tasksets import HUB_PREFIX, Task, check_unique, load_tasks, task_from_row
-from openenv_hub.manifest import Taskset, load_manifest
+from openenv_hub.model.manifest import Taskset, load_manifest
 
 if TYPE_CHECKING:
     from openenv_hub.hub import EnvironmentDataset

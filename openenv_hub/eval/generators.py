@@ -28,7 +28,7 @@ from typing import Any
 
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.eval.tasksets import Task, task_from_row
-from openenv_hub.folder_imports import import_from_folder
+from openenv_hub.support.folder_imports import import_from_folder
 
 __all__ = ["TaskGenerator", "generated_task", "generated_tasks", "load_generator"]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError
-from openenv_hub.folder_imports import import_from_folder
+from openenv_hub.support.folder_imports import import_from_folder
 
 __all__ = ["Completion", "FunctionPolicy", "Policy", "assistant_message", "load_function_policy"]
 

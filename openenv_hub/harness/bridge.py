@@ -28,8 +28,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from openenv_hub.model.tool_specs import ToolCallOutcome
 from openenv_hub.protocol.jsonrpc import jsonrpc_error, jsonrpc_result
-from openenv_hub.tool_specs import ToolCallOutcome
 from openenv_hub.types import Tool
 
 __all__ = ["PROTOCOL_VERSION", "ToolBridge", "offered_names"]

@@ -46,9 +46,9 @@ from openenv_hub.harness.launch import find_launcher
 from openenv_hub.harness.relay import UnixRelay
 from openenv_hub.harness.sandbox import WORKSPACE, HarnessLimits, Relay
 from openenv_hub.harness.tasks import HarnessTask
+from openenv_hub.model.tools import MCPEnvironment
 from openenv_hub.rubrics import Gate, Rubric, rubric
-from openenv_hub.sync_bridge import run_to_end
-from openenv_hub.tools import MCPEnvironment
+from openenv_hub.support.sync_bridge import run_to_end
 from openenv_hub.types import Action, EnvironmentMetadata, Observation, State
 
 __all__ = ["HarnessAction", "HarnessEnvironment", "HarnessObservation", "HarnessState"]

@@ -22,7 +22,7 @@ from openenv_hub.errors import EnvironmentValidationError
 from openenv_hub.hub._card import fix_card
 from openenv_hub.hub._ignore import LargeFile, Skipped, stage_files
 from openenv_hub.hub._quality import add_scorecard, folder_digest, read_scorecard
-from openenv_hub.manifest import Manifest, ManifestError, load_manifest
+from openenv_hub.model.manifest import Manifest, ManifestError, load_manifest
 
 __all__ = ["Bundle", "stage_bundle"]
 

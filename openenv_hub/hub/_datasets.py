@@ -16,8 +16,8 @@ from openenv_hub.errors import ConfigurationError, HubError
 from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import hub_call
 from openenv_hub.hub._install import ensure_trusted
-from openenv_hub.progress import report_progress
-from openenv_hub.settings import cache_dir
+from openenv_hub.support.progress import report_progress
+from openenv_hub.support.settings import cache_dir
 
 __all__ = ["DATASET_PREFIX", "DatasetRef", "DatasetSource", "download_dataset", "parse_dataset_ref"]
 

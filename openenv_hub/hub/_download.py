@@ -16,7 +16,7 @@ from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import hub_call
 from openenv_hub.hub._install import ensure_trusted
 from openenv_hub.hub._reads import find_space
-from openenv_hub.progress import report_progress
+from openenv_hub.support.progress import report_progress
 
 __all__ = ["SpaceSource", "download_space"]
 

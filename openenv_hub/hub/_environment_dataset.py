@@ -74,7 +74,7 @@ class EnvironmentDataset:
             return _inside(self.path, location.path)
         folder = self.folder
         if folder is not None:
-            from openenv_hub.manifest import load_manifest
+            from openenv_hub.model.manifest import load_manifest
 
             taskset = load_manifest(folder).taskset
             source = taskset.source if taskset is not None else None

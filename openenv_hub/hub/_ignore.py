@@ -43,7 +43,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from openenv_hub.errors import PackagingError
-from openenv_hub.manifest import ManifestError, load_manifest
+from openenv_hub.model.manifest import ManifestError, load_manifest
 
 __all__ = [
     "ALWAYS_EXCLUDED",

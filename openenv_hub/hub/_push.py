@@ -35,7 +35,7 @@ from openenv_hub.hub._secrets import SecretChoice, choose_secrets
 from openenv_hub.hub._target import PushTarget, choose_target, remember_push
 from openenv_hub.hub._urls import SpaceUrls
 from openenv_hub.hub._wheel_pin import plan_pin
-from openenv_hub.manifest import MANIFEST_FILE, ManifestError
+from openenv_hub.model.manifest import MANIFEST_FILE, ManifestError
 
 __all__ = ["PushResult", "check_version", "push"]
 

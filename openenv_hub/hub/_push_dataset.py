@@ -36,7 +36,7 @@ from openenv_hub.hub._environment_file import (
 from openenv_hub.hub._errors import hub_call
 from openenv_hub.hub._ignore import Skipped
 from openenv_hub.hub._push import check_version
-from openenv_hub.manifest import Manifest
+from openenv_hub.model.manifest import Manifest
 
 __all__ = ["DatasetPushResult", "push_dataset"]
 

@@ -29,7 +29,7 @@ from typing import Any
 from openenv_hub.errors import HubConflictError
 from openenv_hub.hub._access import whoami
 from openenv_hub.hub._client import HubContext, parse_repo_id
-from openenv_hub.manifest import load_manifest
+from openenv_hub.model.manifest import load_manifest
 
 __all__ = [
     "LINK_FILE",

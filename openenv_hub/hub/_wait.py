@@ -3,7 +3,7 @@
 The stage comes from ``get_space_runtime``; the logs from ``/api/spaces/NS/NAME/logs/build``
 and ``.../logs/run``, server-sent events of ``{"timestamp", "data"}`` that the Hub streams
 (read here until the stream pauses, as ``huggingface_hub.fetch_space_logs`` does). The wait is
-reported through :mod:`openenv_hub.progress` (task ``Space NS/NAME``): each stage, and while it
+reported through :mod:`openenv_hub.support.progress` (task ``Space NS/NAME``): each stage, and while it
 builds the last line of its build log, read every :data:`LOG_EVERY_S` seconds.
 """
 
@@ -20,7 +20,7 @@ import httpx
 from openenv_hub.errors import SpaceNotRunningError
 from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import hub_call
-from openenv_hub.progress import Progress, report_progress
+from openenv_hub.support.progress import Progress, report_progress
 
 __all__ = ["SpaceState", "space_logs", "wait_for_space"]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.hub import ENVIRONMENT_TAGS
-from openenv_hub.manifest import Manifest, suggest_name
+from openenv_hub.model.manifest import Manifest, suggest_name
 
 __all__ = ["IMPORT_TAGS", "FolderPlan", "class_prefix", "staged_folder", "write_folder"]
 

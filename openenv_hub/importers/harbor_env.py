@@ -45,8 +45,8 @@ from openenv_hub.docker import build_context, docker_client, sdk_errors
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.importers.harbor_grading import REWARD_FILES, GradingRun, run_test
 from openenv_hub.importers.harbor_tasks import HarborTask, environment_digest, read_task_set
+from openenv_hub.model.tools import MCPEnvironment, tool
 from openenv_hub.runtimes.sandbox import DockerSandbox, RunResult, SandboxLimits
-from openenv_hub.tools import MCPEnvironment, tool
 from openenv_hub.types import Action, EnvironmentMetadata, Observation
 
 __all__ = ["HarborEnvironment", "HarborObservation", "task_image"]

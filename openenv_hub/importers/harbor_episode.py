@@ -39,7 +39,7 @@ from openenv_hub.eval import (
     render_observation,
     run_eval,
 )
-from openenv_hub.manifest import load_manifest
+from openenv_hub.model.manifest import load_manifest
 
 __all__ = ["Episode", "main"]
 

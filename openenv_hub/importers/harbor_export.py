@@ -33,7 +33,7 @@ from openenv_hub.eval import Task, declared_tasks
 from openenv_hub.hub import stage_bundle
 from openenv_hub.importers.folders import staged_folder
 from openenv_hub.importers.harbor_tasks import read_task_set
-from openenv_hub.manifest import Manifest, load_manifest
+from openenv_hub.model.manifest import Manifest, load_manifest
 
 __all__ = ["HarborExport", "export_harbor"]
 

@@ -19,7 +19,7 @@ from openenv_hub.errors import ConfigurationError
 from openenv_hub.importers.folders import FolderPlan, write_folder
 from openenv_hub.importers.harbor_env import task_image
 from openenv_hub.importers.harbor_tasks import HarborTask, read_task_set
-from openenv_hub.manifest import suggest_name
+from openenv_hub.model.manifest import suggest_name
 
 __all__ = ["HarborImport", "harbor_plan", "import_harbor"]
 

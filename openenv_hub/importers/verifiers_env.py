@@ -35,9 +35,9 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict, Field, create_model
 
 from openenv_hub.errors import ConfigurationError, DependencyNotInstalledError
-from openenv_hub.folder_imports import import_from_folder
-from openenv_hub.tool_specs import ToolSpec, as_call_tool_result
-from openenv_hub.tools import MCPEnvironment
+from openenv_hub.model.tool_specs import ToolSpec, as_call_tool_result
+from openenv_hub.model.tools import MCPEnvironment
+from openenv_hub.support.folder_imports import import_from_folder
 from openenv_hub.types import (
     Action,
     CallToolAction,

@@ -22,7 +22,7 @@ from openenv_hub.importers.verifiers_detect import (
     detect_verifiers,
     locate_source,
 )
-from openenv_hub.manifest import suggest_name
+from openenv_hub.model.manifest import suggest_name
 
 __all__ = ["VERIFIERS_REQUIREMENT", "VerifiersImport", "import_verifiers"]
 

@@ -24,7 +24,7 @@ import httpcore
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
-from openenv_hub.asgi_relay import pipe_websocket, streamed_body
+from openenv_hub.transport.asgi_relay import pipe_websocket, streamed_body
 
 from .errors import ApiError, error_response
 from .records import SandboxRecord

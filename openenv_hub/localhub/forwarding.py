@@ -15,7 +15,7 @@ import httpx
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
-from openenv_hub.asgi_relay import pipe_websocket, streamed_body
+from openenv_hub.transport.asgi_relay import pipe_websocket, streamed_body
 
 from .errors import HubError, error_response
 

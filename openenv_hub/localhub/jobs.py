@@ -304,8 +304,8 @@ class JobRunner:
 
     def _run(self, job: Job, image: str) -> Container:
         from openenv_hub.docker import container_name, create_container, docker_client
-        from openenv_hub.network import free_port
         from openenv_hub.runtimes import cleanup, labels
+        from openenv_hub.transport.local_ports import free_port
 
         spec = job.spec
         job.host_ports = {port: free_port() for port in spec.ports}

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import uvicorn
 
-from openenv_hub.serving import http_options
+from openenv_hub.transport.uvicorn_serving import http_options
 
 from .app import DEFAULT_MAX_UPLOAD_MB, LocalHubApp, create_app
 from .auth import Role, TokenRegistry, User, generated_admin_token, token_registry

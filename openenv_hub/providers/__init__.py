@@ -15,8 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from openenv_hub.deprecation import warn_moved
 from openenv_hub.runtimes.base import Provider, StopsOnExit
+from openenv_hub.support.deprecation import warn_moved
 
 __all__ = [
     "DockerProvider",

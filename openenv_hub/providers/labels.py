@@ -3,9 +3,9 @@
 Layer: runtimes.
 """
 
-from openenv_hub.deprecation import warn_moved
 from openenv_hub.runtimes import labels as _moved_to
 from openenv_hub.runtimes.labels import *  # noqa: F403 - the deprecated name of that module
+from openenv_hub.support.deprecation import warn_moved
 
 __all__ = list(_moved_to.__all__)
 warn_moved(__name__, _moved_to.__name__)

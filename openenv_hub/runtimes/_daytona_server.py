@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from openenv_hub.errors import ConfigurationError, DependencyNotInstalledError, ServerStartError
-from openenv_hub.progress import Progress
+from openenv_hub.support.progress import Progress
 
 __all__ = [
     "LOG",

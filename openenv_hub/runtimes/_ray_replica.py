@@ -64,7 +64,7 @@ class ReplicaServer:
         import ray
         import uvicorn
 
-        from openenv_hub.serving import tune_collector, uvicorn_options
+        from openenv_hub.transport.uvicorn_serving import tune_collector, uvicorn_options
 
         self.spec = spec
         self.started_at = time.time()
@@ -77,7 +77,7 @@ class ReplicaServer:
         if spec.env_dir and spec.env_dir not in sys.path:
             sys.path.insert(0, spec.env_dir)
         app = _import(spec.app)
-        tune_collector()  # as every server process (see openenv_hub.serving)
+        tune_collector()  # as every server process (see openenv_hub.transport.uvicorn_serving)
         self.host = spec.host or _node_ip()
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError, ServerStartError
-from openenv_hub.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.runtimes import _daytona_server as server
 from openenv_hub.runtimes import cleanup, labels
 from openenv_hub.runtimes._daytona_api import (
@@ -56,6 +55,7 @@ from openenv_hub.runtimes._daytona_api import (
 from openenv_hub.runtimes._daytona_reaper import watch_sandboxes
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
+from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
 
 __all__ = [
     "DEFAULT_AUTO_STOP_MINUTES",
@@ -392,7 +392,7 @@ class DaytonaRuntime(RuntimeBase):
         return DaytonaProvider.start(image, **options)
 
     def start_space(self, space: SpaceRef, **options: Any) -> DaytonaProvider:
-        from openenv_hub.manifest import load_manifest
+        from openenv_hub.model.manifest import load_manifest
         from openenv_hub.runtimes.docker import build_space_image
 
         build = {key: options.pop(key) for key in ("base_image", "build_args") if key in options}

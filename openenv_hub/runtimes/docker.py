@@ -48,11 +48,11 @@ from openenv_hub.docker import (
     space_image_tag,
 )
 from openenv_hub.errors import ConnectError, ServerStartError
-from openenv_hub.network import free_port, wait_for_health
-from openenv_hub.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
+from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
+from openenv_hub.transport.local_ports import free_port, wait_for_health
 
 if TYPE_CHECKING:
     import docker
@@ -293,7 +293,7 @@ def build_folder_image(
     build_args: Sequence[str] = (),
 ) -> str:
     """Build the environment folder's image (``openenv-NAME:latest`` unless ``tag``); its tag."""
-    from openenv_hub.manifest import load_manifest
+    from openenv_hub.model.manifest import load_manifest
 
     tag = tag or default_tag(load_manifest(path).name)
     build_image(

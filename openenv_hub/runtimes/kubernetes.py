@@ -34,12 +34,12 @@ from openenv_hub.errors import (
     DependencyNotInstalledError,
     ServerStartError,
 )
-from openenv_hub.manifest import Manifest, load_manifest
-from openenv_hub.progress import SHORT_WAIT_S, report_progress
+from openenv_hub.model.manifest import Manifest, load_manifest
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
 from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects
 from openenv_hub.runtimes.registry import register
+from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
 
 __all__ = [
     "KubernetesProvider",

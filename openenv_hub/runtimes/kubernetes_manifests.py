@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from openenv_hub.errors import ConfigurationError
-from openenv_hub.manifest import Manifest
+from openenv_hub.model.manifest import Manifest
 
 __all__ = [
     "DEFAULT_RESOURCES",

@@ -25,17 +25,17 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from openenv_hub.errors import ConnectError, ServerStartError
-from openenv_hub.manifest import ManifestError, load_manifest
-from openenv_hub.network import free_port, port_in_use, wait_for_health
-from openenv_hub.progress import SHORT_WAIT_S, report_progress
+from openenv_hub.model.manifest import ManifestError, load_manifest
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
+from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
+from openenv_hub.transport.local_ports import free_port, port_in_use, wait_for_health
 
 if TYPE_CHECKING:
     from openenv_hub.discovery import EnvironmentInfo
 
-# free_port, port_in_use and wait_for_health live in openenv_hub.network; named here as before
+# free_port, port_in_use and wait_for_health live in openenv_hub.transport.local_ports; named here as before
 __all__ = [
     "LocalProcessProvider",
     "LocalRuntime",

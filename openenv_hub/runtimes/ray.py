@@ -33,10 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from openenv_hub.deprecation import warn_renamed
 from openenv_hub.errors import ServerStartError
-from openenv_hub.network import wait_for_health
-from openenv_hub.progress import SHORT_WAIT_S, Progress, report_progress
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes._ray_replica import ReplicaServer, ReplicaSpec
 from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
@@ -48,6 +45,9 @@ from openenv_hub.runtimes.ray_cluster import (
     replica_infos,
 )
 from openenv_hub.runtimes.registry import register
+from openenv_hub.support.deprecation import warn_renamed
+from openenv_hub.support.progress import SHORT_WAIT_S, Progress, report_progress
+from openenv_hub.transport.local_ports import wait_for_health
 
 __all__ = ["NAMESPACE", "RayProvider", "RayRuntime", "ReplicaStatus", "connect", "ray_module"]
 
@@ -162,7 +162,7 @@ class RayProvider(StopsOnExit):
     @classmethod
     def from_folder(cls, path: Path | str, **options: Any) -> RayProvider:
         """Serve the environment folder ``path`` (its manifest names the app and variables)."""
-        from openenv_hub.manifest import load_manifest
+        from openenv_hub.model.manifest import load_manifest
 
         manifest = load_manifest(path)
         variables = {key: str(value) for key, value in manifest.variables.items()}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
-from openenv_hub.settings import cache_dir
+from openenv_hub.support.settings import cache_dir
 
 if TYPE_CHECKING:
     from openenv_hub.hub import SpaceSource

@@ -36,12 +36,12 @@ from openenv_hub.docker import (
     image_port,
 )
 from openenv_hub.errors import DockerError, ServerStartError
-from openenv_hub.network import port_in_use, wait_for_health
-from openenv_hub.progress import Progress, report_progress
 from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.docker import BUILD_OPTIONS, build_folder_image, build_space_image
 from openenv_hub.runtimes.registry import register
+from openenv_hub.support.progress import Progress, report_progress
+from openenv_hub.transport.local_ports import port_in_use, wait_for_health
 
 if TYPE_CHECKING:
     import docker

@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import DependencyNotInstalledError, ServerStartError
-from openenv_hub.manifest import load_manifest
-from openenv_hub.progress import report_progress
+from openenv_hub.model.manifest import load_manifest
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef
 from openenv_hub.runtimes.local import LocalProcessProvider
 from openenv_hub.runtimes.registry import register
-from openenv_hub.settings import cache_dir
+from openenv_hub.support.progress import report_progress
+from openenv_hub.support.settings import cache_dir
 
 __all__ = ["UvProvider", "UvRuntime", "cache_root", "uv_binary"]
 
@@ -68,7 +68,7 @@ def uv_binary() -> str:
 
 
 def cache_root() -> Path:
-    """Where the uv environments live (``uv-envs`` in :func:`openenv_hub.settings.cache_dir`)."""
+    """Where the uv environments live (``uv-envs`` in :func:`openenv_hub.support.settings.cache_dir`)."""
     return cache_dir("uv-envs")
 
 

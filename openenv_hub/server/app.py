@@ -18,7 +18,6 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from openenv_hub.deprecation import warn_renamed
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
 from openenv_hub.server import settings
 from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
@@ -32,7 +31,8 @@ from openenv_hub.server.tasks import build_task_router
 from openenv_hub.server.watch import BIND_HOST_SETTING
 from openenv_hub.server.web_ui import registered_web_ui
 from openenv_hub.server.websocket import serve_mcp_socket, serve_ws
-from openenv_hub.serving import (
+from openenv_hub.support.deprecation import warn_renamed
+from openenv_hub.transport.uvicorn_serving import (
     DEFAULT_GRACEFUL_SHUTDOWN_S,
     tune_collector,
     uvicorn_options,

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from openenv_hub.episode_rules import RewardRangeFlag, checked_observation, needs_reset
 from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
+from openenv_hub.model.episode_rules import RewardRangeFlag, checked_observation, needs_reset
 from openenv_hub.protocol import observation_payload
 from openenv_hub.server.calls import CallPlan, environment_failed
 from openenv_hub.server.lifecycle import SessionLifecycle

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from openenv_hub.environment import Environment
 from openenv_hub.errors import ActionValidationError, EnvironmentExecutionError
+from openenv_hub.model.environment import Environment
 
 __all__ = ["CallPlan", "Signature", "environment_failed"]
 

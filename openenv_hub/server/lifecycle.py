@@ -25,14 +25,13 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from openenv_hub.deprecation import warn_renamed
-from openenv_hub.environment import Environment
 from openenv_hub.errors import (
     ConfigurationError,
     EnvironmentFactoryError,
     SessionError,
     SessionNotFoundError,
 )
+from openenv_hub.model.environment import Environment
 from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.rubrics.ranges import declared_reward_range
 from openenv_hub.server import settings
@@ -45,7 +44,8 @@ from openenv_hub.server.threads import SessionThreads
 from openenv_hub.server.watch_rule import WatchRule, watch_rule
 from openenv_hub.server.watchdog import Watchdog
 from openenv_hub.server.worker import within
-from openenv_hub.serving import collector_follows
+from openenv_hub.support.deprecation import warn_renamed
+from openenv_hub.transport.uvicorn_serving import collector_follows
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S",

@@ -10,7 +10,7 @@ header (:mod:`openenv_hub.server.browsers` checks it).
 
 uvicorn trusts ``X-Forwarded-For`` from 127.0.0.1 unless told otherwise, so that any process of
 the machine could pass for a client of its choosing: the servers' uvicorn settings
-(:func:`openenv_hub.serving.http_options`) turn that off, and the app reads the headers here.
+(:func:`openenv_hub.transport.uvicorn_serving.http_options`) turn that off, and the app reads the headers here.
 
 Layer: server.
 """

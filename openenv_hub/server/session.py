@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from openenv_hub.environment import Environment
 from openenv_hub.errors import SessionClosedError
+from openenv_hub.model.environment import Environment
 from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.rubrics.ranges import UNBOUNDED
 from openenv_hub.server.worker import Worker
@@ -55,7 +55,7 @@ class Session:
     on_close: list[CloseCallback] = field(default_factory=list)
     scorer: EpisodeScorer | None = None  # the environment's rubric, applied after each step
     client: str | None = None  # the address of the client that opened it
-    episode_started: bool = False  # reset at least once (see openenv_hub.episode_rules)
+    episode_started: bool = False  # reset at least once (see openenv_hub.model.episode_rules)
     reward_range: tuple[float, float] = UNBOUNDED  # the environment's declared reward range
 
     @property

@@ -20,13 +20,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from openenv_hub.environment import Environment
-from openenv_hub.episode_rules import (
+from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
+from openenv_hub.model.environment import Environment
+from openenv_hub.model.episode_rules import (
     checked_observation,
     needs_reset,
     reset_required,
 )
-from openenv_hub.errors import EnvironmentExecutionError, ServerReplyError
+from openenv_hub.model.tools import MCPEnvironment, ToolCallOutcome
 from openenv_hub.protocol import observation_payload
 from openenv_hub.protocol.actions import ActionReader
 from openenv_hub.rubrics.ranges import wire_range
@@ -48,7 +49,6 @@ from openenv_hub.server.snapshots import (
     restore_scorer,
     scorer_progress,
 )
-from openenv_hub.tools import MCPEnvironment, ToolCallOutcome
 from openenv_hub.types import (
     Action,
     CallToolAction,
@@ -264,7 +264,7 @@ class SessionPool(CallbackSteps):
             self._metadata = meta.model_copy(update=update)
         return self._metadata
 
-    # -- the reset rule (openenv_hub.episode_rules) -----------------------------------------
+    # -- the reset rule (openenv_hub.model.episode_rules) -----------------------------------------
 
     async def _episode_for(
         self,

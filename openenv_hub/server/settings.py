@@ -4,7 +4,7 @@
 - ``OPENENV_STEP_HARD_TIMEOUT_S``: a call stuck on a session's thread this long is abandoned and
   its slot freed (default 600).
 - ``OPENENV_MAX_MESSAGE_SIZE_MB``: the largest WebSocket frame and HTTP body accepted (default 16;
-  read in :mod:`openenv_hub.settings`, since runtimes that serve an app in-process need it too).
+  read in :mod:`openenv_hub.support.settings`, since runtimes that serve an app in-process need it too).
 - ``OPENENV_MAX_SESSIONS_PER_CLIENT``: sessions one client address may hold at once (default:
   no limit of its own).
 - ``OPENENV_ALLOWED_ORIGINS``: web origins (``https://app.example.com``, comma-separated; ``*``
@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from openenv_hub.errors import ConfigurationError
-from openenv_hub.settings import (
+from openenv_hub.support.settings import (
     DEFAULT_MAX_MESSAGE_SIZE_MB,
     max_message_size_mb,
     number_setting,

@@ -1,7 +1,7 @@
 """Snapshots of sessions' environments, kept on the server and addressed by opaque ids.
 
 After a reset or step of an environment that implements
-:meth:`~openenv_hub.environment.Environment.snapshot`, the session core takes a snapshot when an
+:meth:`~openenv_hub.model.environment.Environment.snapshot`, the session core takes a snapshot when an
 observer wants one (the trajectory recorder, the session watch), keeps it here and tells that
 observer its id. ``openenv/session/restore`` later brings a session of the same environment
 class back to it (a fork at that step). A snapshot never leaves the server: a client only ever
@@ -22,7 +22,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from openenv_hub.environment import Environment
+from openenv_hub.model.environment import Environment
 from openenv_hub.rubrics.episode import EpisodeScorer
 
 __all__ = [

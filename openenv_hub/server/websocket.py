@@ -18,8 +18,8 @@ runs on, holding the session's slot until it returns or the server's hard time l
 Replies go out in the order the requests came. One request too many waiting, and the
 connection is closed with 1008.
 
-Under the servers of :mod:`openenv_hub.serving` the frames do not go through ASGI at all
-(:mod:`openenv_hub.frame_channel`): the connection takes them from the transport, each message
+Under the servers of :mod:`openenv_hub.transport.uvicorn_serving` the frames do not go through ASGI at all
+(:mod:`openenv_hub.transport.websocket_frames`): the connection takes them from the transport, each message
 arrives by a callback (:meth:`_Connection.message`) and each reply is written at once, so a
 step on a thread costs no task and no coroutine resumed from end to end. While the client
 reads replies more slowly than they are written, the next request waits for it.
@@ -38,7 +38,6 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketState
 
 from openenv_hub.errors import ServerReplyError
-from openenv_hub.frame_channel import EXTENSION, FrameChannel
 from openenv_hub.protocol import (
     CLOSE_GOING_AWAY,
     CLOSE_NORMAL,
@@ -59,6 +58,7 @@ from openenv_hub.server.ws_replies import (
     answer_ws_frame,
     mcp_refusal,
 )
+from openenv_hub.transport.websocket_frames import EXTENSION, FrameChannel
 
 __all__ = ["serve_mcp_socket", "serve_ws"]
 
@@ -144,7 +144,7 @@ class _Connection:
 
     async def run(self, frames: dict[str, Any] | None = None) -> None:
         """Read and answer until the connection ends: from the frames the server hands over
-        (``frames``, see :mod:`openenv_hub.frame_channel`), else from ASGI's messages."""
+        (``frames``, see :mod:`openenv_hub.transport.websocket_frames`), else from ASGI's messages."""
         if frames is not None:
             self.channel = frames["channel"]
             frames["take"](self)

@@ -18,7 +18,7 @@ from starlette.routing import Mount, Route
 
 from openenv_hub.errors import DependencyNotInstalledError
 from openenv_hub.server.watch import session_watch
-from openenv_hub.sync_bridge import run_to_end
+from openenv_hub.support.sync_bridge import run_to_end
 from openenv_hub.types import EnvironmentMetadata, Observation
 from openenv_hub.ui.context import UIContext
 

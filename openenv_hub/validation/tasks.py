@@ -18,7 +18,7 @@ from openenv_hub.checks.result import CheckResult
 from openenv_hub.checks.target import EnvTarget
 from openenv_hub.errors import ConfigurationError, ManifestError
 from openenv_hub.eval import DeclaredTasks, declared_tasks, load_generator
-from openenv_hub.manifest import Taskset
+from openenv_hub.model.manifest import Taskset
 from openenv_hub.validation.remote import LimitExceeded, RemoteTarget
 
 __all__ = ["MAX_CHECKED_TASKS", "taskset_checks"]

@@ -148,8 +148,8 @@ def _serves(example: Example, cwd: Path) -> None:
     """Start the example (on a free port), see it answer /health, stop it."""
     from serving import free_port
 
-    from openenv_hub.network import wait_for_health
     from openenv_hub.runtimes.local import LocalProcessProvider
+    from openenv_hub.transport.local_ports import wait_for_health
 
     args, port = shlex.split(example.line)[1:], str(free_port())
     if "--port" in args:

@@ -16,7 +16,7 @@ from child_processes import end_child, start_child
 from cli_runner import CliResult
 from doc_blocks import doc_block
 
-from openenv_hub.network import free_port, port_in_use, wait_for_health
+from openenv_hub.transport.local_ports import free_port, port_in_use, wait_for_health
 
 REPO = Path(__file__).resolve().parents[2]
 ECHO_ENV = REPO / "envs" / "echo_env"

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from child_processes import end_child, start_child
 
-from openenv_hub.network import free_port
+from openenv_hub.transport.local_ports import free_port
 
 
 def test_refuses_a_port_in_use(cli: Callable[..., Any], rendered_env: Path) -> None:
@@ -55,7 +55,7 @@ def test_a_port_a_stopped_server_left_in_time_wait_is_served_again_at_once(
     """A server stopped with a client connected leaves its end of the connection in TIME_WAIT
     for about a minute. uvicorn binds over it (``SO_REUSEADDR``); the check before it refused
     the port all that minute as "already in use"."""
-    from openenv_hub.network import wait_for_health
+    from openenv_hub.transport.local_ports import wait_for_health
 
     port, log = free_port(), tmp_path / "serve.log"
     url = f"http://127.0.0.1:{port}"
@@ -223,8 +223,8 @@ def test_reload_picks_up_an_edit(new_env: Callable[[], Path]) -> None:
 @contextlib.contextmanager
 def _openenv_serve(*args: str, cwd: Path) -> Iterator[str]:
     """``openenv serve ARGS --port P`` in a child process; yields its URL, stops it after."""
-    from openenv_hub.network import wait_for_health
     from openenv_hub.runtimes.local import LocalProcessProvider
+    from openenv_hub.transport.local_ports import wait_for_health
 
     port = free_port()
     command = [sys.executable, "-m", "openenv_hub_cli.main", "serve", *args, "--port", str(port)]
@@ -311,7 +311,7 @@ def test_max_concurrent_envs_is_the_option_and_max_sessions_its_older_name(
 
 
 def test_serves_with_the_young_generation_raised_for_many_sessions(tmp_path: Path) -> None:
-    from openenv_hub.serving import YOUNG_GENERATION_THRESHOLD
+    from openenv_hub.transport.uvicorn_serving import YOUNG_GENERATION_THRESHOLD
 
     probe = Path(__file__).resolve().parents[1] / "gc_probe.py"
     (tmp_path / "gc_probe.py").write_text(probe.read_text(encoding="utf-8"), encoding="utf-8")

@@ -19,7 +19,7 @@ from doc_blocks import doc_block
 from echo_env import EchoEnv
 from ray_support import require_extra
 
-from openenv_hub.network import wait_for_health
+from openenv_hub.transport.local_ports import wait_for_health
 
 pytestmark = pytest.mark.slow
 

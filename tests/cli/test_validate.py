@@ -178,7 +178,7 @@ def test_url_of_a_running_echo_server(cli: Callable[..., Any], echo_server: Any)
 
 
 def test_url_that_does_not_answer(cli: Callable[..., Any]) -> None:
-    from openenv_hub.network import free_port
+    from openenv_hub.transport.local_ports import free_port
 
     result = cli("validate", f"http://127.0.0.1:{free_port()}", "--json")
     assert result.code == 1

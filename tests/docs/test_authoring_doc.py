@@ -10,7 +10,7 @@ from typing import Any
 
 from doc_blocks import REPO, doc_block
 
-from openenv_hub.manifest import Manifest
+from openenv_hub.model.manifest import Manifest
 
 
 def test_the_manifest_error_sample_is_what_validate_prints(

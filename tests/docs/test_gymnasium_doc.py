@@ -60,8 +60,8 @@ def test_the_one_line_serves_the_id_that_the_example_plays(
 ) -> None:
     from serving import free_port
 
-    from openenv_hub.network import wait_for_health
     from openenv_hub.runtimes.local import LocalProcessProvider
+    from openenv_hub.transport.local_ports import wait_for_health
 
     (line,) = doc_block(DOC, "serve an id").lines
     port = str(free_port())

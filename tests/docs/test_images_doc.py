@@ -10,7 +10,7 @@ import numpy as np
 from doc_blocks import doc_block
 
 from openenv_hub import Environment, Observation, State, create_app
-from openenv_hub.frames import ImageArray
+from openenv_hub.model.image_fields import ImageArray
 
 PIXELS = np.array([[[255, 0, 0], [0, 255, 0]], [[0, 0, 255], [255, 255, 255]]], dtype=np.uint8)
 

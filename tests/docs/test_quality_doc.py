@@ -15,7 +15,7 @@ import yaml
 from doc_blocks import REPO, doc_block
 from serving import ServerThread
 
-from openenv_hub.manifest import load_manifest, parse_manifest
+from openenv_hub.model.manifest import load_manifest, parse_manifest
 from openenv_hub.validation.quality import QualitySpec, scorecard
 
 DOC = "docs/quality.md"

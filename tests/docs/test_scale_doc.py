@@ -17,7 +17,7 @@ import pytest
 import yaml
 from doc_blocks import doc_block
 
-from openenv_hub.manifest import Manifest, load_manifest
+from openenv_hub.model.manifest import Manifest, load_manifest
 from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects, to_yaml
 
 DOC = "docs/scale.md"

@@ -9,7 +9,7 @@ import pytest
 from engine_support.vllm_engine import REPO
 
 from openenv_hub.harness import HarnessEnvironment
-from openenv_hub.tools import tool
+from openenv_hub.model.tools import tool
 
 #: Claude Code's first request is about 50k tokens; the tiny model's positions are stretched.
 LONG_CONTEXT = (

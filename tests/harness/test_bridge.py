@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from openenv_hub.harness import ToolBridge, offered_names
-from openenv_hub.tools import MCPEnvironment, tool
+from openenv_hub.model.tools import MCPEnvironment, tool
 from openenv_hub.types import Tool
 
 pytestmark = pytest.mark.timeout(60)

@@ -24,7 +24,7 @@ from openenv_hub.harness import (
     TestScriptGrader,
     read_tasks,
 )
-from openenv_hub.tools import tool
+from openenv_hub.model.tools import tool
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -25,7 +25,7 @@ from openenv_hub.harness import (
     MiniSweAgentAdapter,
     read_tasks,
 )
-from openenv_hub.sync_bridge import run_to_end
+from openenv_hub.support.sync_bridge import run_to_end
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(ENGINE_TIMEOUT_S)]
 

@@ -312,8 +312,8 @@ def faulty_hub(
 @contextmanager
 def serve_app(python: Path, app: str, **env: str) -> Iterator[str]:
     """``python -m uvicorn app`` on a free port (as a Space runs it); yields its URL."""
-    from openenv_hub.network import free_port, wait_for_health
     from openenv_hub.runtimes.local import LocalProcessProvider
+    from openenv_hub.transport.local_ports import free_port, wait_for_health
 
     port = free_port()
     log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()

@@ -19,7 +19,7 @@ def test_the_download_is_reported_with_its_number_of_files(
     repo_id = unique_repo(hub_env, "download")
     push(echo_copy, repo_id)
     files = hub_env.api("alice").list_repo_files(repo_id, repo_type="space")
-    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    caplog.set_level(logging.INFO, logger="openenv_hub.support.progress")
     source = download_space(repo_id, None, into=tmp_path / "spaces", trust_remote_code=True)
     assert sorted(
         p.relative_to(source.path).as_posix() for p in source.path.rglob("*") if p.is_file()

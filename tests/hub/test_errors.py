@@ -13,8 +13,8 @@ from hub_support import ECHO_ENV, FaultyHub, space_files, unique_repo
 
 from openenv_hub.errors import PushIncompleteError
 from openenv_hub.hub import push
-from openenv_hub.network import free_port
 from openenv_hub.testing.pytest_plugin import HubEnv
+from openenv_hub.transport.local_ports import free_port
 
 
 def _failed(result: CliResult, *needles: str) -> None:

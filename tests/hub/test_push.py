@@ -270,7 +270,7 @@ def test_push_wait_shows_each_stage_and_the_seconds_it_took(
     hub_env.hub.set_space_runtime(
         repo_id, stage="BUILDING", then=["BUILDING", "APP_STARTING", "RUNNING"]
     )
-    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    caplog.set_level(logging.INFO, logger="openenv_hub.support.progress")
     result = cli("push", echo_copy, "--wait")
     assert result.code == 0, result.text
     lines = [line for line in result.err.splitlines() if line.startswith(f"Space {repo_id}: ")]
@@ -281,5 +281,5 @@ def test_push_wait_shows_each_stage_and_the_seconds_it_took(
         "RUNNING",
     ]
     assert lines[-1].endswith(" s)") and f"Running {repo_id}" in result.out
-    stages = [r.stage for r in caplog.records if r.name == "openenv_hub.progress"]  # type: ignore[attr-defined]
+    stages = [r.stage for r in caplog.records if r.name == "openenv_hub.support.progress"]  # type: ignore[attr-defined]
     assert stages == ["asking for its stage", "BUILDING", "APP_STARTING", "RUNNING"]

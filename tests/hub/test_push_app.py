@@ -16,7 +16,7 @@ from hub_support import REPO, space_files, unique_repo
 from openenv_hub.errors import EnvironmentValidationError, ManifestError
 from openenv_hub.hub import push
 from openenv_hub.hub._card import fix_card
-from openenv_hub.manifest import parse_manifest
+from openenv_hub.model.manifest import parse_manifest
 from openenv_hub.testing.pytest_plugin import HubEnv
 from openenv_hub.validation import validate_path
 

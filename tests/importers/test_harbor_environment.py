@@ -19,7 +19,7 @@ from eval_support import expected_pass_at_k, read_rows
 from openenv_hub.errors import DockerError
 from openenv_hub.importers import HarborEnvironment, import_harbor, task_image
 from openenv_hub.importers.harbor_grading import run_test
-from openenv_hub.manifest import load_manifest
+from openenv_hub.model.manifest import load_manifest
 from openenv_hub.types import CallToolAction
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from openenv_hub import Action, Environment, Observation, State, create_app
-from openenv_hub.manifest import Quality, QualityOracle
+from openenv_hub.model.manifest import Quality, QualityOracle
 from openenv_hub.types import EnvironmentMetadata
 
 VAULTS = {

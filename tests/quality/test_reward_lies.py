@@ -15,7 +15,7 @@ from serving import ServerThread
 
 from openenv_hub.checks.scorecard import Scorecard
 from openenv_hub.errors import ManifestError
-from openenv_hub.manifest import load_manifest
+from openenv_hub.model.manifest import load_manifest
 from openenv_hub.validation.quality import QualitySpec, scorecard
 from openenv_hub.validation.quality.policies import BUILT_IN
 

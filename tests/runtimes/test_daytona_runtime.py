@@ -30,9 +30,9 @@ from openenv_hub.errors import (
     ServerStartError,
 )
 from openenv_hub.localdaytona import LocalDaytona
-from openenv_hub.progress import ProgressEvent, listening
 from openenv_hub.runtimes import get_runtime, runtime_names
 from openenv_hub.runtimes.daytona import DaytonaProvider, DaytonaSettings
+from openenv_hub.support.progress import ProgressEvent, listening
 
 __all__ = ["echo_space", "local_daytona"]  # the fixtures, imported to be registered here
 
@@ -239,7 +239,7 @@ HEALTHY = (
 def test_network_true_creates_the_sandbox_with_the_network(local_daytona: LocalDaytona) -> None:
     from docker_support.engine import BASE_IMAGE
 
-    from openenv_hub.network import free_port
+    from openenv_hub.transport.local_ports import free_port
 
     port = free_port()  # on an engine without a bridge the sandbox shares the host's network
     command = ["python3", "-c", HEALTHY]
@@ -259,7 +259,7 @@ def test_a_sandbox_that_could_not_be_deleted_is_named_in_a_warning(
 ) -> None:
     from docker_support.engine import BASE_IMAGE
 
-    from openenv_hub.network import free_port
+    from openenv_hub.transport.local_ports import free_port
 
     port = free_port()
     provider = DaytonaProvider.start(BASE_IMAGE, command=["python3", "-c", HEALTHY], port=port)

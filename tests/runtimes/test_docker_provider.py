@@ -59,7 +59,7 @@ async def test_echo_image_async_three_ways(echo_image: str) -> None:
 
 
 def test_echo_image_sync(echo_image: str, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    caplog.set_level(logging.INFO, logger="openenv_hub.support.progress")
     with EchoEnv.from_docker_image(echo_image, env_vars={"LOG_LEVEL": "debug"}).sync() as env:
         waits = [(r.task, r.stage) for r in caplog.records]  # type: ignore[attr-defined]
         task = f"container {env.provider.name}"  # type: ignore[attr-defined]

@@ -13,10 +13,10 @@ from runtime_support import ECHO_ENV
 from sample_envs import slow_echo
 
 from openenv_hub.errors import ConfigurationError, ServerStartError
-from openenv_hub.progress import ProgressEvent, listening
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes.local import LocalProcessProvider
 from openenv_hub.runtimes.uv import UvProvider, cache_root
+from openenv_hub.support.progress import ProgressEvent, listening
 
 
 async def test_local_folder_async_and_sync() -> None:
@@ -59,7 +59,7 @@ def test_a_server_that_fails_to_import_names_the_runtime_and_its_log(tmp_path: P
 def test_a_slow_start_is_reported_as_a_wait_for_health(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    caplog.set_level(logging.INFO, logger="openenv_hub.support.progress")
     events: list[ProgressEvent] = []
     with listening(events.append), EchoEnv.from_folder(slow_echo(tmp_path, 1.5)).sync() as env:
         assert env.call_tool("echo_message", message="late") == "late"

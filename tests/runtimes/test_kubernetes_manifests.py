@@ -14,7 +14,7 @@ import yaml
 from ray_support import require_extra
 
 from openenv_hub.errors import ClusterError, ConfigurationError
-from openenv_hub.manifest import Manifest, load_manifest
+from openenv_hub.model.manifest import Manifest, load_manifest
 from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects, to_yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -161,7 +161,7 @@ def test_the_image_serves_under_the_pods_security_context(echo_image: str) -> No
     from docker_support.engine import docker, wait_http
     from echo_env import EchoEnv
 
-    from openenv_hub.network import free_port
+    from openenv_hub.transport.local_ports import free_port
 
     assert docker("image", "inspect", "-f", "{{.Config.User}}", echo_image).stdout.strip() == "1000"
     port = free_port()

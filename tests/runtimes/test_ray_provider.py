@@ -162,7 +162,7 @@ def test_replicas_a_full_cluster_cannot_place_say_how_many_cpus_are_missing(
     from openenv_hub.errors import ServerStartError
     from openenv_hub.runtimes.ray import RayProvider, replica_names
 
-    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    caplog.set_level(logging.INFO, logger="openenv_hub.support.progress")
     with pytest.raises(ServerStartError) as info:
         RayProvider.from_folder(
             ECHO_ENV, replicas=3, num_cpus=1, address=ray_cluster.address, startup_timeout_s=20
@@ -182,7 +182,7 @@ def test_a_replica_serves_with_the_young_generation_raised(ray_cluster: Any) -> 
     import httpx
 
     from openenv_hub.runtimes.ray import RayProvider
-    from openenv_hub.serving import YOUNG_GENERATION_THRESHOLD
+    from openenv_hub.transport.uvicorn_serving import YOUNG_GENERATION_THRESHOLD
 
     tests = Path(__file__).resolve().parents[1]
     provider = RayProvider.start(

@@ -19,8 +19,8 @@ from echo_env import EchoEnv
 from runtime_support import ECHO_ENV, REPO
 
 from openenv_hub.errors import ClusterError, ConfigurationError
-from openenv_hub.network import free_port, port_in_use
 from openenv_hub.runtimes import SpaceRef, get_runtime, runtime_names, starter, unregister
+from openenv_hub.transport.local_ports import free_port, port_in_use
 
 
 @pytest.fixture

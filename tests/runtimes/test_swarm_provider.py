@@ -62,7 +62,7 @@ def test_a_manager_is_required(docker_host: str) -> None:
 def test_two_replicas_each_stepped_scaled_to_zero_and_removed(
     swarm: None, echo_image: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    caplog.set_level(logging.INFO, logger="openenv_hub.support.progress")
     service = DockerSwarmProvider.start(echo_image, replicas=2, env={"LOG_LEVEL": "debug"})
     name = service.name
     try:

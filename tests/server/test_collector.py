@@ -18,9 +18,9 @@ from polling import wait_until
 from sample_envs import Message, Typed
 from serving import free_port
 
-from openenv_hub import serving
 from openenv_hub.server.sessions import SessionPool
-from openenv_hub.serving import (
+from openenv_hub.transport import uvicorn_serving as serving
+from openenv_hub.transport.uvicorn_serving import (
     YOUNG_GENERATION_PER_SESSION,
     YOUNG_GENERATION_THRESHOLD,
     collector_follows,

@@ -1,5 +1,5 @@
 """Two rules of the session core, on every transport: reset comes first, and a reward outside the
-environment's declared range is flagged (openenv_hub/episode_rules.py)."""
+environment's declared range is flagged (openenv_hub/model/episode_rules.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from websockets.sync.client import connect
 
 from openenv_hub import Environment, GenericEnvClient, State, create_app
 from openenv_hub.errors import ConfigurationError, EnvironmentExecutionError, ResetRequiredError
+from openenv_hub.model.tools import MCPEnvironment, tool
 from openenv_hub.rubrics import rubric
-from openenv_hub.tools import MCPEnvironment, tool
 from openenv_hub.types import Observation
 
 

@@ -9,7 +9,7 @@ import pytest
 from sample_envs import Echoed, Message, Typed
 
 from openenv_hub import create_app
-from openenv_hub.serving import uvicorn_options
+from openenv_hub.transport.uvicorn_serving import uvicorn_options
 
 MB = 1024 * 1024
 
@@ -27,7 +27,7 @@ def test_request_heads_are_bounded_and_forwarded_clients_are_the_apps_to_trust(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from openenv_hub.errors import ConfigurationError
-    from openenv_hub.http_protocol import BoundedHeadsProtocol
+    from openenv_hub.transport.uvicorn_http import BoundedHeadsProtocol
 
     options = uvicorn_options(app="pkg.server.app:app")
     assert options["http"] is BoundedHeadsProtocol

@@ -1,4 +1,4 @@
-"""The WebSocket protocol servers run (``openenv_hub.ws_protocol``): ``/ws`` takes its frames
+"""The WebSocket protocol servers run (``openenv_hub.transport.uvicorn_websocket``): ``/ws`` takes its frames
 from it without ASGI's messages, and it reads what a client may send as RFC 6455 says, byte by
 byte over a raw socket."""
 
@@ -19,7 +19,7 @@ from sample_envs import Echoed, Message, Typed
 from websockets.sync.client import connect
 
 from openenv_hub import create_app
-from openenv_hub.ws_protocol import WebSocketProtocol
+from openenv_hub.transport.uvicorn_websocket import WebSocketProtocol
 
 RESET = json.dumps({"type": "reset"}).encode()
 

@@ -1,4 +1,4 @@
-"""The server's frame reader (``openenv_hub.ws_protocol``) against ``websockets``' own, on the
+"""The server's frame reader (``openenv_hub.transport.uvicorn_websocket``) against ``websockets``' own, on the
 same bytes: whatever a client sends, both take the same messages, answer the same pings and
 close with the same code at the same frame.
 
@@ -8,7 +8,7 @@ than ``MAX_FRAGMENTS`` frames (1009) and text that is not UTF-8 (1007). The refe
 that protocol with that assembly, applied frame by frame in the order the frames came. The
 reader under test runs in a real uvicorn on 127.0.0.1, reached over a socket, with both ways a
 server hands messages on: ASGI's queue and the frames an endpoint takes
-(:mod:`openenv_hub.frame_channel`).
+(:mod:`openenv_hub.transport.websocket_frames`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from openenv_hub.frame_channel import EXTENSION
-from openenv_hub.ws_protocol import MAX_FRAGMENTS, WebSocketProtocol
+from openenv_hub.transport.uvicorn_websocket import MAX_FRAGMENTS, WebSocketProtocol
+from openenv_hub.transport.websocket_frames import EXTENSION
 
 MAX_SIZE = 100  # bytes of a message: small, so that messages pass it in a few frames
 FRAGMENTS = 4  # frames of a message: as small, for the same reason

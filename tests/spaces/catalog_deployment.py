@@ -24,7 +24,7 @@ from catalog_support import REPO, card
 from doc_blocks import doc_block
 from polling import wait_until
 
-from openenv_hub.network import free_port, wait_for_health
+from openenv_hub.transport.local_ports import free_port, wait_for_health
 
 DOC = "docs/catalog.md"
 BIN = Path(sys.executable).parent

@@ -58,7 +58,7 @@ def test_build_run_and_validate_the_image(
     )
     assert code == 0
     assert sorted(p.name for p in path.iterdir()) == before  # wheels went to a staged copy only
-    caplog.set_level(logging.INFO, logger="openenv_hub.progress")
+    caplog.set_level(logging.INFO, logger="openenv_hub.support.progress")
     with run_container(tag) as base_url:
         waits = [(r.task, r.stage) for r in caplog.records]  # type: ignore[attr-defined]
         assert (f"container of {tag}", "waiting for /health") in waits
@@ -128,7 +128,9 @@ def test_the_space_image_serves_with_the_fast_websocket_protocol(
             ["docker", "logs", container], capture_output=True, text=True, check=True
         )
     said = logs.stdout + logs.stderr
-    assert "WebSocket implementation openenv_hub.ws_protocol.WebSocketProtocol" in said, said
+    assert (
+        "WebSocket implementation openenv_hub.transport.uvicorn_websocket.WebSocketProtocol" in said
+    ), said
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from openenv_hub.checks.static import read_front_matter
-from openenv_hub.manifest import load_manifest
+from openenv_hub.model.manifest import load_manifest
 from openenv_hub.packaging import dev_wheel
 from openenv_hub_cli.init import render_env, template_dir
 

@@ -14,7 +14,7 @@ from child_processes import end_child, start_child
 from cli_runner import CliResult
 from doc_blocks import doc_block
 
-from openenv_hub.network import free_port
+from openenv_hub.transport.local_ports import free_port
 
 
 def workflow_commands(document: str = "docs/authoring.md") -> list[str]:

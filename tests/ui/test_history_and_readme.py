@@ -11,7 +11,7 @@ import pytest
 from echo_env.server.environment import EchoEnvironment
 from ui_envs import TypedEchoEnvironment
 
-from openenv_hub.folder_imports import import_from_folder
+from openenv_hub.support.folder_imports import import_from_folder
 from openenv_hub.ui.history import HistoryEntry, table_rows, to_jsonl
 from openenv_hub.ui.readme import find_readme, strip_front_matter
 

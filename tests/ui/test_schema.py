@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ui_envs import AllFieldsAction, TypedEchoAction
 
-from openenv_hub.tools import MCPEnvironment, tool
+from openenv_hub.model.tools import MCPEnvironment, tool
 from openenv_hub.types import CallToolAction
 from openenv_hub.ui.schema import MISSING, FieldError, collect, form_fields, initial_value
 

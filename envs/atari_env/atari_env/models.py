@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from openenv_hub import Action, Observation, State
-from openenv_hub.frames import ImageArray
+from openenv_hub.model.image_fields import ImageArray
 
 ObsType = Literal["rgb", "grayscale", "ram"]
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from openenv_hub.checks.scorecard import QualityCheck, Scorecard
-from openenv_hub.sync_bridge import run_to_end
+from openenv_hub.support.sync_bridge import run_to_end
 from openenv_hub.validation.quality.cost import check_cost
 from openenv_hub.validation.quality.episodes import REQUEST_TIMEOUT_S, CouldNotCheck
 from openenv_hub.validation.quality.isolation import play_isolation

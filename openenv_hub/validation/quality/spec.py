@@ -19,8 +19,8 @@ from typing import Any
 
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.eval import Policy, Task, load_function_policy
-from openenv_hub.folder_imports import import_from_folder
-from openenv_hub.manifest import Manifest, Quality
+from openenv_hub.model.manifest import Manifest, Quality
+from openenv_hub.support.folder_imports import import_from_folder
 
 __all__ = ["QualitySpec", "Solutions", "load_function", "task_row"]
 

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from openenv_hub.errors import HubConnectionError, HubError, ManifestError
 from openenv_hub.hub import HubContext, SpaceUrls, hub_error, translate, version_key, versions
-from openenv_hub.manifest import MANIFEST_FILE, parse_manifest
+from openenv_hub.model.manifest import MANIFEST_FILE, parse_manifest
 
 from .models import QUALITY_SORTS, CatalogPage, CatalogQuery, Details, Environment, web_link
 from .quality import MAX_SORTED, scorecard_of, sort_key

@@ -5,7 +5,7 @@ each read here and nowhere else.
 - ``OPENENV_HUB_CACHE``: where openenv-hub keeps what it makes and downloads (uv environments,
   Space files, wheels); default ``$XDG_CACHE_HOME/openenv-hub``, or ``~/.cache/openenv-hub``.
 - ``OPENENV_MAX_MESSAGE_SIZE_MB``: the largest WebSocket frame and HTTP body a server accepts
-  (default 16): read by the server, and by :mod:`openenv_hub.serving` for the servers that
+  (default 16): read by the server, and by :mod:`openenv_hub.transport.uvicorn_serving` for the servers that
   runtimes run in-process.
 - ``OPENENV_MAX_HEADER_SIZE_KB``: the largest request head (request line and headers) a server
   (an environment's, or LocalHub) reads, in KB (default 64); a larger one is answered 431.

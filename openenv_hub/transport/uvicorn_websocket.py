@@ -1,10 +1,10 @@
-"""The WebSocket protocol the servers of :mod:`openenv_hub.serving` run under uvicorn.
+"""The WebSocket protocol the servers of :mod:`openenv_hub.transport.uvicorn_serving` run under uvicorn.
 
 uvicorn's sans-I/O protocol, with the handshake, keepalive pings, the ASGI messages and
 shutdown left to it, but the frames a client sends after the handshake read here: in one pass
 over the bytes received, unmasked by ``websockets``' compiled routine, with no parser
 generator, frame object or event list per frame. Each whole message goes to the ASGI queue as
-before or, once an endpoint took the frames (:mod:`openenv_hub.frame_channel`),
+before or, once an endpoint took the frames (:mod:`openenv_hub.transport.websocket_frames`),
 straight to it, and its replies straight to the socket: no queue, no task woken, no
 ``pause_reading``/``resume_reading`` per message. When writes outrun the client the endpoint
 is told (``writing_paused``), and answers nothing more until the transport's buffer drains,
@@ -19,7 +19,7 @@ a frame announced past what is left of it is refused unread) and in frames
 1009 rather than held.
 
 A connection that agreed on an extension (``permessage-deflate``, when the server was started
-with ``ws_per_message_deflate=True``; :func:`~openenv_hub.serving.uvicorn_options` turns it off)
+with ``ws_per_message_deflate=True``; :func:`~openenv_hub.transport.uvicorn_serving.uvicorn_options` turns it off)
 keeps uvicorn's own reading.
 
 Layer: core.
@@ -33,7 +33,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.frames import EXTERNAL_CLOSE_CODES, Frame, Opcode
 from websockets.http11 import Request
 
-from openenv_hub.frame_channel import EXTENSION, FrameListener
+from openenv_hub.transport.websocket_frames import EXTENSION, FrameListener
 
 if TYPE_CHECKING:
     from uvicorn._types import WebSocketReceiveEvent

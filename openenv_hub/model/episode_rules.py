@@ -1,5 +1,5 @@
 """Two rules every environment is held to, by the server's session core (whatever transport
-drove it) and in this process by :class:`~openenv_hub.in_process.InProcess`.
+drove it) and in this process by :class:`~openenv_hub.model.in_process.InProcess`.
 
 * **Reset first.** A ``step`` or ``state`` before a session's first ``reset`` is answered with
   :class:`~openenv_hub.errors.ResetRequiredError`, so no environment meets a step it was not

@@ -29,9 +29,9 @@ from __future__ import annotations
 import gc
 from typing import Any, Final
 
-from openenv_hub.settings import header_timeout_s as header_timeout_s_setting
-from openenv_hub.settings import max_header_size_kb as max_header_size_kb_setting
-from openenv_hub.settings import max_message_size_mb as max_message_size_mb_setting
+from openenv_hub.support.settings import header_timeout_s as header_timeout_s_setting
+from openenv_hub.support.settings import max_header_size_kb as max_header_size_kb_setting
+from openenv_hub.support.settings import max_message_size_mb as max_message_size_mb_setting
 
 __all__ = [
     "DEFAULT_GRACEFUL_SHUTDOWN_S",
@@ -66,7 +66,7 @@ def uvicorn_options(
     ``create_app``, so that one setting bounds both; else ``$OPENENV_MAX_MESSAGE_SIZE_MB`` or
     16) close the socket with 1009. On shutdown, requests still running after
     ``graceful_shutdown_s`` are cancelled, so a stuck step cannot hold the process. WebSockets
-    run on :class:`~openenv_hub.ws_protocol.WebSocketProtocol` (uvicorn's sans-I/O protocol
+    run on :class:`~openenv_hub.transport.uvicorn_websocket.WebSocketProtocol` (uvicorn's sans-I/O protocol
     reading frames itself and handing ``/ws`` its frames directly) where uvicorn has the sans-I/O
     protocol, else on uvicorn's choice; frames are not compressed (no ``permessage-deflate``),
     so that the protocol reads each in one pass. Requests' heads are bounded in size and time,
@@ -92,7 +92,7 @@ def http_options(*, max_header_size_kb: float | None = None) -> dict[str, Any]:
 
     A request's head (request line and headers) over ``max_header_size_kb`` (default
     ``$OPENENV_MAX_HEADER_SIZE_KB`` or 64) is answered 431, and one not received within
-    ``$OPENENV_HEADER_TIMEOUT_S`` (default 20) 408, the connection then closed (:mod:`openenv_hub.http_protocol`; with uvicorn's ``h11`` protocol, where
+    ``$OPENENV_HEADER_TIMEOUT_S`` (default 20) 408, the connection then closed (:mod:`openenv_hub.transport.uvicorn_http`; with uvicorn's ``h11`` protocol, where
     ``httptools`` is missing, only the size is bounded). ``X-Forwarded-For`` and
     ``X-Forwarded-Proto`` are not uvicorn's to trust (it trusts them from 127.0.0.1 by
     default, so any local process could pass for another client): an app trusts the proxies
@@ -110,7 +110,7 @@ def http_options(*, max_header_size_kb: float | None = None) -> dict[str, Any]:
 def http_protocol_class() -> Any:
     """The HTTP protocol class of :func:`http_options`, or ``"h11"`` without ``httptools``."""
     try:
-        from openenv_hub.http_protocol import BoundedHeadsProtocol
+        from openenv_hub.transport.uvicorn_http import BoundedHeadsProtocol
     except ImportError:
         return "h11"
     return BoundedHeadsProtocol
@@ -120,7 +120,7 @@ def websocket_protocol() -> Any:
     """The WebSocket protocol class servers run (see :func:`uvicorn_options`), or ``"auto"``
     with a uvicorn that has no sans-I/O protocol to build it on."""
     try:
-        from openenv_hub.ws_protocol import WebSocketProtocol
+        from openenv_hub.transport.uvicorn_websocket import WebSocketProtocol
     except ImportError:
         return "auto"
     return WebSocketProtocol

@@ -5,7 +5,7 @@ schema with the space's bounds: ``Discrete`` becomes a bounded ``int``, ``Box``,
 ``MultiDiscrete`` and ``MultiBinary`` nested lists with a fixed shape and per-element bounds,
 ``Dict`` a model, ``Tuple`` a tuple, ``Text`` a string. A value outside the space fails
 validation with a message naming the bound it crosses. A ``uint8`` ``Box`` shaped like a
-picture becomes an :data:`~openenv_hub.frames.ImageArray` (a PNG on the wire).
+picture becomes an :data:`~openenv_hub.model.image_fields.ImageArray` (a PNG on the wire).
 
 :func:`to_wire` turns what an environment returns into JSON-ready Python values;
 :func:`from_wire` turns a validated action into what ``env.step`` expects.
@@ -21,7 +21,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, ConfigDict, Field, PlainSerializer, PlainValidator
 from pydantic import WithJsonSchema as _Schema
 
-from openenv_hub.frames import ImageArray
+from openenv_hub.model.image_fields import ImageArray
 
 __all__ = ["field_type", "from_wire", "is_image_space", "jsonable", "to_wire"]
 

@@ -10,7 +10,7 @@ Code that waits reports through :func:`report_progress`::
 
 Each report goes to three places:
 
-- the ``openenv_hub.progress`` logger: a new stage at INFO, output lines at DEBUG, each record
+- the ``openenv_hub.support.progress`` logger: a new stage at INFO, output lines at DEBUG, each record
   with ``task``, ``stage``, ``elapsed_s`` and ``last_line`` attributes;
 - every listener installed with :func:`listening` (the CLI installs one that draws a live
   display at a terminal and prints plain lines otherwise);
@@ -49,7 +49,7 @@ __all__ = [
 DISABLE_ENV = "OPENENV_DISABLE_PROGRESS"
 #: ``show_after_s`` of waits that are often short (a server answering ``/health``).
 SHORT_WAIT_S = 1.0
-logger = logging.getLogger("openenv_hub.progress")
+logger = logging.getLogger("openenv_hub.support.progress")
 
 _listeners: list[Callable[[ProgressEvent], None]] = []
 _listeners_lock = threading.Lock()

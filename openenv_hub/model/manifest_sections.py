@@ -1,6 +1,6 @@
 """The sections of ``openenv.yaml`` that describe tasks and quality: ``taskset`` (where an
 environment's tasks are) and ``quality`` (what ``openenv validate --level quality`` plays).
-:mod:`openenv_hub.manifest` holds the manifest itself, and re-exports these.
+:mod:`openenv_hub.model.manifest` holds the manifest itself, and re-exports these.
 
 Layer: model.
 """

@@ -22,8 +22,8 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any, Generic, TypeVar
 
-from openenv_hub.environment import Environment
-from openenv_hub.episode_rules import (
+from openenv_hub.model.environment import Environment
+from openenv_hub.model.episode_rules import (
     RewardRangeFlag,
     checked_observation,
     needs_reset,
@@ -31,7 +31,7 @@ from openenv_hub.episode_rules import (
 )
 from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.rubrics.ranges import declared_reward_range
-from openenv_hub.sync_bridge import run_to_end
+from openenv_hub.support.sync_bridge import run_to_end
 from openenv_hub.types import Action, Observation, State
 
 __all__ = ["InProcess"]

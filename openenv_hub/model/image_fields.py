@@ -11,7 +11,7 @@ Pillow. ``docs/protocol.md`` describes the format for clients in other languages
 Example:
     >>> import numpy as np
     >>> from openenv_hub import Observation
-    >>> from openenv_hub.frames import ImageArray
+    >>> from openenv_hub.model.image_fields import ImageArray
     >>> class Screen(Observation):
     ...     frame: ImageArray
     >>> sent = Screen(frame=np.zeros((2, 3, 3), dtype=np.uint8)).model_dump(mode="json")

@@ -1,7 +1,7 @@
 """What a tool is: the ``@tool`` mark, its arguments model and JSON schema, the tools of a
 FastMCP server, and a tool's result or error in the shape MCP sends them.
 
-:class:`~openenv_hub.tools.MCPEnvironment` builds on these to take tool calls as actions.
+:class:`~openenv_hub.model.tools.MCPEnvironment` builds on these to take tool calls as actions.
 
 Layer: model.
 """
@@ -16,7 +16,7 @@ from typing import Any, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from openenv_hub.sync_bridge import run_to_end
+from openenv_hub.support.sync_bridge import run_to_end
 from openenv_hub.types import ToolError, ToolErrorType
 
 __all__ = [

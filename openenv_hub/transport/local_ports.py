@@ -23,7 +23,7 @@ import httpx
 from openenv_hub.errors import ConnectError
 
 if TYPE_CHECKING:
-    from openenv_hub.progress import Progress
+    from openenv_hub.support.progress import Progress
 
 __all__ = ["free_port", "port_in_use", "wait_for_health"]
 
@@ -57,7 +57,7 @@ def wait_for_health(
     base_url: str, *, timeout_s: float, alive: object = None, progress: Progress | None = None
 ) -> None:
     """Poll ``/health`` until it answers 200; ``alive()`` returning False stops early. Each poll
-    updates ``progress`` (see :mod:`openenv_hub.progress`), if given.
+    updates ``progress`` (see :mod:`openenv_hub.support.progress`), if given.
 
     Raises:
         ConnectError: The server exited (``alive()`` said so) or did not answer in time.

@@ -1,5 +1,5 @@
 """A WebSocket's frames without ASGI's messages: what the ``/ws`` endpoint and the transport of
-:mod:`openenv_hub.ws_protocol` agree on.
+:mod:`openenv_hub.transport.uvicorn_websocket` agree on.
 
 Under ASGI every frame a client sends is a message the endpoint awaits (``receive()`` through
 the server's queue and starlette's socket) and every reply one it sends through the same layers.
@@ -22,7 +22,7 @@ from typing import Final, Protocol
 
 __all__ = ["EXTENSION", "FrameChannel", "FrameListener"]
 
-EXTENSION: Final = "openenv_hub.frames"
+EXTENSION: Final = "openenv_hub.model.image_fields"
 
 
 class FrameListener(Protocol):

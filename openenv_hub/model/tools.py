@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import ValidationError
 
-from openenv_hub.environment import Environment
-from openenv_hub.tool_specs import (
+from openenv_hub.model.environment import Environment
+from openenv_hub.model.tool_specs import (
     RESERVED_TOOL_NAMES,
     TOOL_MARK,
     ToolCallOutcome,

@@ -25,12 +25,14 @@ _IMPORTING = frozenset(
 )  # fmt: skip
 
 
-def warn_moved(old: str, new: str) -> None:
+def warn_moved(old: str, new: str, *, removed_in: str | None = None) -> None:
     """Warn that the module ``old`` is deprecated and ``new`` is the same module.
 
-    Call it from the body of the module ``old``.
+    Call it from the body of the module ``old`` (or from the loader that answers for it).
+    ``removed_in`` names the version that no longer has ``old``.
     """
-    text = f"{old} is deprecated: import {new} instead."
+    until = f" (it is removed in {removed_in})" if removed_in else ""
+    text = f"{old} is deprecated{until}: import {new} instead."
     importer = _importer(sys._getframe(2))  # 1 is the deprecated module's own body
     if importer is None:
         warnings.warn(text, DeprecationWarning, stacklevel=3)

@@ -36,7 +36,7 @@ from pydantic import (
 )
 
 from openenv_hub.errors import ManifestError
-from openenv_hub.manifest_sections import Quality, QualityCost, QualityOracle, Taskset
+from openenv_hub.model.manifest_sections import Quality, QualityCost, QualityOracle, Taskset
 
 __all__ = [
     "MANIFEST_FILE",

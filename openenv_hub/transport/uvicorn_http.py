@@ -1,4 +1,4 @@
-"""The HTTP protocol the servers of :mod:`openenv_hub.serving` (and LocalHub) run under uvicorn:
+"""The HTTP protocol the servers of :mod:`openenv_hub.transport.uvicorn_serving` (and LocalHub) run under uvicorn:
 uvicorn's ``httptools`` protocol, with a bound on each request's head (its request line and
 headers) in size and in time.
 
@@ -16,7 +16,7 @@ still open after 90 s). With :class:`BoundedHeadsProtocol`:
   connection, as before.
 
 Bodies are not concerned: the app bounds them (:mod:`openenv_hub.server.limits`), and a
-WebSocket's frames are its protocol's (:mod:`openenv_hub.ws_protocol`).
+WebSocket's frames are its protocol's (:mod:`openenv_hub.transport.uvicorn_websocket`).
 
 Layer: core.
 """
@@ -29,7 +29,7 @@ from typing import Any, Final
 from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from openenv_hub.settings import header_timeout_s, max_header_size_kb
+from openenv_hub.support.settings import header_timeout_s, max_header_size_kb
 
 __all__ = ["BoundedHeadsProtocol"]
 
