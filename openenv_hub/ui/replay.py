@@ -6,8 +6,10 @@ A fork restores the snapshot the server kept at that step when the record names 
 holds (exact, in one call; see :mod:`openenv_hub.server.snapshots`). Otherwise it replays the
 recording on the tab's own session through the session core (reset with the recorded
 parameters, then each recorded action). Either way every reply is checked against the
-recording with the same plan as ``client.fork``; where one differs, the fork stops there and
-the banner says so, showing the observation received.
+recording with the same plan as ``client.fork`` (the environment's state digests too, where
+it gives them); where one differs, the fork stops there and the banner names the fields that
+differ, showing the observation received. An episode its environment said would not replay
+exactly (no seed given) is refused before the replay, with the reason.
 
 Layer: ui.
 """
@@ -18,11 +20,11 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from openenv_hub.client.fork import ForkPlan
-from openenv_hub.errors import EpisodeRecordError, ReplayMismatchError
+from openenv_hub.errors import EpisodeRecordError, ReplayMismatchError, ReplayRefusedError
 from openenv_hub.server.sessions import SessionPool
 from openenv_hub.trajectories import read_records, server_recorder
 from openenv_hub.types import StepResult
@@ -39,6 +41,11 @@ __all__ = [
 ]
 
 Records = list[dict[str, Any]]
+
+_REFUSED_HINT = (
+    "Fork it on the server that recorded it while that server runs (it restores the snapshot "
+    "it kept), or record the episode again with a seed."
+)
 
 
 def read_episodes(path: str | os.PathLike[str]) -> dict[str, Records]:
@@ -128,11 +135,17 @@ async def fork_into_tab(actions: Actions, key: str, records: Records, step: int)
                 tab.record(entry_of(session, "restore", shown, payload, started), new_episode=True)
                 plan.check(as_result, step, as_result(payload))
             else:
+                plan.refuse_unless(allow_inexact_replay=False)
                 how = "by replay"
                 payload = await _replay(pool, tab, session, plan, as_result)
+        except ReplayRefusedError as exc:
+            return Outcome("error", "Cannot fork by replay", [exc.message, _REFUSED_HINT], tab=tab)
         except ReplayMismatchError as exc:
             differs = "Replay differs from the recording"
-            outcome = await actions.shown(session, differs, exc.got)  # what the fork received
+            if "observation" in exc.got:  # what the fork received
+                outcome = await actions.shown(session, differs, exc.got)
+            else:  # the state digest: the observation shown is the one received
+                outcome = Outcome("error", differs, tab=tab, history_changed=True)
             outcome.status, outcome.details = "error", [exc.message, exc.hint]
             return outcome
         message = f"Forked at step {step} {how}: the session plays on from the recorded state."
@@ -154,9 +167,12 @@ async def _replay(
     payload = await pool.reset(session, plan.reset_params)
     tab.record(entry_of(session, "reset", plan.reset_params, payload, started), new_episode=True)
     plan.check(as_result, 0, as_result(payload))
+    asks = plan.after_reset(asdict(await pool.replay_facts(session)), allow_inexact_replay=False)
     for index, sent in enumerate(plan.actions, start=1):
         started = time.perf_counter()
         payload = await pool.step(session, pool.parse_action(sent))
         tab.record(entry_of(session, "step", sent, payload, started))
         plan.check(as_result, index, as_result(payload))
+        if asks:
+            plan.check_digest(index, asdict(await pool.replay_facts(session)))
     return payload
