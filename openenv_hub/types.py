@@ -82,8 +82,8 @@ class StepResult(Generic[ObsT]):
 @dataclass(frozen=True)
 class ReplayFacts:
     """What an environment said of replaying its episode, after a reset or step: its
-    :meth:`~openenv_hub.environment.Environment.state_digest` and (after a reset)
-    :meth:`~openenv_hub.environment.Environment.replay_refusal`."""
+    :meth:`~openenv_hub.model.environment.Environment.state_digest` and (after a reset)
+    :meth:`~openenv_hub.model.environment.Environment.replay_refusal`."""
 
     state_digest: str | None = None
     replay_refusal: str | None = None

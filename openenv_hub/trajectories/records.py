@@ -48,10 +48,10 @@ class StepRecord:
             this step, for an exact fork (None when it kept none; see
             :mod:`openenv_hub.server.snapshots`). Only that server, while it runs, knows it.
         state_digest: The environment's digest of its whole state after this step
-            (:meth:`~openenv_hub.environment.Environment.state_digest`; None where it gives
+            (:meth:`~openenv_hub.model.environment.Environment.state_digest`; None where it gives
             none). A fork by replay compares it step by step.
         replay_refusal: On the reset's record, why the episode would not replay exactly (the
-            environment's :meth:`~openenv_hub.environment.Environment.replay_refusal`, e.g. no
+            environment's :meth:`~openenv_hub.model.environment.Environment.replay_refusal`, e.g. no
             seed given); None where it would, or where the environment did not say.
     """
 

@@ -24,7 +24,7 @@ from finance_env.server.environment import TradingEnvironment
 
 from openenv_hub import create_app
 from openenv_hub.errors import ReplayMismatchError, ReplayRefusedError
-from openenv_hub.frames import decode_image, encode_image
+from openenv_hub.model.image_fields import decode_image, encode_image
 
 
 def atari_app(**options: Any) -> Any:
