@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from openenv_hub.protocol import ResetRequest, StepRequest, describe_validation_error
 from openenv_hub.server.mcp import handle_jsonrpc
 from openenv_hub.server.sessions import Session, SessionPool
+from openenv_hub.server.stateless import stateless_call
 
 __all__ = ["SESSION_HEADER", "build_router"]
 
@@ -146,7 +147,9 @@ def _episode_routes(router: APIRouter, pool: SessionPool) -> None:
         session_id: SessionHeader = None,
     ) -> dict[str, Any]:
         params = request.model_dump(exclude_unset=True) if request is not None else {}
-        return await _stateless(http, pool, session_id, lambda s: pool.reset(s, params))
+        if session_id:
+            return await pool.reset(pool.get(session_id), params)
+        return await _unless_disconnected(http, stateless_call(pool, "reset", params))
 
     @router.post("/step", tags=["Environment Control"], response_model=StepResponse)
     async def step(
@@ -158,7 +161,9 @@ def _episode_routes(router: APIRouter, pool: SessionPool) -> None:
             _, errors = describe_validation_error(exc, "action")
             raise HTTPException(status_code=422, detail=errors) from None
         params = request.model_dump(exclude_unset=True, exclude={"action"})
-        return await _stateless(http, pool, session_id, lambda s: pool.step(s, action, params))
+        if session_id:
+            return await pool.step(pool.get(session_id), action, params)
+        return await _unless_disconnected(http, stateless_call(pool, "step", params, action))
 
     @router.get("/state", tags=["State Management"])
     async def state(http: Request, session_id: SessionHeader = None) -> dict[str, Any]:
