@@ -111,3 +111,16 @@ def test_an_environment_with_a_rubric_is_scored_on_a_stateless_step(serve: Any) 
     assert reply.status_code == 200, reply.text
     assert reply.json()["reward"] == 4.0
     server.wait_for(lambda: server.pool.active_sessions == 0)
+
+
+def test_the_step_and_reset_bodies_and_the_session_header_are_documented(serve: Any) -> None:
+    server = serve(create_app(Typed, Message, Echoed))
+    paths = httpx.get(f"{server.url}/openapi.json", timeout=10).json()["paths"]
+    for path, required, field in [("/step", True, "action"), ("/reset", False, "seed")]:
+        operation = paths[path]["post"]
+        body = operation["requestBody"]
+        assert body["required"] is required
+        assert field in body["content"]["application/json"]["schema"]["properties"]
+        assert [p["name"] for p in operation["parameters"]] == ["X-OpenEnv-Session"]
+        reply = operation["responses"]["200"]["content"]["application/json"]["schema"]
+        assert reply == {"$ref": "#/components/schemas/StepResponse"}
