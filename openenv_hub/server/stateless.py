@@ -14,6 +14,7 @@ Layer: server.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -128,12 +129,15 @@ async def stateless_call(
         async with pool.ephemeral() as session:
             return await _in_turn(pool, session, method, params, action)
     async with pool.ephemeral(create=False) as session:
+        session.caller = asyncio.current_task()  # cancelled if the call is abandoned
         try:
             outcome = await pool.run_sync(session, OneCall(pool.factory, method, params, action))
         except FactoryRaised as raised:
             raise pool.factory_failed(raised.error) from raised.error
         except EnvironmentRaised as raised:
             raise environment_failed(session.id, raised.method, raised.error) from raised.error
+        finally:
+            session.caller = None
         if isinstance(outcome, Answered):
             session.reward_range = outcome.reward_range
             return observation_payload(pool._in_range(session, outcome.observation))

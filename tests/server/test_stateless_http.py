@@ -5,6 +5,7 @@ is created, its episode started, called and closed there, with one hand-off from
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import httpx
@@ -124,3 +125,17 @@ def test_the_step_and_reset_bodies_and_the_session_header_are_documented(serve: 
         assert [p["name"] for p in operation["parameters"]] == ["X-OpenEnv-Session"]
         reply = operation["responses"]["200"]["content"]["application/json"]["schema"]
         assert reply == {"$ref": "#/components/schemas/StepResponse"}
+
+
+def test_a_stateless_call_stuck_past_the_hard_limit_is_answered_without_waiting_for_it(
+    serve: Any,
+) -> None:
+    server = serve(create_app(Typed, Message, Echoed, step_hard_timeout_s=0.5))
+    started = time.monotonic()
+    reply = httpx.post(
+        f"{server.url}/step", json={"action": {"message": "x", "delay_s": 8.0}}, timeout=20
+    )
+    assert reply.status_code == 500
+    assert time.monotonic() - started < 6.0  # the step itself runs 8 s
+    server.wait_for(lambda: server.pool.active_sessions == 0)
+    assert server.pool.abandoned_threads == 1
