@@ -2,14 +2,15 @@
 
     python benchmarks/core.py                    # three paired rounds (about ten minutes)
     python benchmarks/core.py --quick            # fewer steps, one round, for a smoke test
-    python benchmarks/core.py --before ../old    # also an older checkout of this project
+    python benchmarks/core.py --before ../old    # also an older checkout (repeatable)
 
 Every server runs in its own process on 127.0.0.1; the `openenv` servers run in the peer
 virtual environment (tests/peer_venv.py creates it once). All servers are driven by the same
 client (openenv-hub's GenericEnvClient), so differences come from the servers. A round measures
-every server once, one after the other, so that a change of load on the machine touches all of
-them alike; each round's headline figures are printed as it ends, and the tables hold the median
-of the rounds, with each figure's ratio to the peer and to the floor.
+every server once, one after the other (every other round in the reverse order), so that a change
+of load on the machine touches all of them alike; each round's headline figures are printed as it
+ends, with the ratios the targets are set in, and the tables hold the median of the rounds, with
+each figure's ratio to the peer and to the floor.
 """
 
 from __future__ import annotations
@@ -219,7 +220,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, help="paired rounds (default 3; 1 with --quick)")
     parser.add_argument("--peer-python", help="python of a venv with the openenv package")
-    parser.add_argument("--before", type=Path, help="an older checkout of this project to compare")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        action="append",
+        default=[],
+        help="an older checkout of this project to compare (repeatable)",
+    )
     args = parser.parse_args()
     args.steps, args.concurrent_steps, args.http_seconds = (
         (500, 50, 2.0) if args.quick else (3000, 200, 5.0)
@@ -228,10 +235,11 @@ def main() -> None:
     plan = servers(sys.executable, args.peer_python or str(ensure_peer_python()), args.before)
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name, *_ in plan}
     for number in range(1, rounds + 1):
-        for name, command, action, extra_env in plan:
+        for name, command, action, extra_env in plan if number % 2 else plan[::-1]:
             print(f"round {number}: measuring {name} ...", file=sys.stderr, flush=True)
             runs[name].append(measure(Server(name, command, extra_env), action, args))
         print_round(number, {name: results[-1] for name, results in runs.items()})
+    print_targets(runs)
     imports = {
         "ours": import_seconds(
             sys.executable,
@@ -248,7 +256,7 @@ def main() -> None:
 Plan = list[tuple[str, list[str], dict[str, Any], dict[str, str]]]
 
 
-def servers(ours: str, peer: str, before: Path | None) -> Plan:
+def servers(ours: str, peer: str, befores: list[Path]) -> Plan:
     """Every server of a round: (name, command, action, extra environment)."""
     bench = ROOT / "benchmarks" / "servers"
     typed = [ours, str(bench / "typed.py")]
@@ -260,11 +268,13 @@ def servers(ours: str, peer: str, before: Path | None) -> Plan:
         ("echo: ours", [ours, "-m", "echo_env.server.app"], ECHO_ACTION, {}),
         ("echo: openenv", [peer, str(PEER_DIR / "echo_server.py")], ECHO_ACTION, {}),
     ]
-    if before is not None:
+    for number, before in enumerate(befores):
         old = before.resolve()
         path = {"PYTHONPATH": os.pathsep.join([str(old), str(old / "envs" / "echo_env")])}
-        plan.insert(2, ("typed: before", typed, TYPED_ACTION, path))
-        plan.append(("echo: before", [ours, "-m", "echo_env.server.app"], ECHO_ACTION, path))
+        plan.insert(2 + number, (f"typed: before {old.name}", typed, TYPED_ACTION, path))
+        plan.append(
+            (f"echo: before {old.name}", [ours, "-m", "echo_env.server.app"], ECHO_ACTION, path)
+        )
     return plan
 
 
@@ -286,6 +296,36 @@ def print_round(number: int, results: dict[str, dict[str, Any]]) -> None:
         print(f"  {name:20} {seq:9,.0f} ({seq_ratio:.2f}x)  {c32:9,.0f} ({c32_ratio:.2f}x)")
     print_hop_budget(results)
     sys.stdout.flush()
+
+
+def print_targets(runs: dict[str, list[dict[str, Any]]]) -> None:
+    """The ratios the targets are set in, round by round (paired: the same round's servers),
+    with their median: typed sequential over the floor, typed HTTP over the `openenv` package's
+    typed HTTP, and echo's sequential, 32-session and HTTP figures over each older checkout's."""
+    ratios: dict[str, list[float]] = {}
+
+    def ratio(label: str, name: str, base: str, key: str) -> None:
+        if name in runs and base in runs:
+            pairs = zip(runs[name], runs[base], strict=True)
+            ratios[label] = [_get(mine, key) / _get(other, key) for mine, other in pairs]
+
+    ratio("typed sequential / floor", "typed: ours", "floor", "seq async.steps/s")
+    ratio("typed HTTP / openenv typed HTTP", "typed: ours", "typed: openenv", "http /step/s")
+    for name in [n for n in runs if n.startswith("echo: before")]:
+        old = name.split("before ", 1)[1]
+        ratio(f"echo sequential / {old}", "echo: ours", name, "seq async.steps/s")
+        ratio(f"echo 32 sessions / {old}", "echo: ours", name, "c32.steps/s")
+        ratio(f"echo HTTP / {old}", "echo: ours", name, "http /step/s")
+        ratio(
+            f"typed sequential / {old}", "typed: ours", f"typed: before {old}", "seq async.steps/s"
+        )
+        ratio(f"typed HTTP / {old}", "typed: ours", f"typed: before {old}", "http /step/s")
+    print("\n## paired ratios (each round; median, range)\n")
+    print("| ratio | rounds | median | range |\n|---|---|---:|---:|")
+    for label, values in ratios.items():
+        listed = ", ".join(f"{v:.2f}" for v in values)
+        spread = f"{min(values):.2f}-{max(values):.2f}"
+        print(f"| {label} | {listed} | {statistics.median(values):.2f}x | {spread} |")
 
 
 def print_hop_budget(results: dict[str, dict[str, Any]]) -> None:
@@ -328,12 +368,13 @@ ROWS = [
 
 def report(results: dict[str, dict[str, Any]], imports: dict[str, float], rounds: int) -> None:
     floor = results["floor"]
+    befores = [name.split(": ", 1)[1] for name in results if name.startswith("typed: before")]
     columns = [
         ("typed", "typed: ours"),
         ("typed, inline", "typed: ours inline"),
-        ("typed, before", "typed: before"),
+        *[(f"typed, {name}", f"typed: {name}") for name in befores],
         ("echo", "echo: ours"),
-        ("echo, before", "echo: before"),
+        *[(f"echo, {name}", f"echo: {name}") for name in befores],
     ]
     for title, name in columns:
         if name not in results:

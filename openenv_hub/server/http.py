@@ -16,13 +16,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Body, Header, HTTPException, Request
+import pydantic_core
+from fastapi import APIRouter, Header, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
 from openenv_hub.protocol import ResetRequest, StepRequest, describe_validation_error
 from openenv_hub.server.mcp import handle_jsonrpc
 from openenv_hub.server.sessions import Session, SessionPool
+from openenv_hub.server.stateless import stateless_call
 
 __all__ = ["SESSION_HEADER", "build_router"]
 
@@ -139,27 +142,89 @@ async def _stateless(
 
 
 def _episode_routes(router: APIRouter, pool: SessionPool) -> None:
-    @router.post("/reset", tags=["Environment Control"], response_model=StepResponse)
-    async def reset(
-        http: Request,
-        request: Annotated[ResetRequest | None, Body()] = None,
-        session_id: SessionHeader = None,
-    ) -> dict[str, Any]:
+    # The bodies are read and the replies written here rather than by FastAPI's parameters
+    # and response_model (the same validation, the same errors, documented in the OpenAPI
+    # schema alike): FastAPI's own handling of them cost more than the rest of a stateless
+    # call (benchmarks/README.md, "The stateless HTTP call in one hop").
+    @router.post(
+        "/reset", tags=["Environment Control"], response_model=StepResponse,
+        openapi_extra=_documented(ResetRequest, required=False),
+    )  # fmt: skip
+    async def reset(http: Request) -> Response:
+        request = await _body(http, ResetRequest)
         params = request.model_dump(exclude_unset=True) if request is not None else {}
-        return await _stateless(http, pool, session_id, lambda s: pool.reset(s, params))
+        if session_id := http.headers.get(SESSION_HEADER):
+            return _reply(await pool.reset(pool.get(session_id), params))
+        return _reply(await _unless_disconnected(http, stateless_call(pool, "reset", params)))
 
-    @router.post("/step", tags=["Environment Control"], response_model=StepResponse)
-    async def step(
-        http: Request, request: StepRequest, session_id: SessionHeader = None
-    ) -> dict[str, Any]:
+    @router.post(
+        "/step", tags=["Environment Control"], response_model=StepResponse,
+        openapi_extra=_documented(StepRequest, required=True),
+    )  # fmt: skip
+    async def step(http: Request) -> Response:
+        request = await _body(http, StepRequest)
+        if request is None:
+            raise RequestValidationError([_MISSING_BODY])
         try:
             action = pool.parse_action(request.action)
         except ValidationError as exc:
             _, errors = describe_validation_error(exc, "action")
             raise HTTPException(status_code=422, detail=errors) from None
         params = request.model_dump(exclude_unset=True, exclude={"action"})
-        return await _stateless(http, pool, session_id, lambda s: pool.step(s, action, params))
+        if session_id := http.headers.get(SESSION_HEADER):
+            return _reply(await pool.step(pool.get(session_id), action, params))
+        call = stateless_call(pool, "step", params, action)
+        return _reply(await _unless_disconnected(http, call))
 
     @router.get("/state", tags=["State Management"])
     async def state(http: Request, session_id: SessionHeader = None) -> dict[str, Any]:
         return await _stateless(http, pool, session_id, pool.state)
+
+
+_MISSING_BODY = {"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}
+_JSON_TYPES = ("application/json",)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def _body(http: Request, model: type[M]) -> M | None:
+    """The request's body as ``model`` (None when there is none), as FastAPI validates a body
+    parameter: JSON when the content type says so, errors located under ``body``."""
+    raw = await http.body()
+    if not raw:
+        return None
+    kind = http.headers.get("content-type", "").split(";")[0].strip().lower()
+    try:
+        if kind in _JSON_TYPES or (kind.startswith("application/") and kind.endswith("+json")):
+            return model.model_validate_json(raw)
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        raise RequestValidationError(
+            [{**error, "loc": ("body", *error["loc"])} for error in errors]
+        ) from None
+
+
+def _reply(payload: dict[str, Any]) -> Response:
+    """A reset's or step's payload in the shape of :class:`StepResponse`."""
+    body = {
+        "observation": payload["observation"],
+        "reward": payload.get("reward"),
+        "done": payload.get("done", False),
+        "metadata": payload.get("metadata"),
+    }
+    return Response(pydantic_core.to_json(body), media_type="application/json")
+
+
+def _documented(model: type[BaseModel], *, required: bool) -> dict[str, Any]:
+    """The OpenAPI description of a body read by :func:`_body` and of the session header."""
+    return {
+        "parameters": [
+            {"name": SESSION_HEADER, "in": "header", "required": False,
+             "schema": {"type": "string", "title": "X-Openenv-Session"}},
+        ],
+        "requestBody": {
+            "required": required,
+            "content": {"application/json": {"schema": model.model_json_schema()}},
+        },
+    }  # fmt: skip

@@ -213,14 +213,16 @@ class SessionLifecycle:
         return session
 
     @contextlib.asynccontextmanager
-    async def ephemeral(self) -> AsyncIterator[Session]:
-        """A session for one stateless HTTP request, holding a slot until it is closed."""
+    async def ephemeral(self, *, create: bool = True) -> AsyncIterator[Session]:
+        """A session for one stateless HTTP request, holding a slot until it is closed; with
+        ``create=False`` its environment is left for the caller to create (and :meth:`adopt`)."""
         self._reserve()
         session = self._new_session(EPHEMERAL, reuse_worker=True)
         self._ephemeral.add(session)
         self.watchdog.start()
         try:
-            await self._create_env(session)
+            if create:
+                await self._create_env(session)
             yield session
         finally:
             await self.close(session, reason="request finished")
@@ -246,12 +248,20 @@ class SessionLifecycle:
         except (SessionError, asyncio.CancelledError):
             raise
         except Exception as exc:
-            logger.exception("Environment factory %r failed", self._factory_name)
-            raise EnvironmentFactoryError(
-                self._factory_name,
-                message=f"Environment factory '{self._factory_name}' failed to create instance: "
-                f"{type(exc).__name__}: {exc}",
-            ) from exc
+            raise self.factory_failed(exc) from exc
+        self.adopt(session, env)
+
+    def factory_failed(self, exc: Exception) -> EnvironmentFactoryError:
+        """What a client is told when the factory raised ``exc`` (logged in full)."""
+        logger.error("Environment factory %r failed", self._factory_name, exc_info=exc)
+        return EnvironmentFactoryError(
+            self._factory_name,
+            message=f"Environment factory '{self._factory_name}' failed to create instance: "
+            f"{type(exc).__name__}: {exc}",
+        )
+
+    def adopt(self, session: Session, env: Environment[Any, Any, Any]) -> None:
+        """Give ``session`` the environment created for it."""
         session.scorer = EpisodeScorer.for_env(env)
         session.reward_range = declared_reward_range(env)
         session.env = env

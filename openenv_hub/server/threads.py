@@ -102,6 +102,11 @@ class SessionThreads:
         self._load[worker] = 0
         return worker
 
+    @property
+    def workers(self) -> list[Worker]:
+        """The threads started so far (abandoned ones not included)."""
+        return list(self._load)
+
     def load(self, worker: Worker) -> int:
         """Live sessions pinned to ``worker``."""
         return self._load.get(worker, 0)

@@ -61,6 +61,8 @@ class Worker:
         self._busy: list[float | None] = [None]  # when the thread's current call began
         self._batch: list[tuple[Any, ...]] = []  # calls told of by call(), not yet queued
         self._outcomes = _Outcomes()
+        #: Calls handed to the thread so far (each a wake-up of the thread when it is idle).
+        self.calls_handed = 0
         self.thread = self._start(self._queue, self._busy)
 
     @property
@@ -126,6 +128,7 @@ class Worker:
         if not self._batch:
             loop.call_soon(self._queue_batch)
         self._batch.append((loop, None, fn, on_return))
+        self.calls_handed += 1
 
     def _queue_batch(self) -> None:
         batch, self._batch = self._batch, []
@@ -134,6 +137,7 @@ class Worker:
 
     def _put(self, item: tuple[Any, ...]) -> None:
         """Queue ``item`` behind the calls of this turn of the loop not yet queued."""
+        self.calls_handed += 1
         if self._batch:
             self._batch.append(item)
         else:

@@ -1,0 +1,69 @@
+"""benchmarks/targets.py runs as its docstring says, and the ratios it and core.py print are the
+paired ones the targets are set in (each round's figure over the same round's)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import core  # noqa: E402
+import targets  # noqa: E402
+
+
+def test_paired_ratios_divide_each_round_by_the_same_round() -> None:
+    rounds = [
+        {
+            "floor": {"seq": 100.0, "http": 50.0},
+            "typed: ours": {"seq": 80.0, "http": 30.0},
+            "typed: openenv": {"seq": 40.0, "http": 20.0},
+            "echo: ours": {"seq": 60.0, "http": 10.0, "c32": 90.0},
+            "typed: before old": {"seq": 40.0, "http": 15.0},
+            "echo: before old": {"seq": 30.0, "http": 20.0, "c32": 45.0},
+        },
+        {
+            "floor": {"seq": 200.0, "http": 100.0},
+            "typed: ours": {"seq": 100.0, "http": 40.0},
+            "typed: openenv": {"seq": 40.0, "http": 80.0},
+            "echo: ours": {"seq": 60.0, "http": 10.0, "c32": 90.0},
+            "typed: before old": {"seq": 100.0, "http": 40.0},
+            "echo: before old": {"seq": 60.0, "http": 10.0, "c32": 90.0},
+        },
+    ]
+    ratios = targets.paired(rounds)
+    assert ratios["typed sequential / floor"] == [0.8, 0.5]
+    assert ratios["typed HTTP / openenv typed HTTP"] == [1.5, 0.5]
+    assert ratios["typed HTTP / old"] == [2.0, 1.0]
+    assert ratios["echo 32 sessions / old"] == [2.0, 1.0]
+    assert ratios["echo HTTP / old"] == [0.5, 1.0]
+
+
+def test_core_compares_every_older_checkout_named_by_its_folder(tmp_path: Path) -> None:
+    first, second = tmp_path / "at-one", tmp_path / "at-two"
+    names = [name for name, *_ in core.servers("python", "peer-python", [first, second])]
+    assert names[:4] == ["floor", "typed: ours", "typed: before at-one", "typed: before at-two"]
+    assert names[-2:] == ["echo: before at-one", "echo: before at-two"]
+
+
+@pytest.mark.timeout(600)
+def test_one_short_round_prints_every_server_and_the_ratios() -> None:
+    out = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "targets.py"), "--rounds", "1", "--slices", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=540,
+    )
+    for name in ("floor", "typed: ours", "typed: openenv", "echo: ours"):
+        assert f"  {name} " in out.stdout, out.stdout
+    rows = [line.split(" | ")[0] for line in out.stdout.splitlines() if line.startswith("| ")]
+    assert rows[1:] == [
+        "| typed sequential / floor",
+        "| typed HTTP / openenv typed HTTP",
+        "| echo sequential / floor",
+    ]
