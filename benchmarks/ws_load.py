@@ -181,14 +181,20 @@ class Session(asyncio.Protocol):
             self.transport.close()
 
 
-async def open_session(url: str, reset: str, step: str, run: Run, timeout_s: float) -> Session:
-    """Connect to ``ws://HOST:PORT/PATH``, upgrade and reset; the reset's reply is checked."""
+async def open_session(
+    url: str, reset: str, step: str, run: Run, timeout_s: float, source: str | None = None
+) -> Session:
+    """Connect to ``ws://HOST:PORT/PATH`` (from the local address ``source``, if given),
+    upgrade and reset; the reset's reply is checked."""
     rest = url.removeprefix("ws://")
     address, _, path = rest.partition("/")
     host, _, port = address.partition(":")
     loop = asyncio.get_running_loop()
     _, session = await loop.create_connection(
-        lambda: Session(address, "/" + path, reset.encode(), step.encode(), run), host, int(port)
+        lambda: Session(address, "/" + path, reset.encode(), step.encode(), run),
+        host,
+        int(port),
+        local_addr=(source, 0) if source else None,
     )
     reply = await asyncio.wait_for(session.opened, timeout_s)
     if b'"type":"observation"' not in reply.replace(b" ", b""):
