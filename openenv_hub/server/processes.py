@@ -15,7 +15,8 @@ says which process gave it in the ``X-OpenEnv-Worker`` header (``1/4``: the seco
 
 The processes are forked, so the app is built once, before, and shared until written. If one of
 them ends, the parent stops the others and exits with an error (a supervisor such as systemd or
-a container's restart policy starts the server again). Ctrl-C or SIGTERM stops all of them.
+a container's restart policy starts the server again). Ctrl-C or SIGTERM stops all of them;
+one still running 10 s past uvicorn's graceful shutdown is killed.
 
 Layer: server.
 """
@@ -32,6 +33,7 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -50,6 +52,7 @@ MAX_WORKERS = 64
 
 _PR_SET_PDEATHSIG = 1
 _BACKLOG = 4096  # connections waiting to be accepted, per process
+_STOP_MARGIN_S = 10.0  # past uvicorn's graceful shutdown, before a process is killed
 
 
 class _This:
@@ -111,15 +114,34 @@ def serve_processes(
         )
         failed = _supervise(children)
     finally:
-        for pid in children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-        for pid in list(children):
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
+        grace = float(options.get("timeout_graceful_shutdown") or 0) + _STOP_MARGIN_S
+        _stop_all(children, grace)
         shutil.rmtree(private, ignore_errors=True)
     if failed:
         raise SystemExit(1)
+
+
+def _stop_all(children: dict[int, int], grace_s: float) -> None:
+    """SIGTERM to the processes still running, and SIGKILL to those still running after
+    ``grace_s`` (uvicorn's graceful shutdown, with a margin for closing many connections)."""
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    waiting = set(children)
+    while waiting:
+        for pid in list(waiting):
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                    continue
+            waiting.discard(pid)
+        if waiting and time.monotonic() > deadline:
+            for pid in waiting:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            deadline = float("inf")
+        elif waiting:
+            time.sleep(0.05)
 
 
 def _listening_sockets(host: str, port: int, workers: int) -> list[socket.socket]:
@@ -220,7 +242,8 @@ def _supervise(children: dict[int, int]) -> bool:
 
 
 def _die_with_parent() -> None:
-    """Ask Linux to end this process when the parent ends, however it ends."""
+    """Ask Linux to kill this process if the parent dies (the parent, ending normally, stops
+    and waits for its processes first: this is for a parent killed)."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -232,3 +232,27 @@ async def test_a_client_cannot_pass_for_another_by_the_relay_header() -> None:
         answer = await client.get("/", headers={"X-OpenEnv-Relayed-Client": "127.0.0.1:1"})
     assert answer.json() == ["203.0.113.7", 4242]
     assert answer.headers["x-openenv-worker"] == "0/2"
+
+
+def test_the_server_command_takes_workers_and_refuses_a_bad_number_by_name() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "openenv_hub.server", "nowhere:app", "--workers", "0"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 1
+    assert "workers=0: give a whole number from 1 to 64" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_the_sessions_tab_says_whose_sessions_it_shows() -> None:
+    """In process 1 of 3 the tab names it; in a server of one process it says nothing."""
+    script = (
+        "from openenv_hub.server import processes\n"
+        "from openenv_hub.ui.sessions_tab import processes_note\n"
+        "assert processes_note() == ''\n"
+        "processes._This.value = (1, 3)\n"
+        "print(processes_note())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, check=True)  # fmt: skip
+    assert "runs 3 processes" in run.stdout and "of process 1 only" in run.stdout
