@@ -24,12 +24,17 @@ its rounds before the next starts).
 
 ``--workers N`` serves the typed environment from N processes behind one address
 (``serve_app(app, workers=N)``); the server's figures are then the sums over its processes, its
-RSS their proportional set sizes (pages the forked processes share counted once). Past 16,384
+RSS their proportional set sizes (pages the forked processes share counted once). Past 4,096
 sessions the clients connect from several loopback addresses (127.0.0.2, 127.0.0.3, ...: each
-has its own ephemeral ports), and the open-file limit is raised to what the largest size needs
-where this process may (as root, up to ``/proc/sys/fs/nr_open``)::
+has its own ephemeral ports, and the kernel finds a free one fast while few are taken). The
+open-file limit is raised to what the largest size needs where this process may (as root with
+CAP_SYS_RESOURCE, up to ``/proc/sys/fs/nr_open``); where it may not, a run whose processes
+would each need more files than the limit is refused, naming the ``--workers`` or
+``--clients`` it needs. ``--idle-timeout`` and ``--ping-timeout`` set the typed server's (a
+session opened first waits, idle, while tens of thousands more open)::
 
-    python benchmarks/sessions.py --sizes 65536 --steps 10 --modes inline --workers 2 --clients 4
+    python benchmarks/sessions.py --sizes 65536 --steps 10 --modes threaded --workers 4 \
+        --clients 4 --idle-timeout 3600 --ping-timeout 120
 
 ``--rounds N`` gives every size N times, the sizes in turn (128, 4,096, 128, 4,096, ...), to the
 same server: the tables then give each figure's median over the rounds, and the ratio to the
@@ -69,8 +74,11 @@ from session_measure import (  # noqa: E402  (benchmarks/)
 # -- the run ----------------------------------------------------------------------------------
 
 
-def servers(modes: list[str], before: Path | None, workers: int = 1) -> list[Server]:
+def servers(
+    modes: list[str], before: Path | None, workers: int = 1, server_options: list[str] | None = None
+) -> list[Server]:
     typed = [sys.executable, str(ROOT / "benchmarks" / "servers" / "typed.py")]
+    typed += server_options or []
     if workers > 1:
         if not_ours := [m for m in modes if m == "openenv" or m.startswith("before")]:
             raise SystemExit(f"--workers {workers}: {', '.join(not_ours)} serve from one process")
@@ -282,7 +290,21 @@ def main() -> None:
         default=SESSIONS_PER_ADDRESS,
         metavar="N",
         help="past N sessions, the clients connect from several loopback addresses, N sessions "
-        "each at most (default %(default)s; an address has 28,232 ephemeral ports)",
+        "each at most (default %(default)s: finding a free port slows as an address's fill)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        metavar="S",
+        help="the typed server closes sessions idle for S seconds (default: the server's, 300); "
+        "a session opened first waits, idle, for every other to open",
+    )
+    parser.add_argument(
+        "--ping-timeout",
+        type=float,
+        metavar="S",
+        help="the typed server waits S seconds for a pong before it closes the connection "
+        "(default: the server's, 20)",
     )
     parser.add_argument(
         "--workers",
@@ -318,10 +340,11 @@ def main() -> None:
     server_cpus, client_cpus = _pinning(args.pin)
     sizes = [int(s) for s in args.sizes.split(",")]
     soft, hard = raise_file_limit(max(sizes) + 4096)  # one process may hold every session
+    _check_file_limit(hard, max(sizes), args.workers, args.clients)
     load = os.getloadavg()
     print(
         f"{os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
-        f"open-file limit raised from {soft} to {hard}; "
+        f"open-file limit {hard:,} (was {soft:,}); "
         + (f"server: {args.workers} processes; " if args.workers > 1 else "")
         + _sources_said(max(sizes), args.sessions_per_address)
         + (
@@ -346,7 +369,10 @@ def main() -> None:
         "total_steps": args.total_steps,
         "per_address": args.sessions_per_address,
     }
-    chosen = servers(args.modes.split(","), args.before, args.workers)
+    server_options = [f"--idle-timeout={args.idle_timeout}"] if args.idle_timeout else []
+    if args.ping_timeout:
+        server_options.append(f"--ping-timeout={args.ping_timeout}")
+    chosen = servers(args.modes.split(","), args.before, args.workers, server_options)
     for server in chosen:
         server.cpus = server_cpus
     if args.interleave:
@@ -359,6 +385,25 @@ def main() -> None:
     report(results, sizes)
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+
+
+def _check_file_limit(limit: int, sessions: int, workers: int, clients: int) -> None:
+    """Refuse, naming the way out, a run whose processes would need more open files than the
+    limit: a socket a session on each side (the server's processes get an uneven share, by
+    the hash of each connection: a few percent over the even one is kept free)."""
+    for side, processes, option in (
+        ("server", workers, "--workers"),
+        ("client", clients, "--clients"),
+    ):
+        share = -(-sessions // processes)
+        if share * 1.05 + 128 > limit:
+            least = next(
+                n for n in range(processes, 1025) if -(-sessions // n) * 1.05 + 128 <= limit
+            )
+            raise SystemExit(
+                f"{sessions:,} sessions are {share:,} a {side} process, over the open-file limit "
+                f"{limit:,} (this process may not raise it): give {option} {least} or more"
+            )
 
 
 def _sources_said(sessions: int, per_address: int) -> str:
