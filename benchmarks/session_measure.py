@@ -247,6 +247,7 @@ def measure(
         "sessions": sessions,
         "errors": max(open_errors, sessions - opened) + sum(d[2] for d in done),
         "error_sample": [e for r in ready for e in r[2]] + [e for d in done for e in d[3]],
+        "steps": len(latencies),  # answered: sessions x steps when no session failed
         "steps/s": len(latencies) / elapsed,
         "p50 ms": _percentile(latencies, 0.5) * 1e3,
         "p99 ms": _percentile(latencies, 0.99) * 1e3,

@@ -202,7 +202,8 @@ def _line(r: dict[str, Any]) -> str:
     if "failed" in r:
         return f"{r['sessions']:>6,} sessions: FAILED {r['failed']}"
     return (
-        f"{r['sessions']:>6,} sessions: {r['steps/s']:>7,.0f} steps/s, p50 {r['p50 ms']:.1f} ms, "
+        f"{r['sessions']:>6,} sessions: {r['steps']:,} steps answered, {r['steps/s']:>7,.0f} "
+        f"steps/s, p50 {r['p50 ms']:.1f} ms, "
         f"p99 {r['p99 ms']:.1f} ms, RSS {r['rss MiB']:.0f} MiB ({r['KiB/session']:.0f} KiB a "
         f"session), threads {r['threads']}, "
         f"files {r['fds']}, errors {r['errors']}, server {r['server cores']:.2f} cores "

@@ -51,6 +51,7 @@ def test_several_server_processes_and_client_addresses_step_every_session() -> N
     assert int(figures["fds"].replace(",", "")) >= 300, out  # every session's socket, summed
     measured = next(line for line in out.splitlines() if line.startswith("  threaded "))
     assert "errors 0" in measured and "KiB a session" in measured, out
+    assert "3,000 steps answered" in measured, out  # ten a session, every one
 
 
 def test_rounds_give_each_size_in_turn_and_the_tables_give_medians() -> None:
