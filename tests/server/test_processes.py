@@ -256,3 +256,41 @@ def test_the_sessions_tab_says_whose_sessions_it_shows() -> None:
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=120, check=True)  # fmt: skip
     assert "runs 3 processes" in run.stdout and "of process 1 only" in run.stdout
+
+
+WEB_APP = """
+import sys
+sys.path.insert(0, {servers!r})
+from typed import EchoedObservation, MessageAction, TypedEcho
+from openenv_hub import create_app, serve_app
+app = create_app(TypedEcho, MessageAction, EchoedObservation, env_name="typed_echo", web=True)
+serve_app(app, port={port}, workers=2, log_level="warning")
+"""
+
+
+def test_the_web_ui_of_a_server_of_several_processes_says_whose_sessions_it_shows(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("gradio")
+    port = free_port()
+    script = tmp_path / "web_app.py"
+    script.write_text(WEB_APP.format(servers=str(TYPED.parent), port=port), encoding="utf-8")
+    process = start_child([sys.executable, str(script)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+
+        def healthy() -> bool:
+            assert process.poll() is None, process.communicate()[0].decode()
+            try:
+                return httpx.get(url + "/web/config", timeout=5).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_until(healthy, 120, "the web UI answers")
+        for _ in range(6):  # whichever process accepts: the UI is process 0's
+            answer = _fresh("GET", url + "/web/config")
+            assert answer.headers["x-openenv-worker"] == "0/2"
+            assert "this tab shows those of process 0 only" in answer.text
+    finally:
+        end_child(process)
