@@ -28,29 +28,37 @@ def client_process(
     pipe: Connection,
     cpus: set[int] | None = None,
     kind: str = "lean",
+    sources: list[str] | None = None,
 ) -> None:
-    """Open ``sessions`` sessions, say so, wait for the go, step them all, send the results."""
+    """Open ``sessions`` sessions, say so, wait for the go, step them all, send the results.
+    ``sources``: the local addresses to connect from, in turn (none: the kernel's choice)."""
     die_with_parent()  # stepped no more once the script has ended, however it ended
     if cpus:
         os.sched_setaffinity(0, cpus)
-    client = _lean_client if kind == "lean" else _websockets_client
-    asyncio.run(client(url.replace("http://", "ws://") + "/ws", sessions, steps, pipe))
+    ws_url = url.replace("http://", "ws://") + "/ws"
+    if kind == "lean":
+        asyncio.run(_lean_client(ws_url, sessions, steps, pipe, sources or []))
+    else:
+        asyncio.run(_websockets_client(ws_url, sessions, steps, pipe))
 
 
-async def _lean_client(url: str, sessions: int, steps: int, pipe: Connection) -> None:
+async def _lean_client(
+    url: str, sessions: int, steps: int, pipe: Connection, sources: list[str]
+) -> None:
     run = ws_load.Run(steps)
     gate = asyncio.Semaphore(OPEN_AT_ONCE)
     open_errors: list[str] = []
 
-    async def open_one() -> ws_load.Session | None:
+    async def open_one(index: int) -> ws_load.Session | None:
+        source = sources[index % len(sources)] if sources else None
         async with gate:
             try:
-                return await ws_load.open_session(url, RESET, STEP, run, 300)
+                return await ws_load.open_session(url, RESET, STEP, run, 300, source=source)
             except Exception as exc:  # counted: the table shows failures
                 open_errors.append(f"open: {type(exc).__name__}: {exc}"[:300])
                 return None
 
-    opened = [s for s in await asyncio.gather(*(open_one() for _ in range(sessions))) if s]
+    opened = [s for s in await asyncio.gather(*(open_one(i) for i in range(sessions))) if s]
     pipe.send(("ready", len(opened), open_errors[:3], len(open_errors)))
     await asyncio.get_running_loop().run_in_executor(None, pipe.recv)  # the go
     cpu_started = time.process_time()

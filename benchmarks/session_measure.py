@@ -25,9 +25,22 @@ from session_clients import client_process  # benchmarks/, the script's folder
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def raise_file_limit() -> tuple[int, int]:
-    """Raise this process's open-file limit (inherited by servers and clients) to the hard one."""
+def raise_file_limit(wanted: int = 0) -> tuple[int, int]:
+    """Raise this process's open-file limit (inherited by servers and clients) to the hard one,
+    or to ``wanted`` where that is more and this process may raise the hard limit (root, up to
+    ``/proc/sys/fs/nr_open``). Returns the soft limit before and the limit now."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and wanted > hard:
+        ceiling = (
+            int(Path("/proc/sys/fs/nr_open").read_text())
+            if Path("/proc/sys/fs/nr_open").exists()
+            else hard
+        )
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, ceiling),) * 2)
+            return soft, min(wanted, ceiling)
+        except (ValueError, OSError):  # not root: the hard limit is as far as it goes
+            pass
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return soft, hard
 
@@ -39,6 +52,7 @@ class Server:
     extra_env: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
     cpus: set[int] | None = None  # the CPUs it may run on (--pin); None: any
+    processes: int = 1  # the processes that serve its address (--workers)
     idle_files: int = 0  # its open files once started, before any session
     process: subprocess.Popen[bytes] | None = None
     log: Any = None
@@ -77,23 +91,18 @@ class Server:
         raise RuntimeError(f"{self.name} did not start: {self.output()[-2000:]}")
 
     def sample(self) -> dict[str, float]:
-        """RSS (MiB), threads, open files and CPU seconds of the server process now."""
+        """RSS (MiB), threads, open files and CPU seconds of the server now: the sum over its
+        process and the processes it forked (``--workers``)."""
         assert self.process is not None
-        pid = self.process.pid
-        status = {
-            line.split(":")[0]: line.split()[1]
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-            if line.startswith(("VmRSS:", "Threads:"))
-        }
-        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        loop = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return {
-            "rss": int(status["VmRSS"]) / 1024,
-            "threads": int(status["Threads"]),
-            "fds": len(os.listdir(f"/proc/{pid}/fd")),
-            "cpu": (int(stat[11]) + int(stat[12])) / TICKS,
-            "loop cpu": (int(loop[11]) + int(loop[12])) / TICKS,  # the main thread's
-        }
+        total = {"rss": 0.0, "threads": 0.0, "fds": 0.0, "cpu": 0.0, "loop cpu": 0.0}
+        tree = _process_tree(self.process.pid)
+        for pid in tree:
+            try:
+                for key, value in _one_process(pid, shared_once=len(tree) > 1).items():
+                    total[key] += value
+            except (FileNotFoundError, ProcessLookupError):  # it ended while read
+                continue
+        return total
 
     def wait_idle(self, timeout_s: float = 30.0) -> None:
         """Wait until the server holds about as many open files as when it started (the
@@ -117,6 +126,39 @@ class Server:
                 self.process.wait()
         if self.log is not None:
             self.log.close()
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and the processes it started (one level: a server's forked processes)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return [pid, *map(int, children)]
+
+
+def _one_process(pid: int, shared_once: bool = False) -> dict[str, float]:
+    """A process's figures; ``shared_once``: its RSS is its proportional share (PSS) of the
+    pages it shares with the others of its server (forked: the app's pages are shared), so
+    that a sum over them counts each page once."""
+    status = {
+        line.split(":")[0]: line.split()[1]
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith(("VmRSS:", "Threads:"))
+    }
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    loop = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    rss_kib = int(status["VmRSS"])
+    if shared_once:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+        rss_kib = next(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))
+    return {
+        "rss": rss_kib / 1024,
+        "threads": int(status["Threads"]),
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+        "cpu": (int(stat[11]) + int(stat[12])) / TICKS,
+        "loop cpu": (int(loop[11]) + int(loop[12])) / TICKS,  # the main thread's
+    }
 
 
 class Peaks:
@@ -159,15 +201,21 @@ def measure(
     clients: int,
     client_cpus: set[int] | None = None,
     client: str = "lean",
+    per_address: int | None = None,
 ) -> dict[str, Any]:
-    """Open ``sessions`` sessions over ``clients`` processes, step them, and gather figures."""
+    """Open ``sessions`` sessions over ``clients`` processes, step them, and gather figures.
+    Past ``per_address`` sessions (default :data:`SESSIONS_PER_ADDRESS`), the clients connect
+    from several loopback addresses (127.0.0.2, 127.0.0.3, ...), each with its own range of
+    ephemeral ports."""
     context = multiprocessing.get_context("spawn")
     shares = [sessions // clients + (1 if i < sessions % clients else 0) for i in range(clients)]
+    sources = source_addresses(sessions, per_address or SESSIONS_PER_ADDRESS)
     pipes, processes = [], []
     for share in shares:
         ours, theirs = context.Pipe()
         process = context.Process(
-            target=client_process, args=(server.url, share, steps, theirs, client_cpus, client)
+            target=client_process,
+            args=(server.url, share, steps, theirs, client_cpus, client, sources),
         )
         process.start()
         pipes.append(ours)
@@ -199,19 +247,38 @@ def measure(
         "sessions": sessions,
         "errors": max(open_errors, sessions - opened) + sum(d[2] for d in done),
         "error_sample": [e for r in ready for e in r[2]] + [e for d in done for e in d[3]],
+        "steps": len(latencies),  # answered: sessions x steps when no session failed
         "steps/s": len(latencies) / elapsed,
         "p50 ms": _percentile(latencies, 0.5) * 1e3,
         "p99 ms": _percentile(latencies, 0.99) * 1e3,
         "rss open MiB": held["rss"],
         "rss MiB": peaks.peak["rss"],
+        "KiB/session": peaks.peak["rss"] * 1024 / sessions,
         "threads": int(peaks.peak["threads"]),
         "fds": int(peaks.peak["fds"]),
         "server cores": server_cores,
         "server us/step": (after["cpu"] - before["cpu"]) / max(len(latencies), 1) * 1e6,
         "loop us/step": (after["loop cpu"] - before["loop cpu"]) / max(len(latencies), 1) * 1e6,
         "client cores": sum(client_cpu) / elapsed,
-        "limited by": _limited_by(server_cores, [c / elapsed for c in client_cpu]),
+        "limited by": _limited_by(
+            server_cores, [c / elapsed for c in client_cpu], server.processes
+        ),
     }
+
+
+#: Sessions opened from one loopback address at most. Its ephemeral ports (32768-60999 by
+#: default) are 28,232, but connect() looks for a free one among half of them first, and the
+#: search slows as they fill: at 14,000 connections an address, opening one more took the
+#: clients' time (a few a second); at 4,096 it does not.
+SESSIONS_PER_ADDRESS = 4_096
+
+
+def source_addresses(sessions: int, per_address: int = SESSIONS_PER_ADDRESS) -> list[str]:
+    """The loopback addresses the clients connect from: none chosen (the kernel's, 127.0.0.1)
+    up to ``per_address`` sessions, else enough of 127.0.0.2, 127.0.0.3, ... (250 at most)."""
+    if sessions <= per_address:
+        return []
+    return [f"127.0.0.{2 + i}" for i in range(min(-(-sessions // per_address), 250))]
 
 
 def _expect(pipe: Connection, kind: str, timeout_s: float) -> tuple[Any, ...]:
@@ -227,10 +294,13 @@ def _percentile(values: list[float], q: float) -> float:
     return values[min(int(q * len(values)), len(values) - 1)] if values else float("nan")
 
 
-def _limited_by(server_cores: float, client_cores: list[float]) -> str:
-    """The side that used a whole core (a Python process's event loop uses one at most)."""
-    if server_cores >= 0.85:
+def _limited_by(server_cores: float, client_cores: list[float], processes: int = 1) -> str:
+    """The side that used a whole core a process (a Python process's event loop uses one at
+    most), or the machine's cores when the two sides together used them all."""
+    if server_cores >= 0.85 * min(processes, os.cpu_count() or 1):
         return "server"
     if max(client_cores, default=0.0) >= 0.85:
         return "client"
+    if server_cores + sum(client_cores) >= 0.85 * (os.cpu_count() or 1):
+        return "the machine's cores"
     return "neither (shared cores)"

@@ -3,7 +3,7 @@
 python benchmarks/sessions.py [--sizes 128,1024,4096,10000] [--steps 20] [--clients 2]
                               [--modes threaded,inline,openenv] [--before DIR] [--pin 0:1]
                               [--client lean|websockets] [--total-steps N] [--rounds N]
-                              [--interleave]
+                              [--interleave] [--workers N]
 
 Each mode is one server process of the typed environment (``servers/typed.py``; the ``openenv``
 package's twin for ``openenv``, in its own virtual environment), started once and given every
@@ -21,6 +21,20 @@ neither takes the other's core or caches.
 ``--interleave`` starts every mode's server first and gives each round to every mode in turn,
 so that a drift of the machine's pace weighs on all modes alike (without it, one mode runs all
 its rounds before the next starts).
+
+``--workers N`` serves the typed environment from N processes behind one address
+(``serve_app(app, workers=N)``); the server's figures are then the sums over its processes, its
+RSS their proportional set sizes (pages the forked processes share counted once). Past 4,096
+sessions the clients connect from several loopback addresses (127.0.0.2, 127.0.0.3, ...: each
+has its own ephemeral ports, and the kernel finds a free one fast while few are taken). The
+open-file limit is raised to what the largest size needs where this process may (as root with
+CAP_SYS_RESOURCE, up to ``/proc/sys/fs/nr_open``); where it may not, a run whose processes
+would each need more files than the limit is refused, naming the ``--workers`` or
+``--clients`` it needs. ``--idle-timeout`` and ``--ping-timeout`` set the typed server's (a
+session opened first waits, idle, while tens of thousands more open)::
+
+    python benchmarks/sessions.py --sizes 65536 --steps 10 --modes threaded --workers 4 \
+        --clients 4 --idle-timeout 3600 --ping-timeout 120
 
 ``--rounds N`` gives every size N times, the sizes in turn (128, 4,096, 128, 4,096, ...), to the
 same server: the tables then give each figure's median over the rounds, and the ratio to the
@@ -49,13 +63,26 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from peer_venv import PEER_DIR, ensure_peer_python  # noqa: E402
-from session_measure import Server, measure, raise_file_limit  # noqa: E402  (benchmarks/)
+from session_measure import (  # noqa: E402  (benchmarks/)
+    SESSIONS_PER_ADDRESS,
+    Server,
+    measure,
+    raise_file_limit,
+    source_addresses,
+)
 
 # -- the run ----------------------------------------------------------------------------------
 
 
-def servers(modes: list[str], before: Path | None) -> list[Server]:
+def servers(
+    modes: list[str], before: Path | None, workers: int = 1, server_options: list[str] | None = None
+) -> list[Server]:
     typed = [sys.executable, str(ROOT / "benchmarks" / "servers" / "typed.py")]
+    typed += server_options or []
+    if workers > 1:
+        if not_ours := [m for m in modes if m == "openenv" or m.startswith("before")]:
+            raise SystemExit(f"--workers {workers}: {', '.join(not_ours)} serve from one process")
+        typed += ["--workers", str(workers)]
     made = {
         "threaded": lambda: Server("threaded", typed),
         "inline": lambda: Server("inline", [*typed, "--inline"]),
@@ -78,7 +105,10 @@ def servers(modes: list[str], before: Path | None) -> list[Server]:
             f"--modes: unknown {', '.join(unknown)}; choose from threaded, threaded-N, inline, "
             "openenv, before, before-inline"
         )
-    return [made[mode]() for mode in modes]
+    chosen = [made[mode]() for mode in modes]
+    for server in chosen:
+        server.processes = workers
+    return chosen
 
 
 def run_interleaved(
@@ -113,6 +143,7 @@ def run_round(
     client_cpus: set[int] | None = None,
     client: str = "lean",
     total_steps: int | None = None,
+    per_address: int = SESSIONS_PER_ADDRESS,
 ) -> list[dict[str, Any]]:
     """Each size in turn on a started server; stops at the first size that fails.
     ``total_steps``: that many steps at every size, spread over its sessions (instead of
@@ -121,7 +152,7 @@ def run_round(
     for sessions in sizes:
         each = max(1, total_steps // sessions) if total_steps else steps
         try:
-            result = measure(server, sessions, each, clients, client_cpus, client)
+            result = measure(server, sessions, each, clients, client_cpus, client, per_address)
         except (TimeoutError, RuntimeError, EOFError, OSError) as exc:
             result = {"sessions": sessions, "failed": f"{type(exc).__name__}: {exc}"}
         results.append(result)
@@ -159,6 +190,7 @@ def summarize(rounds: list[list[dict[str, Any]]], first: int) -> dict[int, dict[
                   if isinstance(v, (int, float))}  # fmt: skip
         # The process's RSS stays up after a larger size: the lowest peak is this size's own.
         median["rss MiB"] = min(r["rss MiB"] for r in fine)
+        median["KiB/session"] = median["rss MiB"] * 1024 / size
         median["errors"] = sum(r["errors"] for r in fine)
         median["limited by"] = statistics.mode(r["limited by"] for r in fine)
         median["ratios"] = ratios.get(size, [])
@@ -170,8 +202,10 @@ def _line(r: dict[str, Any]) -> str:
     if "failed" in r:
         return f"{r['sessions']:>6,} sessions: FAILED {r['failed']}"
     return (
-        f"{r['sessions']:>6,} sessions: {r['steps/s']:>7,.0f} steps/s, p50 {r['p50 ms']:.1f} ms, "
-        f"p99 {r['p99 ms']:.1f} ms, RSS {r['rss MiB']:.0f} MiB, threads {r['threads']}, "
+        f"{r['sessions']:>6,} sessions: {r['steps']:,} steps answered, {r['steps/s']:>7,.0f} "
+        f"steps/s, p50 {r['p50 ms']:.1f} ms, "
+        f"p99 {r['p99 ms']:.1f} ms, RSS {r['rss MiB']:.0f} MiB ({r['KiB/session']:.0f} KiB a "
+        f"session), threads {r['threads']}, "
         f"files {r['fds']}, errors {r['errors']}, server {r['server cores']:.2f} cores "
         f"({r['server us/step']:.0f} us CPU a step), "
         f"clients {r['client cores']:.2f} cores ({r['limited by']})"
@@ -204,7 +238,8 @@ def report(results: dict[str, dict[int, dict[str, Any]]], sizes: list[int]) -> N
             ratio = f"{statistics.median(ratios):.2f}x" if ratios else "-"
             cells.append(f"{r['steps/s']:,.0f} ({ratio}{spread})")
         print(f"| {size:,} | " + " | ".join(cells) + " |")
-    figures = ["p50 ms", "p99 ms", "server us/step", "loop us/step", "rss MiB", "threads", "fds"]
+    figures = ["p50 ms", "p99 ms", "server us/step", "loop us/step", "rss MiB", "KiB/session"]
+    figures += ["threads", "fds"]
     figures.append("errors")
     figures.append("limited by")
     print("\n| sessions | mode | " + " | ".join(figures) + " |")
@@ -251,6 +286,35 @@ def main() -> None:
     )
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument(
+        "--sessions-per-address",
+        type=int,
+        default=SESSIONS_PER_ADDRESS,
+        metavar="N",
+        help="past N sessions, the clients connect from several loopback addresses, N sessions "
+        "each at most (default %(default)s: finding a free port slows as an address's fill)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        metavar="S",
+        help="the typed server closes sessions idle for S seconds (default: the server's, 300); "
+        "a session opened first waits, idle, for every other to open",
+    )
+    parser.add_argument(
+        "--ping-timeout",
+        type=float,
+        metavar="S",
+        help="the typed server waits S seconds for a pong before it closes the connection "
+        "(default: the server's, 20)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve the typed environment from N processes behind one address (default 1)",
+    )
+    parser.add_argument(
         "--modes",
         default="threaded,inline,openenv",
         help="comma-separated: threaded, threaded-N (N session threads), inline, openenv, "
@@ -272,13 +336,18 @@ def main() -> None:
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error(f"--rounds {args.rounds}: give 1 or more")
+    if not 1 <= args.workers <= 64:
+        parser.error(f"--workers {args.workers}: give 1 to 64")
     server_cpus, client_cpus = _pinning(args.pin)
     sizes = [int(s) for s in args.sizes.split(",")]
-    soft, hard = raise_file_limit()
+    soft, hard = raise_file_limit(max(sizes) + 4096)  # one process may hold every session
+    _check_file_limit(hard, max(sizes), args.workers, args.clients)
     load = os.getloadavg()
     print(
         f"{os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
-        f"open-file limit raised from {soft} to the hard limit {hard}; "
+        f"open-file limit {hard:,} (was {soft:,}); "
+        + (f"server: {args.workers} processes; " if args.workers > 1 else "")
+        + _sources_said(max(sizes), args.sessions_per_address)
         + (
             f"{args.total_steps} steps a size"
             if args.total_steps
@@ -299,8 +368,12 @@ def main() -> None:
         "client_cpus": client_cpus,
         "client": args.client,
         "total_steps": args.total_steps,
+        "per_address": args.sessions_per_address,
     }
-    chosen = servers(args.modes.split(","), args.before)
+    server_options = [f"--idle-timeout={args.idle_timeout}"] if args.idle_timeout else []
+    if args.ping_timeout:
+        server_options.append(f"--ping-timeout={args.ping_timeout}")
+    chosen = servers(args.modes.split(","), args.before, args.workers, server_options)
     for server in chosen:
         server.cpus = server_cpus
     if args.interleave:
@@ -313,6 +386,30 @@ def main() -> None:
     report(results, sizes)
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+
+
+def _check_file_limit(limit: int, sessions: int, workers: int, clients: int) -> None:
+    """Refuse, naming the way out, a run whose processes would need more open files than the
+    limit: a socket a session on each side (the server's processes get an uneven share, by
+    the hash of each connection: a few percent over the even one is kept free)."""
+    for side, processes, option in (
+        ("server", workers, "--workers"),
+        ("client", clients, "--clients"),
+    ):
+        share = -(-sessions // processes)
+        if share * 1.05 + 128 > limit:
+            least = next(
+                n for n in range(processes, 1025) if -(-sessions // n) * 1.05 + 128 <= limit
+            )
+            raise SystemExit(
+                f"{sessions:,} sessions are {share:,} a {side} process, over the open-file limit "
+                f"{limit:,} (this process may not raise it): give {option} {least} or more"
+            )
+
+
+def _sources_said(sessions: int, per_address: int) -> str:
+    sources = source_addresses(sessions, per_address)
+    return f"clients from {', '.join(sources)} in turn; " if sources else ""
 
 
 def _pinning(pin: str | None) -> tuple[set[int] | None, set[int] | None]:

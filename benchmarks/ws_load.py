@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -92,6 +94,7 @@ class Session(asyncio.Protocol):
         self.on_reply: Callable[[bytes], None] = self._reset_answered
         self.left = 0
         self.started = 0.0
+        self.lost: str | None = None  # why the connection ended before its steps, if it did
 
     # -- asyncio.Protocol
 
@@ -142,6 +145,10 @@ class Session(asyncio.Protocol):
         self.run.errors.append(f"a reply nobody asked for: {payload[:200]!r}")
 
     def start_steps(self) -> None:
+        if self.lost is not None:  # opened, then lost while the others opened: an error
+            self.run.errors.append(f"lost before its steps: {self.lost}")
+            self.run.finished_one()
+            return
         self.left = self.run.steps
         self.on_reply = self._stepped
         self.started = time.perf_counter()
@@ -177,24 +184,55 @@ class Session(asyncio.Protocol):
             self.run.errors.append(why)
             self.left = 0
             self.run.finished_one()
+        elif self.left == 0 and self.lost is None:
+            self.lost = why  # matters before its steps only (start_steps counts it)
         if self.transport is not None:
             self.transport.close()
 
 
-async def open_session(url: str, reset: str, step: str, run: Run, timeout_s: float) -> Session:
-    """Connect to ``ws://HOST:PORT/PATH``, upgrade and reset; the reset's reply is checked."""
+async def open_session(
+    url: str, reset: str, step: str, run: Run, timeout_s: float, source: str | None = None
+) -> Session:
+    """Connect to ``ws://HOST:PORT/PATH`` (from the local address ``source``, if given),
+    upgrade and reset; the reset's reply is checked."""
     rest = url.removeprefix("ws://")
     address, _, path = rest.partition("/")
     host, _, port = address.partition(":")
     loop = asyncio.get_running_loop()
-    _, session = await loop.create_connection(
-        lambda: Session(address, "/" + path, reset.encode(), step.encode(), run), host, int(port)
-    )
+    made = lambda: Session(address, "/" + path, reset.encode(), step.encode(), run)  # noqa: E731
+    if source:
+        _, session = await loop.create_connection(
+            made, sock=await _connected_from(source, host, int(port))
+        )
+    else:
+        _, session = await loop.create_connection(made, host, int(port))
     reply = await asyncio.wait_for(session.opened, timeout_s)
     if b'"type":"observation"' not in reply.replace(b" ", b""):
         session.close()
         raise ConnectionError(f"reset: {reply[:300]!r}")
     return session
+
+
+#: Linux's IP_BIND_ADDRESS_NO_PORT: a bind to an address takes its port at connect() instead,
+#: where a port is free if the whole 4-tuple is. A plain bind(address, 0) searches the range for
+#: a port no socket of that address holds, a search that grows with the ports held: at 14,000
+#: connections an address, opening the next took most of a client's time.
+_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)
+
+
+async def _connected_from(source: str, host: str, port: int) -> socket.socket:
+    """A TCP socket connected to ``host:port`` from the local address ``source``."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        with contextlib.suppress(OSError):  # not Linux: a plain bind, slower past many ports
+            sock.setsockopt(socket.IPPROTO_IP, _BIND_ADDRESS_NO_PORT, 1)
+        sock.bind((source, 0))
+        await asyncio.get_running_loop().sock_connect(sock, (host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 async def step_all(sessions: list[Session], run: Run) -> None:

@@ -3,6 +3,7 @@
 python typed.py --port 8201             # calls on a thread per session (the default)
 python typed.py --port 8201 --inline    # calls on the event loop (run_on_event_loop=True)
 python typed.py --port 8201 --profile stats.prof   # cProfile of the event loop's thread
+python typed.py --port 8201 --workers 2   # the address served by 2 processes
 """
 
 from __future__ import annotations
@@ -65,19 +66,27 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8201)
     parser.add_argument("--inline", action="store_true", help="run calls on the event loop")
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the loop thread")
+    parser.add_argument("--workers", type=int, default=1, help="processes serving the address")
+    parser.add_argument("--idle-timeout", type=float, help="close sessions idle this long (s)")
+    parser.add_argument("--ping-timeout", type=float, help="a pong's wait before a close (s)")
     args = parser.parse_args()
     served = app
-    if args.inline:
+    if args.inline or args.idle_timeout:
+        idle = {"session_idle_timeout_s": args.idle_timeout} if args.idle_timeout else {}
         served = create_app(
             TypedEcho,
             MessageAction,
             EchoedObservation,
             env_name="typed_echo",
-            run_on_event_loop=True,
+            run_on_event_loop=args.inline or None,
+            **idle,
         )
     if args.profile:
         profile_on_signals(args.profile)
-    serve_app(served, port=args.port, log_level="warning")
+    workers: dict[str, Any] = {"workers": args.workers} if args.workers > 1 else {}
+    if args.ping_timeout:
+        workers["ws_ping_timeout_s"] = args.ping_timeout
+    serve_app(served, port=args.port, log_level="warning", **workers)
 
 
 def profile_on_signals(path: str) -> None:

@@ -62,6 +62,14 @@ def command(
         help="Sessions served at once ($MAX_CONCURRENT_ENVS; --max-sessions is its older name).",
         show_default="64",
     ),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        min=1,
+        max=64,
+        help="local: serve the address from N processes, each with its own sessions (up to "
+        "--max-sessions each); a request naming a session reaches the process that holds it.",
+    ),
     runtime: str = typer.Option("local", "--runtime", help=_runtime_help()),
     tag: str | None = typer.Option(
         None, "--tag", "-t", help="docker, swarm: image tag.", show_default="openenv-NAME:latest"
@@ -121,6 +129,9 @@ def command(
         if runtime not in ("local", "ray") or reload:
             raise CommandError("--ray runs the replicas on Ray; drop --runtime and --reload.")
         runtime, address = "ray", (None if ray == "auto" else ray)
+    if workers > 1 and (reload or runtime != "local"):
+        raise CommandError("--workers N serves from this machine's processes: drop --reload "
+                           "and --runtime (ray, swarm and --jobs take --replicas).")  # fmt: skip
     if runtime != "local":
         if reload:
             raise CommandError("--reload works with the local runtime only.")
@@ -146,6 +157,13 @@ def command(
     from openenv_hub.server.app import uvicorn_options
     from openenv_hub.transport.uvicorn_serving import tune_collector
 
+    if workers > 1:
+        from openenv_hub.server.processes import serve_processes
+
+        options = uvicorn_options(app=app)
+        serve_processes(app, host=host, port=port, workers=workers, options=options,
+                        log_level="info")  # fmt: skip
+        return
     tune_collector()  # as openenv_hub.serve_app does (see openenv_hub.transport.uvicorn_serving)
     uvicorn.run(
         reload_path or app,

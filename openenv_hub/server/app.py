@@ -284,16 +284,29 @@ def serve_app(
     max_message_size_mb: float | None = None,
     graceful_shutdown_s: float = DEFAULT_GRACEFUL_SHUTDOWN_S,
     log_level: str = "info",
+    workers: int = 1,
 ) -> None:
     """Serve ``app`` (an app, or an import string such as ``"pkg.server.app:app"``) with uvicorn,
     with the options of :func:`uvicorn_options`. The frame limit defaults to the app's body
-    limit, so one setting bounds both."""
+    limit, so one setting bounds both. ``workers`` > 1 serves the address from that many
+    processes (:mod:`openenv_hub.server.processes`: each holds its own sessions, up to
+    ``max_concurrent_envs`` each; a request naming a session reaches the process that holds
+    it)."""
     import uvicorn
 
+    from openenv_hub.server.processes import check_workers
+
+    check_workers(workers)
     if reload and not isinstance(app, str):
         raise ConfigurationError(
             "reload=True needs the app as an import string, e.g. 'pkg.app:app'"
         )
+    if reload and workers > 1:
+        raise ConfigurationError("reload=True serves from one process: drop workers, or reload")
+    if workers > 1 and isinstance(app, str):
+        from uvicorn.importer import import_from_string
+
+        app = import_from_string(app)  # built once, before the processes fork
     os.environ[BIND_HOST_SETTING] = host  # for the rule of who may watch (server.watch)
     pool = getattr(getattr(app, "state", None), "sessions", None)
     if pool is not None:
@@ -307,6 +320,13 @@ def serve_app(
     )
     if reload:  # uvicorn's reloader supervises the server process
         uvicorn.run(app, host=host, port=port, reload=True, log_level=log_level, **options)
+        return
+    if workers > 1:
+        from openenv_hub.server.processes import serve_processes
+
+        serve_processes(
+            app, host=host, port=port, workers=workers, options=options, log_level=log_level
+        )
         return
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, **options)
     logging.getLogger("uvicorn.error").info(

@@ -6,6 +6,7 @@ same defaults, and serve with :func:`openenv_hub.server.app.serve_app`::
 
     python -m openenv_hub.server my_env.server.app:app --port 8000
     my-env-server --port 8000 --reload
+    python -m openenv_hub.server my_env.server.app:app --workers 4   # one address, 4 processes
 
 ``--port`` defaults to ``$PORT`` (as Spaces and the runtimes set it), else 8000, the port the
 manifest and the Dockerfile declare; ``--host`` to ``$OPENENV_HOST``, else 127.0.0.1. The
@@ -36,7 +37,7 @@ def serve_main(app: str | None = None, argv: Sequence[str] | None = None) -> Non
 
     Args:
         app: The ASGI app as ``module.path:attribute``; ``None`` reads it from the command line.
-        argv: The options: ``--host``, ``--port``, ``--log-level``, ``--reload``.
+        argv: The options: ``--host``, ``--port``, ``--log-level``, ``--reload``, ``--workers``.
 
     An environment's ``main`` is this, with its app::
 
@@ -51,7 +52,12 @@ def serve_main(app: str | None = None, argv: Sequence[str] | None = None) -> Non
     _reuse_the_running_module(target)
     try:
         serve_app(
-            target, host=args.host, port=args.port, reload=args.reload, log_level=args.log_level
+            target,
+            host=args.host,
+            port=args.port,
+            reload=args.reload,
+            log_level=args.log_level,
+            workers=args.workers,
         )
     except OpenEnvError as exc:
         print(f"Error: {exc}" + (f"\nHint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
@@ -79,6 +85,13 @@ def _parser(app: str | None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--log-level", default="info")
     parser.add_argument("--reload", action="store_true", help="restart when the code changes")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve the address from N processes, each with its own sessions (default 1)",
+    )
     return parser
 
 

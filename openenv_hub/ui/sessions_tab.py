@@ -18,6 +18,7 @@ from typing import Any
 
 import gradio as gr
 
+from openenv_hub.server.processes import this_process
 from openenv_hub.server.watch import SessionWatch, WatchedSession, watching_refused_message
 from openenv_hub.ui.actions import Actions
 from openenv_hub.ui.replay import fork_into_tab
@@ -47,6 +48,18 @@ def watched_episode(watched: WatchedSession) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def processes_note() -> str:
+    """Above the table, in a server of several processes: whose sessions the tab shows."""
+    process = this_process()
+    if process is None:
+        return ""
+    index, count = process
+    return (
+        f"This server runs {count} processes, each with its own sessions: this tab shows those "
+        f"of process {index} only (new connections go to any of them)."
+    )
+
+
 def sessions_tab(actions: Actions, view: ResultView, tabs: Any, watch: SessionWatch | None) -> None:
     """Lay out the Sessions tab (``watch`` None: watching is off); a fork updates the
     Playground's ``view`` and selects it."""
@@ -57,6 +70,7 @@ def sessions_tab(actions: Actions, view: ResultView, tabs: Any, watch: SessionWa
     with gr.HTML(html_template=watch_template(), css_template=WATCH_CSS, js_on_load=WATCH_SCRIPT,
                  elem_id="watch-live", apply_default_css=False) as live:  # fmt: skip
         picked = gr.Dropdown(choices=[], label="Watch session", elem_id="watch-session")
+    gr.Markdown(processes_note, elem_id="watch-processes")  # read as each page loads
     with gr.Row():
         at = gr.Number(0, label="Fork at step", precision=0, minimum=0, elem_id="watch-fork-step")
         fork = gr.Button("Fork into Playground", elem_id="watch-fork")

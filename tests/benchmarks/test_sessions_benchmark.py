@@ -34,6 +34,26 @@ def test_a_small_run_steps_every_session_without_errors(client: str) -> None:
     assert "sessions: FAILED" not in out
 
 
+def test_several_server_processes_and_client_addresses_step_every_session() -> None:
+    """The 65,536-session run in small: the server's address served by two processes, the
+    clients connecting from three loopback addresses (100 sessions each at most), every session
+    stepping ten times without an error, the figures summed over the server's processes."""
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sizes", "300", "--steps", "10", "--modes", "threaded",
+         "--workers", "2", "--sessions-per-address", "100"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout  # fmt: skip
+    assert "server: 2 processes; clients from 127.0.0.2, 127.0.0.3, 127.0.0.4 in turn" in out
+    header = next(line for line in out.splitlines() if line.startswith("| sessions | mode |"))
+    (row,) = [line for line in out.splitlines() if line.startswith("| 300 | threaded |")]
+    figures = dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | "), strict=True))
+    assert figures["errors"] == "0", out
+    assert int(figures["fds"].replace(",", "")) >= 300, out  # every session's socket, summed
+    measured = next(line for line in out.splitlines() if line.startswith("  threaded "))
+    assert "errors 0" in measured and "KiB a session" in measured, out
+    assert "3,000 steps answered" in measured, out  # ten a session, every one
+
+
 def test_rounds_give_each_size_in_turn_and_the_tables_give_medians() -> None:
     out = subprocess.run(
         [sys.executable, str(SCRIPT), "--sizes", "4,8", "--steps", "2", "--modes", "threaded",

@@ -279,6 +279,7 @@ def test_serves_a_file_an_import_path_and_a_gymnasium_id(
         (["guess.py:nope"], ["'guess:nope' (from guess.py) does not import", "no 'nope'"]),
         (["gym:Blackjack-v1", "--reload"], ["--reload needs a file or a module"]),
         (["README.md"], ["Not a folder or a Python file: README.md"]),
+        (["guess.py", "--workers", "2", "--reload"], ["--workers N serves from this machine's"]),
     ],
 )
 def test_what_cannot_be_served_so_says_what_can(
@@ -297,6 +298,23 @@ def test_what_cannot_be_served_so_says_what_can(
     for word in words:
         assert word in result.err
     assert "Traceback" not in result.err
+
+
+def test_workers_serve_the_address_from_several_processes(tmp_path: Path) -> None:
+    """``--workers 2``: new connections reach both processes, and a session created by one
+    request is found by the next ones wherever they land."""
+    _guess_py(tmp_path)
+    with _openenv_serve("guess.py", "--workers", "2", cwd=tmp_path) as url:
+        seen = set()
+        for _ in range(24):
+            with httpx.Client(timeout=30) as client:
+                seen.add(client.get(url + "/health").headers["x-openenv-worker"])
+        create = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {}}
+        key = httpx.post(url + "/mcp", json=create, timeout=30).json()["result"]["session_id"]
+        for _ in range(8):
+            with httpx.Client(timeout=30, headers={"X-OpenEnv-Session": key}) as client:
+                assert client.post(url + "/reset", json={"seed": 42}).status_code == 200
+    assert seen == {"0/2", "1/2"}
 
 
 def test_max_concurrent_envs_is_the_option_and_max_sessions_its_older_name(
