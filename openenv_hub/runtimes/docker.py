@@ -55,9 +55,7 @@ from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
 
 if TYPE_CHECKING:
-    import docker
-    from docker.models.containers import Container
-
+    from openenv_hub.docker.engine import Container, DockerClient
     from openenv_hub.hub import SpaceSource
 
 # docker_client, has_bridge_network, image_config, image_port and run_command live in
@@ -80,7 +78,7 @@ class DockerProvider(StopsOnExit):
 
     runtime = "docker"
 
-    def __init__(self, client: docker.DockerClient, container: Container, base_url: str) -> None:
+    def __init__(self, client: DockerClient, container: Container, base_url: str) -> None:
         self._client = client
         self.container = container
         self._base_url = base_url

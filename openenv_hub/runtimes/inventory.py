@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from openenv_hub.docker import docker_client
 from openenv_hub.errors import DependencyNotInstalledError, DockerError
 from openenv_hub.runtimes import labels
 
@@ -102,33 +101,12 @@ def _ray_known(ray_address: str | None) -> bool:
 
 
 def _docker_managed() -> list[Managed]:
-    client = docker_client()  # first: without the docker package it names the extra
-    import docker
+    from openenv_hub.docker.labelled import labelled_objects
 
-    return _engine_items(client, docker.errors.APIError)  # shared: not closed here
-
-
-def _engine_items(client: Any, api_error: type[Exception]) -> list[Managed]:
-    selector = {"label": f"{labels.MANAGED}=true"}
-    found: list[Managed] = []
-    with contextlib.suppress(api_error):  # not a swarm manager: no services
-        for service in client.services.list(filters=selector):
-            spec = service.attrs.get("Spec", {})
-            replicas = spec.get("Mode", {}).get("Replicas", {}).get("Replicas", "?")
-            found.append(
-                _managed(
-                    "service",
-                    service.id,
-                    service.name,
-                    f"{replicas} replicas",
-                    spec.get("Labels") or {},
-                )
-            )
-    for container in client.containers.list(all=True, filters=selector):
-        found.append(
-            _managed("container", container.id, container.name, container.status, container.labels)
-        )
-    return found
+    return [
+        _managed(found.kind, found.id, found.name, found.status, dict(found.labels))
+        for found in labelled_objects({labels.MANAGED: "true"})
+    ]
 
 
 def _matches(item: Managed, wanted: str) -> bool:
@@ -167,10 +145,8 @@ def remove_managed(
 
 
 def _remove_from_engine(items: list[Managed]) -> None:
-    client = docker_client()  # shared by the process and closed at its exit
+    from openenv_hub.docker.labelled import remove_object
+
     for item in items:
         with contextlib.suppress(Exception):
-            if item.kind == "service":
-                client.services.get(item.id).remove()
-            else:
-                client.containers.get(item.id).remove(force=True)
+            remove_object(item.kind, item.id)
