@@ -52,7 +52,6 @@ from openenv_hub.network import free_port, wait_for_health
 from openenv_hub.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
-from openenv_hub.runtimes.registry import register
 
 if TYPE_CHECKING:
     from openenv_hub.docker.engine import Container, DockerClient
@@ -198,6 +197,9 @@ class DockerProvider(StopsOnExit):
                 "Run the image by hand with the command above to debug it.",
             ) from None
 
+    def details(self) -> list[str]:
+        return [f"Name  {self.name}  (openenv ps lists it; openenv stop {self.name})"]
+
     def running(self) -> bool:
         return self.status() in ("created", "running")
 
@@ -258,14 +260,16 @@ class DockerRuntime(RuntimeBase):
 
     name = "docker"
     summary = "a container of the image (built first from a folder or a Space)"
+    inventory = "openenv_hub.runtimes.inventory:EngineInventory"
     options = {
-        "image": RUN_OPTIONS,
+        "image": RUN_OPTIONS | {"extra_labels", "listed_as"},
         "folder": RUN_OPTIONS | BUILD_OPTIONS | {"tag"},
         "space": frozenset({"env", "secrets", "startup_timeout_s"}) | BUILD_OPTIONS,
     }
 
     def start_image(self, image: str, **options: Any) -> DockerProvider:
-        return DockerProvider.start(image, **options)
+        """``listed_as``: the runtime ``openenv ps`` names (LocalHub's Spaces: localhub-space)."""
+        return DockerProvider.start(image, runtime=options.pop("listed_as", "docker"), **options)
 
     def start_folder(self, path: Path, **options: Any) -> DockerProvider:
         build = {key: options.pop(key) for key in ("tag", *BUILD_OPTIONS) if key in options}
@@ -331,6 +335,3 @@ def _base_image(given: str | None) -> str | None:
 
 def _build_args(given: Sequence[str]) -> list[str]:
     return list(given) or os.environ.get("OPENENV_BUILD_ARGS", "").split()
-
-
-register(DockerRuntime())

@@ -42,7 +42,6 @@ from openenv_hub.progress import Progress, report_progress
 from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.docker import BUILD_OPTIONS, build_folder_image, build_space_image
-from openenv_hub.runtimes.registry import register
 
 if TYPE_CHECKING:
     from openenv_hub.docker.engine import DockerClient, Service
@@ -191,6 +190,9 @@ class DockerSwarmProvider(StopsOnExit):
             hint="Read the log above; 'docker service ps --no-trunc NAME' shows each task's state.",
         )
 
+    def details(self) -> list[str]:
+        return [f"Name  {self.name}  (openenv ps lists it; openenv stop {self.name})"]
+
     def logs(self, tail_lines: int = 200) -> str:
         with contextlib.suppress(Exception):
             chunks = self.service.logs(stdout=True, stderr=True, tail=tail_lines)
@@ -248,6 +250,7 @@ class SwarmRuntime(RuntimeBase):
 
     name = "swarm"
     summary = "a Docker Swarm service of N replicas (the engine a swarm manager)"
+    inventory = "openenv_hub.runtimes.inventory:EngineInventory"
     options = {
         "image": SERVICE_OPTIONS,
         "folder": SERVICE_OPTIONS | BUILD_OPTIONS | {"tag"},
@@ -264,6 +267,3 @@ class SwarmRuntime(RuntimeBase):
     def start_space(self, space: SpaceRef, **options: Any) -> DockerSwarmProvider:
         build = {key: options.pop(key) for key in BUILD_OPTIONS if key in options}
         return DockerSwarmProvider.start(build_space_image(space, **build)[1], **options)
-
-
-register(SwarmRuntime())
