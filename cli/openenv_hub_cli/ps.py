@@ -6,12 +6,16 @@ from any process: each runtime's servers by its inventory
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from openenv_hub_cli._utils import console, err_console
+
+if TYPE_CHECKING:
+    from openenv_hub.runtimes import Running
 
 __all__ = ["command"]
 
@@ -57,19 +61,22 @@ def command(
         _list_sandboxes(as_json)
         return
     listing = list_running(named or None, also=["ray"] if ray_address else [], address=ray_address)
-    for line in listing.unasked:  # one line each: what could not be listed, and why
-        err_console.print(f"Not listed: {line}", markup=False, highlight=False)
     if as_json:
         console.print_json(json.dumps([item.to_json() for item in listing.items]))
-        return
-    if not listing.items:
+    elif not listing.items:
         asked = ", ".join(listing.asked) or "nothing"
         console.print(f"Nothing started by openenv-hub runs (asked: {asked}).")
-        return
+    else:
+        _print_table(listing.items)
+    for line in listing.unasked:  # one line each: what could not be listed, and why
+        err_console.print(f"Not listed: {line}", markup=False, highlight=False)
+
+
+def _print_table(items: list[Running]) -> None:
     table = Table(box=None, pad_edge=False)
     for column in ("NAME", "RUNTIME", "STATUS", "URL", "SOURCE", "OWNER"):
         table.add_column(column, overflow="fold")
-    for item in listing.items:
+    for item in items:
         owner = f"pid {item.owner_pid}" if item.owner_pid else "?"
         owner += "" if item.owner_alive else " (gone)"
         table.add_row(
