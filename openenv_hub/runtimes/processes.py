@@ -6,7 +6,8 @@ A server process is recorded as one small JSON file in ``servers/`` of the toolk
 folder (:func:`~openenv_hub.settings.cache_dir`), named by its pid, with its address, runtime,
 source, the process that started it, and its start time (so that a pid the system gave to
 another process since is not taken for it). A record whose process is gone is dropped when
-listed.
+listed; one this user did not write (a shared cache folder) is ignored, so nobody else can make
+``openenv stop`` signal a process of theirs choosing.
 
 Example:
     >>> for item in ProcessInventory().running():  # doctest: +SKIP
@@ -48,7 +49,7 @@ def record_process(pid: int, *, runtime: str, url: str, source: str) -> None:
     """Record the server process ``pid`` (started by this process) for ``openenv ps``."""
     folder = _records()
     with contextlib.suppress(OSError):  # a read-only cache: the server runs, unlisted
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         entry = {
             "pid": pid, "started": _started_at(pid), "runtime": runtime, "url": url,
             "source": source, "owner_pid": os.getpid(),
@@ -88,6 +89,8 @@ class ProcessInventory:
         found = []
         for path in sorted(_records().glob("*.json")):
             try:
+                if path.stat().st_uid != os.getuid():
+                    continue  # not written by this user: not trusted with a pid to signal
                 entry = json.loads(path.read_text())
                 alive = _alive(entry)
             except (OSError, ValueError, KeyError, TypeError):

@@ -187,3 +187,26 @@ def test_the_runtime_names_are_listed_without_importing_the_runtimes() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_server_record_another_user_wrote_is_not_listed_nor_signalled(
+    own_records: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Threat: someone who can write to the cache folder records a process of theirs choosing
+    (with its true start time) so that 'openenv stop --all' sends it SIGTERM."""
+    victim = start_child([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        folder = own_records / "servers"
+        folder.mkdir(parents=True)
+        started = Path(f"/proc/{victim.pid}/stat").read_text().rpartition(")")[2].split()[19]
+        planted = folder / f"{victim.pid}.json"
+        entry = {"pid": victim.pid, "started": started, "runtime": "local", "url": "http://x"}
+        planted.write_text(json.dumps({**entry, "source": "planted", "owner_pid": None}))
+        listed = [item["source"] for item in json.loads(cli("ps", "--json").out)]
+        assert "planted" in listed  # written by this user: listed
+        os.chown(planted, 65534, 65534)  # as if another user (nobody) wrote it
+        assert "planted" not in [item["source"] for item in json.loads(cli("ps", "--json").out)]
+        cli("stop", "--all")
+        assert victim.poll() is None, "the process named by another user's record was signalled"
+    finally:
+        end_child(victim)
