@@ -210,3 +210,15 @@ def test_a_server_record_another_user_wrote_is_not_listed_nor_signalled(
         assert victim.poll() is None, "the process named by another user's record was signalled"
     finally:
         end_child(victim)
+
+
+def test_ps_of_a_named_runtime_that_cannot_be_asked_is_an_error_saying_why(
+    cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Named, a cluster's inventory that cannot be asked fails the command (not a line)."""
+    pytest.importorskip("kubernetes")
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    result = cli("ps", "--runtime", "kubernetes")
+    assert result.code == 1 and "Traceback" not in result.err
+    assert str(tmp_path / "no-kubeconfig") in result.err, result.err
