@@ -5,7 +5,6 @@ until its timeout, with the command that stops it)."""
 from __future__ import annotations
 
 import time
-from functools import partial
 from typing import Any
 
 from rich.table import Table
@@ -16,8 +15,10 @@ __all__ = ["serve_jobs"]
 
 
 def serve_jobs(repo_id: str, options: dict[str, Any], *, detach: bool) -> None:
-    """Run ``repo_id`` as Jobs with ``options`` (replicas, flavor, timeout, public)."""
-    from openenv_hub.runtimes.jobs import JobsProvider, timeout_seconds
+    """Run ``repo_id`` as Jobs with ``options`` (replicas, flavor, timeout, public), started by
+    the registry's ``jobs`` runtime."""
+    from openenv_hub.runtimes import SpaceRef, starter
+    from openenv_hub.runtimes.jobs import timeout_seconds
 
     timeout_s = timeout_seconds(options.get("timeout"))
     replicas = options.get("replicas", 1)
@@ -25,16 +26,19 @@ def serve_jobs(repo_id: str, options: dict[str, Any], *, detach: bool) -> None:
         f"Starting {replicas} Job(s) of {repo_id} on {options.get('flavor', 'cpu-basic')} "
         f"(each for at most {_duration(timeout_s)})..."
     )
-    start = partial(JobsProvider.from_hub, repo_id, detached=detach, **options)
+    start = starter(
+        "jobs", "space", SpaceRef(repo_id), {**options, "detached": detach}, what="--runtime jobs"
+    )
     if detach:
-        provider = start()
+        provider: Any = start()  # the jobs runtime's: its Jobs' ids, flavor and cost
         _print_jobs(provider)
         console.print(
             f"Left running for at most {_duration(timeout_s)}. Stop them with: "
             f"openenv stop --jobs {' '.join(provider.job_ids)}"
         )
         return
-    with serving_until_stopped(start) as provider:
+    with serving_until_stopped(start) as started:
+        provider = started
         _print_jobs(provider)
         console.print("Press Ctrl+C to stop (the Jobs are cancelled).")
         while provider.base_urls:

@@ -4,30 +4,30 @@ replica serves, report the replicas Ray restarts, and fail once none is left."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from openenv_hub_cli._utils import CommandError, console, err_console
+
+if TYPE_CHECKING:
+    from openenv_hub.runtimes import Provider
 
 __all__ = ["watch_replicas"]
 
 
-def watch_replicas(provider: Any) -> None:
+def watch_replicas(provider: Provider) -> None:
     """Print each replica and the provider's name; then report restarts until none is left."""
     for status in provider.replicas():
         console.print(
             f"[bold]Replica {status.index}[/]  {status.url}  (node {status.node_ip})",
             markup=True,
         )
-    console.print(
-        f"[bold]Name[/]  {provider.name}  (openenv ps --ray lists it; "
-        f"openenv stop {provider.name})",
-        markup=True,
-    )
+    for line in provider.details():
+        console.print(line, markup=False, highlight=False)
     console.print("Press Ctrl+C to stop.")
     _watch(provider)
 
 
-def _watch(provider: Any) -> None:
+def _watch(provider: Provider) -> None:
     """Report each restart Ray makes; fail once no replica is left."""
     shown = 0
     while True:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openenv_hub_cli._utils import CommandError, console, err_console, serving_until_stopped
+
+if TYPE_CHECKING:
+    from openenv_hub.runtimes import Provider
 
 __all__ = ["serve_space_with_runtime", "serve_with_runtime"]
 
@@ -33,9 +36,9 @@ def serve_space_with_runtime(repo_id: str, runtime: str, options: dict[str, Any]
     _serve(start)
 
 
-def _serve(start: Callable[[], Any]) -> None:
+def _serve(start: Callable[[], Provider]) -> None:
     with serving_until_stopped(start) as provider:
-        if hasattr(provider, "replicas") and hasattr(provider, "events"):
+        if provider.restarts_replicas:  # Ray: follow the replicas' states, not a log
             from openenv_hub_cli._serve_ray import watch_replicas
 
             watch_replicas(provider)
@@ -45,27 +48,17 @@ def _serve(start: Callable[[], Any]) -> None:
         _follow(provider)
 
 
-def _print_addresses(provider: Any) -> None:
+def _print_addresses(provider: Provider) -> None:
     for base in provider.base_urls:
         console.print(
             f"[bold]API[/]   {base}   (WebSocket {base.replace('http', 'ws', 1)}/ws)", markup=True
         )
     console.print(f"[bold]Docs[/]  {provider.base_url}/docs", markup=True)
-    sandboxes = getattr(provider, "sandbox_ids", None)
-    if sandboxes:
-        console.print(
-            f"Sandboxes {', '.join(sandboxes)} (openenv ps --daytona lists them). Their URLs "
-            "need each sandbox's preview token in the x-daytona-preview-token header "
-            "(from_hub(runtime='daytona') and EnvPool over DaytonaProvider send it)."
-        )
-    name = getattr(provider, "name", "")
-    if name:
-        console.print(
-            f"[bold]Name[/]  {name}  (openenv ps lists it; openenv stop {name})", markup=True
-        )
+    for line in provider.details():
+        console.print(line, markup=False, highlight=False)
 
 
-def _follow(provider: Any) -> None:
+def _follow(provider: Provider) -> None:
     """Print the server's new log lines until it stops running: an error if it ended on its
     own, said plainly if another process stopped it (``openenv stop``, ``kill``)."""
     shown = 0
@@ -74,10 +67,8 @@ def _follow(provider: Any) -> None:
         for line in lines[shown:]:
             err_console.print(line, markup=False, highlight=False)
         shown = len(lines)
-        running = getattr(provider, "running", None)
-        if callable(running) and not running():
-            stopped = getattr(provider, "stopped_from_outside", None)
-            why = stopped() if callable(stopped) else None
+        if not provider.running():
+            why = provider.stopped_from_outside()
             if why:
                 console.print(f"The server was stopped from outside: {why}.")
                 return

@@ -89,7 +89,10 @@ def kubernetes(
             "it runs would read them, so only the names given with --secret are sent."
         )
     if apply:
-        _apply(objects_with(secret_values(secret)), kubeconfig, timeout_s)
+        options = {"image": image, "replicas": replicas, "name": name, "namespace": namespace}
+        options |= {"max_replicas": max_replicas, "secrets": secret_values(secret)}
+        options |= {"secret_names": names, "kubeconfig": kubeconfig, "startup_timeout_s": timeout_s}
+        _apply(env_dir, options)
 
 
 def secret_values(named: list[str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -108,13 +111,14 @@ def secret_values(named: list[str], environ: Mapping[str, str] | None = None) ->
     return {key: env[key] for key in names}
 
 
-def _apply(objects: list[dict[str, Any]], kubeconfig: Path | None, timeout_s: float) -> None:
-    from openenv_hub.runtimes import cleanup
-    from openenv_hub.runtimes.kubernetes import KubernetesProvider
+def _apply(env_dir: Path, options: dict[str, Any]) -> None:
+    """Deploy the folder with the registry's ``kubernetes`` runtime, and leave it running."""
+    from openenv_hub.runtimes import cleanup, start
 
-    deployment = KubernetesProvider.start(objects, kubeconfig=kubeconfig, timeout_s=timeout_s)
+    deployment = start("kubernetes", "folder", env_dir, **options)
     cleanup.untrack(deployment)  # the deployment outlives this command
-    console.print(f"Applied to namespace {deployment.namespace}; ready pods:")
+    console.print("Applied; ready pods:")
     for url in deployment.base_urls:
         console.print(f"  {url}")
-    console.print(f"Service: {deployment.service_url}")
+    for line in deployment.details():
+        console.print(line, markup=False, highlight=False)

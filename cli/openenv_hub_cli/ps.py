@@ -1,21 +1,35 @@
-"""``openenv ps``: the containers, Swarm services and Ray replicas this toolkit started, from any
-process."""
+"""``openenv ps``: what the runtimes of the registry started (server processes, containers,
+Swarm services, Ray replicas; Jobs, Daytona sandboxes and Kubernetes Deployments when named),
+from any process: each runtime's servers by its inventory
+(:mod:`openenv_hub.runtimes.everywhere`)."""
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from openenv_hub_cli._utils import console
+from openenv_hub_cli._utils import console, err_console
+
+if TYPE_CHECKING:
+    from openenv_hub.runtimes import Running
 
 __all__ = ["command"]
 
 
 def command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    runtimes: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
+        [],
+        "--runtime",
+        metavar="NAME",
+        help="List only what the runtime NAME started (repeatable; e.g. jobs, daytona, "
+        "kubernetes, which plain 'openenv ps' does not ask).",
+        show_default="this machine's and a known Ray cluster's",
+    ),
     ray_address: str | None = typer.Option(
         None,
         "--ray",
@@ -24,32 +38,41 @@ def command(
         help="Also list the replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
     ),
     jobs: bool = typer.Option(
-        False, "--jobs", help="List the Hugging Face Jobs this toolkit ran in your namespace."
+        False, "--jobs", help="List the Hugging Face Jobs this toolkit ran (--runtime jobs)."
     ),
     daytona: bool = typer.Option(
         False,
         "--daytona",
-        help="List the Daytona sandboxes this toolkit created ($DAYTONA_API_KEY, $DAYTONA_API_URL).",
+        help="List the Daytona sandboxes this toolkit created (--runtime daytona; "
+        "$DAYTONA_API_KEY, $DAYTONA_API_URL).",
     ),
 ) -> None:
-    """List running (and left-behind) servers started by from_docker_image, serve, LocalHub..."""
-    from openenv_hub.runtimes.inventory import list_managed
+    """List running (and left-behind) servers started by serve, from_docker_image, LocalHub..."""
+    from openenv_hub.runtimes import get_runtime
+    from openenv_hub.runtimes.everywhere import list_running
 
-    if jobs:
+    named = [*runtimes, *(["jobs"] if jobs else []), *(["daytona"] if daytona else [])]
+    for name in named:
+        get_runtime(name)  # an unknown name: the error lists the runtimes
+    if named == ["jobs"]:
         _list_jobs(as_json)
         return
-    if daytona:
+    if named == ["daytona"]:
         _list_sandboxes(as_json)
         return
-
-    items = list_managed(ray_address=ray_address)
+    listing = list_running(named or None, also=["ray"] if ray_address else [], address=ray_address)
     if as_json:
-        console.print_json(json.dumps([item.to_json() for item in items]))
-        return
-    if not items:
-        where = "this Docker engine" + (" or the Ray cluster" if ray_address else "")
-        console.print(f"Nothing started by openenv-hub is on {where}.")
-        return
+        console.print_json(json.dumps([item.to_json() for item in listing.items]))
+    elif not listing.items:
+        asked = ", ".join(listing.asked) or "nothing"
+        console.print(f"Nothing started by openenv-hub runs (asked: {asked}).")
+    else:
+        _print_table(listing.items)
+    for line in listing.unasked:  # one line each: what could not be listed, and why
+        err_console.print(f"Not listed: {line}", markup=False, highlight=False)
+
+
+def _print_table(items: list[Running]) -> None:
     table = Table(box=None, pad_edge=False)
     for column in ("NAME", "RUNTIME", "STATUS", "URL", "SOURCE", "OWNER"):
         table.add_column(column, overflow="fold")

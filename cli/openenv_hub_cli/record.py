@@ -186,10 +186,9 @@ def _server(env: str) -> Iterator[str]:
             f"{env!r} is neither a server URL nor an environment folder (no {MANIFEST_FILE}).",
             hint="Pass http://host:port of a running server, or a folder made by 'openenv init'.",
         )
-    from openenv_hub.runtimes.local import LocalProcessProvider
+    from openenv_hub.runtimes import start
 
-    manifest = load_manifest(folder)
-    with LocalProcessProvider.start(manifest.app_path, env_dir=folder.resolve()) as server:
+    with start("local", "folder", folder.resolve()) as server:
         yield server.base_url
 
 

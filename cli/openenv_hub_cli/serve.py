@@ -70,7 +70,9 @@ def command(
         help="local: serve the address from N processes, each with its own sessions (up to "
         "--max-sessions each); a request naming a session reaches the process that holds it.",
     ),
-    runtime: str = typer.Option("local", "--runtime", help=_runtime_help()),
+    runtime: str = typer.Option(
+        "local", "--runtime", help=_runtime_help() + " --ray and --jobs are older names of two."
+    ),
     tag: str | None = typer.Option(
         None, "--tag", "-t", help="docker, swarm: image tag.", show_default="openenv-NAME:latest"
     ),
@@ -96,7 +98,9 @@ def command(
         1, "--replicas", min=1, help="ray, swarm, daytona, --jobs: number of replicas."
     ),
     jobs: bool = typer.Option(
-        False, "--jobs", help="Run the Space NS/NAME (given as PATH) as Hugging Face Jobs."
+        False,
+        "--jobs",
+        help="--runtime jobs: run the Space NS/NAME (given as PATH) as Hugging Face Jobs.",
     ),
     flavor: str = typer.Option("cpu-basic", "--flavor", help="--jobs: the hardware flavor."),
     timeout: str = typer.Option(
@@ -110,7 +114,11 @@ def command(
     ),
 ) -> None:
     """Serve the environment (HTTP, /ws, /mcp, and the web UI with --web)."""
-    if jobs:
+    runtime, address = _one_runtime(runtime, ray, jobs, reload)
+    if workers > 1 and (reload or runtime != "local"):
+        raise CommandError("--workers N serves from this machine's processes: drop --reload "
+                           "and --runtime (ray, swarm and --jobs take --replicas).")  # fmt: skip
+    if runtime == "jobs":
         from openenv_hub_cli._serve_jobs import serve_jobs
 
         options = {"replicas": replicas, "flavor": flavor, "timeout": timeout, "public": public}
@@ -124,14 +132,6 @@ def command(
         return
     target = serve_target(env)
     port = port or target.port
-    address = None
-    if ray is not None:
-        if runtime not in ("local", "ray") or reload:
-            raise CommandError("--ray runs the replicas on Ray; drop --runtime and --reload.")
-        runtime, address = "ray", (None if ray == "auto" else ray)
-    if workers > 1 and (reload or runtime != "local"):
-        raise CommandError("--workers N serves from this machine's processes: drop --reload "
-                           "and --runtime (ray, swarm and --jobs take --replicas).")  # fmt: skip
     if runtime != "local":
         if reload:
             raise CommandError("--reload works with the local runtime only.")
@@ -154,27 +154,47 @@ def command(
     _print_urls(host, port, web_on=_web_on())
     import uvicorn
 
+    from openenv_hub.runtimes.local import serving_here
     from openenv_hub.server.app import uvicorn_options
     from openenv_hub.transport.uvicorn_serving import tune_collector
 
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     if workers > 1:
         from openenv_hub.server.processes import serve_processes
 
         options = uvicorn_options(app=app)
-        serve_processes(app, host=host, port=port, workers=workers, options=options,
-                        log_level="info")  # fmt: skip
+        with serving_here(f"http://{shown}:{port}", source=env):  # openenv ps lists it
+            serve_processes(app, host=host, port=port, workers=workers, options=options,
+                            log_level="info")  # fmt: skip
         return
     tune_collector()  # as openenv_hub.serve_app does (see openenv_hub.transport.uvicorn_serving)
-    uvicorn.run(
-        reload_path or app,
-        host=host,
-        port=port,
-        reload=reload,
-        reload_dirs=[str(target.app_dir)] if reload else None,
-        app_dir=str(target.app_dir),
-        log_level="info",
-        **uvicorn_options(app=app),  # frames bounded as the app bounds HTTP bodies
-    )
+    with serving_here(f"http://{shown}:{port}", source=env):  # openenv ps lists it
+        uvicorn.run(
+            reload_path or app,
+            host=host,
+            port=port,
+            reload=reload,
+            reload_dirs=[str(target.app_dir)] if reload else None,
+            app_dir=str(target.app_dir),
+            log_level="info",
+            **uvicorn_options(app=app),  # frames bounded as the app bounds HTTP bodies
+        )
+
+
+def _one_runtime(runtime: str, ray: str | None, jobs: bool, reload: bool) -> tuple[str, str | None]:
+    """The runtime chosen (``--ray`` and ``--jobs`` are its older names: ``--runtime ray``,
+    ``--runtime jobs``) and the Ray cluster's address."""
+    aliases = [name for name, given in (("ray", ray is not None), ("jobs", jobs)) if given]
+    chosen = {runtime, *aliases} - {"local"} or {"local"}
+    if len(chosen) > 1:
+        flags = ", ".join(f"--{name}" for name in aliases)
+        raise CommandError(
+            f"{flags} and --runtime {runtime} name different runtimes; pick one.",
+            hint=f"--{aliases[0]} is --runtime {aliases[0]}.",
+        )
+    if ray is not None and reload:
+        raise CommandError("--ray runs the replicas on Ray; drop --runtime and --reload.")
+    return chosen.pop(), (None if ray in (None, "auto") else ray)
 
 
 def _serve_elsewhere(env_dir: Path, runtime: str, web: bool | None, given: dict[str, Any]) -> None:

@@ -1,10 +1,12 @@
-"""``openenv stop``: remove containers, Swarm services and Ray replicas this toolkit started."""
+"""``openenv stop``: stop and remove what the runtimes of the registry started (server
+processes, containers, Swarm services, Ray replicas; Jobs, Daytona sandboxes and Kubernetes
+Deployments when named), whichever process started it."""
 
 from __future__ import annotations
 
 import typer
 
-from openenv_hub_cli._utils import CommandError, console
+from openenv_hub_cli._utils import CommandError, console, err_console
 
 __all__ = ["command"]
 
@@ -17,6 +19,13 @@ def command(
         show_default=False,
     ),
     stop_all: bool = typer.Option(False, "--all", help="Remove everything 'openenv ps' lists."),
+    runtimes: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
+        [],
+        "--runtime",
+        metavar="NAME",
+        help="Stop only what the runtime NAME started (repeatable), as 'openenv ps --runtime'.",
+        show_default="what plain 'openenv ps' lists",
+    ),
     ray_address: str | None = typer.Option(
         None,
         "--ray",
@@ -25,32 +34,48 @@ def command(
         help="Also stop replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
     ),
     jobs: bool = typer.Option(
-        False, "--jobs", help="Cancel Hugging Face Jobs this toolkit ran (ids, or --all)."
+        False, "--jobs", help="Cancel Hugging Face Jobs this toolkit ran (--runtime jobs)."
     ),
     daytona: bool = typer.Option(
-        False, "--daytona", help="Delete Daytona sandboxes this toolkit created (ids, or --all)."
+        False,
+        "--daytona",
+        help="Delete Daytona sandboxes this toolkit created (--runtime daytona).",
     ),
 ) -> None:
     """Stop and remove servers started by openenv-hub (also those a crashed process left)."""
-    from openenv_hub.runtimes.inventory import remove_managed
+    from openenv_hub.runtimes import get_runtime
+    from openenv_hub.runtimes.everywhere import NotListed, remove_running
 
     if not names and not stop_all:
         raise CommandError(
             "Name what to stop, or pass --all.", hint="See what runs with 'openenv ps'."
         )
-    if jobs:
+    named = [*runtimes, *(["jobs"] if jobs else []), *(["daytona"] if daytona else [])]
+    for name in named:
+        get_runtime(name)  # an unknown name: the error lists the runtimes
+    if named == ["jobs"]:
         _cancel_jobs(names or [], stop_all)
         return
-    if daytona:
+    if named == ["daytona"]:
         _delete_sandboxes(names or [], stop_all)
         return
     try:
-        removed = remove_managed(names or (), everything=stop_all, ray_address=ray_address)
-    except LookupError as exc:
+        removed, listing = remove_running(
+            names or (),
+            everything=stop_all,
+            runtimes=named or None,
+            also=["ray"] if ray_address else [],
+            address=ray_address,
+        )
+    except NotListed as exc:
+        for line in exc.unasked:
+            err_console.print(f"Not listed: {line}", markup=False, highlight=False)
         raise CommandError(
             f"Nothing started by openenv-hub is named {exc}; nothing was stopped.",
             hint="See what runs with 'openenv ps'.",
         ) from None
+    for line in listing.unasked:
+        err_console.print(f"Not listed: {line}", markup=False, highlight=False)
     for item in removed:
         console.print(f"Removed {item.kind} {item.name} ({item.runtime})")
     if not removed:

@@ -6,7 +6,14 @@
 - :mod:`openenv_hub.docker.build`: an environment's image, from a build context staged with
   ``openenv push``'s file selection;
 - :mod:`openenv_hub.docker.run`: what an image says of itself, creating a container, and a
-  container run for a check (``openenv validate --level docker``).
+  container run for a check (``openenv validate --level docker``);
+- :mod:`openenv_hub.docker.services`: a Swarm service of an image;
+- :mod:`openenv_hub.docker.labelled`: the containers and services that carry given labels,
+  listed and removed (``openenv ps``/``stop``, the reaper).
+
+No module outside this package imports the ``docker`` SDK (``tests/test_docker_sdk_boundary.py``
+checks): the SDK's types, errors and specs are named here (:func:`sdk_types`,
+:func:`sdk_not_found`, ...).
 
 Runtimes (:mod:`openenv_hub.runtimes`) label, track and stop the containers they start; this
 package only talks to the engine. Importing it imports neither the ``docker`` SDK nor the Hub.
@@ -35,8 +42,11 @@ from openenv_hub.docker.engine import (
     docker_client,
     has_bridge_network,
     require_engine,
+    sdk_api_error,
     sdk_error,
     sdk_errors,
+    sdk_not_found,
+    sdk_types,
 )
 from openenv_hub.docker.run import (
     DEFAULT_PORT,
@@ -64,8 +74,11 @@ __all__ = [
     "require_engine",
     "run_command",
     "run_container",
+    "sdk_api_error",
     "sdk_error",
     "sdk_errors",
+    "sdk_not_found",
+    "sdk_types",
     "space_image_tag",
     "stage_context",
 ]

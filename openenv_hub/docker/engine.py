@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import threading
+from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
 
 from openenv_hub.errors import DependencyNotInstalledError, DockerError
@@ -21,13 +22,21 @@ from openenv_hub.errors import DependencyNotInstalledError, DockerError
 if TYPE_CHECKING:
     import docker
 
+    # the SDK's types, named here so that no module outside this package imports the SDK
+    from docker import DockerClient as DockerClient
+    from docker.models.containers import Container as Container
+    from docker.models.services import Service as Service
+
 __all__ = [
     "DEFAULT_SOCKET",
     "docker_client",
     "has_bridge_network",
     "require_engine",
+    "sdk_api_error",
     "sdk_error",
     "sdk_errors",
+    "sdk_not_found",
+    "sdk_types",
 ]
 
 DEFAULT_SOCKET = "/var/run/docker.sock"  # docker's own default without DOCKER_HOST (not Windows)
@@ -125,6 +134,27 @@ def sdk_error() -> type[Exception]:
     import docker
 
     return docker.errors.DockerException  # type: ignore[no-any-return]
+
+
+def sdk_api_error() -> type[Exception]:
+    """What the SDK raises when the engine answered with an error (``docker.errors.APIError``)."""
+    import docker
+
+    return docker.errors.APIError  # type: ignore[no-any-return]
+
+
+def sdk_not_found() -> type[Exception]:
+    """What the SDK raises when the engine has no such object (``docker.errors.NotFound``)."""
+    import docker
+
+    return docker.errors.NotFound  # type: ignore[no-any-return]
+
+
+def sdk_types() -> ModuleType:
+    """The SDK's ``docker.types`` (mounts, log configs, service specs), imported here."""
+    import docker.types
+
+    return docker.types  # type: ignore[no-any-return]
 
 
 def sdk_errors() -> tuple[type[Exception], ...]:

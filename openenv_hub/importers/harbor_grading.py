@@ -31,13 +31,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.docker import container_name, docker_client, sdk_errors
+from openenv_hub.docker.engine import sdk_api_error, sdk_error, sdk_types
 from openenv_hub.errors import DockerError
 from openenv_hub.importers.harbor_tasks import HarborTask
 from openenv_hub.runtimes import cleanup, labels
 from openenv_hub.runtimes.sandbox import NotOneFile, folder_archive, read_one_file
 
 if TYPE_CHECKING:
-    from docker.models.containers import Container
+    from openenv_hub.docker.engine import Container
 
 __all__ = ["REWARD_FILES", "GradingRun", "run_test"]
 
@@ -77,10 +78,9 @@ def run_test(task: HarborTask, image: str) -> GradingRun:
     Raises:
         DockerError: The engine did not answer (an infrastructure error).
     """
-    import docker
-
     outcome = GradingRun()
-    engine_failed = (docker.errors.DockerException, *sdk_errors())
+    refused = sdk_api_error()
+    engine_failed = (sdk_error(), *sdk_errors())
     try:  # nothing of the agent's is read yet: a refusal here is the engine's
         container: Container = docker_client().containers.create(
             image, **_grader_options(task, image)
@@ -90,12 +90,12 @@ def run_test(task: HarborTask, image: str) -> GradingRun:
     try:
         for archive in (folder_archive(task.path / "tests", "/tests"), _VERIFIER_FOLDER):
             if not container.put_archive("/", archive):
-                raise docker.errors.APIError("the engine did not take the task's tests")
+                raise refused("the engine did not take the task's tests")
         container.start()
         outcome.exit_code, outcome.timed_out = _wait(container, task.verifier_timeout_s)
         if not outcome.timed_out:
             outcome.files = _reward_files(container, outcome)
-    except docker.errors.APIError as exc:  # the engine answered: the agent's files refused it
+    except refused as exc:  # the engine answered: the agent's files refused it
         outcome.error = f"grading failed on the agent's files: {_explained(exc)}"[:300]
     except engine_failed as exc:
         raise DockerError(f"The Docker engine failed while grading {task.name}: {exc}") from None
@@ -106,7 +106,7 @@ def run_test(task: HarborTask, image: str) -> GradingRun:
 
 
 def _grader_options(task: HarborTask, image: str) -> dict[str, Any]:
-    import docker
+    types = sdk_types()
 
     options: dict[str, Any] = {
         "entrypoint": ["/tests/test.sh"],
@@ -117,8 +117,8 @@ def _grader_options(task: HarborTask, image: str) -> dict[str, Any]:
         "memswap_limit": f"{task.memory_mb}m",
         "pids_limit": 1024,
         "environment": dict(task.verifier_env),
-        "mounts": [docker.types.Mount(path, None, no_copy=True) for path in _FRESH],
-        "log_config": docker.types.LogConfig(type="none"),  # what test.sh prints is not kept
+        "mounts": [types.Mount(path, None, no_copy=True) for path in _FRESH],
+        "log_config": types.LogConfig(type="none"),  # what test.sh prints is not kept
         "labels": {
             **labels.labels_for("harbor", source=image),
             "openenv-hub.task": task.name,

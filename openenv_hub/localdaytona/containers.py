@@ -27,7 +27,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openenv_hub.docker import docker_client, has_bridge_network, image_config, sdk_errors
+from openenv_hub.docker import (
+    docker_client,
+    has_bridge_network,
+    image_config,
+    sdk_errors,
+    sdk_not_found,
+)
 from openenv_hub.errors import DockerError, ImageNotFoundError
 from openenv_hub.runtimes import cleanup, labels
 
@@ -138,13 +144,11 @@ class SandboxContainers:
         Raises:
             ApiError: 500: the engine did not remove it; the container may still run.
         """
-        import docker
-
         failures: tuple[type[Exception], ...] = (DockerError, *sdk_errors())
         if record.container_id is not None:
             try:
                 docker_client().containers.get(record.container_id).remove(force=True)
-            except docker.errors.NotFound:
+            except sdk_not_found():
                 pass
             except failures as exc:
                 raise ApiError(

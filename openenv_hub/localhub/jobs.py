@@ -41,7 +41,7 @@ from .space_runtime import LogLine
 from .storage import RepoKey, RepoStore
 
 if TYPE_CHECKING:
-    from docker.models.containers import Container
+    from openenv_hub.docker.engine import Container
 
 __all__ = ["HARDWARE", "TERMINAL", "Job", "JobRunner", "JobSpec"]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import docker
+    from openenv_hub.docker.engine import DockerClient
 
 __all__ = [
     "WHEELS_IN_IMAGE",
@@ -59,7 +59,7 @@ class BuildFailed(Exception):
 
 
 def build_space_image(
-    client: docker.DockerClient,
+    client: DockerClient,
     archive: bytes,
     tag: str,
     build_args: Mapping[str, str],
@@ -105,7 +105,7 @@ def wheelhouse_tag(base: str, wheels: list[Path]) -> str:
     return f"localhub-wheelhouse:{digest.hexdigest()[:24]}"
 
 
-def wheelhouse_base_image(client: docker.DockerClient, base: str, wheelhouse: Path) -> str:
+def wheelhouse_base_image(client: DockerClient, base: str, wheelhouse: Path) -> str:
     """The image ``base`` plus the wheels of ``wheelhouse`` (made once per base and wheels).
 
     Raises:
@@ -127,7 +127,7 @@ def wheelhouse_base_image(client: docker.DockerClient, base: str, wheelhouse: Pa
 
 
 def _build(
-    client: docker.DockerClient,
+    client: DockerClient,
     context: str,
     tag: str,
     build_args: Mapping[str, str],

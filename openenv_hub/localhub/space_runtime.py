@@ -38,7 +38,7 @@ from .space_images import BuildFailed, build_space_image
 from .storage import RepoKey, RepoStore
 
 if TYPE_CHECKING:
-    from openenv_hub.runtimes.docker import DockerProvider
+    from openenv_hub.runtimes import Provider
 
 logger = logging.getLogger("openenv_hub.localhub")
 
@@ -61,7 +61,7 @@ class _Space:
 
     commit: str | None = None
     image: str | None = None
-    app: DockerProvider | None = None
+    app: Provider | None = None
     build_log: list[LogLine] = field(default_factory=list)
     run_log: list[LogLine] = field(default_factory=list)
 
@@ -231,7 +231,7 @@ class SpaceRuntime:
 
     def _run(self, key: RepoKey, image: str) -> None:
         from openenv_hub.errors import ServerStartError
-        from openenv_hub.runtimes.docker import DockerProvider
+        from openenv_hub.runtimes import start
 
         space = self._spaces.get(key)
         if space is None:
@@ -242,13 +242,15 @@ class SpaceRuntime:
             variables, secrets = self._environment(key)
             loopback_only = {"OPENENV_HOST": "127.0.0.1"} if network == "host" else {}
             try:
-                space.app = DockerProvider.start(
+                space.app = start(
+                    "docker",
+                    "image",
                     image,
                     env={**variables, **loopback_only},
                     secrets=secrets,
                     network=network,
                     pull="never",
-                    runtime="localhub-space",
+                    listed_as="localhub-space",
                     extra_labels={"openenv-hub.space": key.repo_id},
                     startup_timeout_s=self.startup_timeout_s,
                 )
@@ -277,13 +279,13 @@ class SpaceRuntime:
         )
         return variables, {k: v.value for k, v in meta.secrets.items()}
 
-    def _detach(self, space: _Space) -> DockerProvider | None:
+    def _detach(self, space: _Space) -> Provider | None:
         """Take the app out of service at once (the proxy stops routing to it)."""
         with self._lock:
             app, space.app = space.app, None
         return app
 
-    def _stop_app(self, space: _Space, app: DockerProvider | None = None) -> None:
+    def _stop_app(self, space: _Space, app: Provider | None = None) -> None:
         app = app or self._detach(space)
         if app is not None:
             space.run_log = [LogLine(iso_time(), line) for line in app.logs(1000).splitlines()]

@@ -8,10 +8,13 @@ at a revision, and is found by name (:mod:`openenv_hub.runtimes.registry`): ``fr
 ``from_docker_image``, ``from_hub(runtime=...)`` and ``openenv serve --runtime`` all start
 through :func:`start`/:func:`starter`. What a runtime starts is a :class:`Provider`: the URLs
 of its servers, their logs, and ``stop()``, which runs by itself at interpreter exit and when
-the client that owns the provider closes. Everything started outside this process is labelled
-(:mod:`openenv_hub.runtimes.labels`) so ``openenv ps`` lists it and ``openenv stop`` removes it.
+the client that owns the provider closes. Each runtime names its inventory (:func:`inventory_of`),
+which lists and stops what it started from any process: ``openenv ps`` and ``openenv stop`` ask
+them all (:mod:`openenv_hub.runtimes.everywhere`). What runs outside this process is labelled
+(:mod:`openenv_hub.runtimes.labels`) or recorded (:mod:`openenv_hub.runtimes.processes`).
 
-Adding a runtime is adding a module here that defines it and calls :func:`register`.
+Adding a runtime is adding a module here that defines it (and its inventory), and a line of
+:data:`~openenv_hub.runtimes.registry.BUILTIN_RUNTIMES`.
 
 Example::
 
@@ -27,7 +30,10 @@ Layer: runtimes.
 from __future__ import annotations
 
 from openenv_hub.runtimes.base import (
+    Inventory,
     Provider,
+    ReplicaStatus,
+    Running,
     Runtime,
     RuntimeBase,
     Source,
@@ -36,6 +42,7 @@ from openenv_hub.runtimes.base import (
 )
 from openenv_hub.runtimes.registry import (
     get_runtime,
+    inventory_of,
     register,
     runtime_names,
     start,
@@ -44,13 +51,17 @@ from openenv_hub.runtimes.registry import (
 )
 
 __all__ = [
+    "Inventory",
     "Provider",
+    "ReplicaStatus",
+    "Running",
     "Runtime",
     "RuntimeBase",
     "Source",
     "SpaceRef",
     "StopsOnExit",
     "get_runtime",
+    "inventory_of",
     "register",
     "runtime_names",
     "start",

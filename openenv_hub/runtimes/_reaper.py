@@ -88,25 +88,10 @@ def tell_watcher(module: str, line: str) -> None:
 
 def reap(owner: str) -> int:
     """Remove the containers and services of ``owner``; return how many."""
-    import docker
+    from openenv_hub.docker.labelled import labelled_objects, remove_object
 
-    client = docker.from_env()
-    removed = 0
-    selector = {"label": [f"{labels.MANAGED}=true", f"{labels.OWNER}={owner}"]}
-    try:
-        services = client.services.list(filters=selector)
-    except docker.errors.APIError:  # not a swarm manager: no services
-        services = []
-    for service in services:
-        service.remove()
-        removed += 1
-    for container in client.containers.list(all=True, filters=selector):
-        try:
-            container.remove(force=True)
-            removed += 1
-        except docker.errors.NotFound:
-            pass
-    return removed
+    found = labelled_objects({labels.MANAGED: "true", labels.OWNER: owner})
+    return sum(remove_object(item.kind, item.id) for item in found)
 
 
 def _main(owner: str) -> None:

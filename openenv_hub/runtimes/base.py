@@ -19,8 +19,9 @@ Layer: runtimes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
@@ -28,7 +29,10 @@ from openenv_hub.errors import ConfigurationError
 
 __all__ = [
     "SOURCE_WORDS",
+    "Inventory",
     "Provider",
+    "ReplicaStatus",
+    "Running",
     "Runtime",
     "RuntimeBase",
     "Source",
@@ -37,6 +41,19 @@ __all__ = [
 ]
 
 _Started = TypeVar("_Started", bound="StopsOnExit")
+
+
+@dataclass(frozen=True)
+class ReplicaStatus:
+    """One replica of a provider as its runtime sees it now."""
+
+    index: int
+    name: str
+    state: str  # ALIVE, RESTARTING, PENDING_CREATION, DEAD
+    url: str
+    pid: int | None
+    node_ip: str
+    restarts: int
 
 
 @runtime_checkable
@@ -57,20 +74,78 @@ class Provider(Protocol):
     @property
     def base_urls(self) -> list[str]: ...
 
+    #: Whether the runtime restarts replicas that die (Ray): ``openenv serve`` then follows the
+    #: replicas' states and :attr:`events` rather than a log.
+    restarts_replicas: bool
+
+    @property
+    def events(self) -> Sequence[str]:
+        """What happened to the replicas since they started (restarts), oldest first."""
+        ...
+
     def logs(self, tail_lines: int = 200) -> str:
         """The last ``tail_lines`` lines the server(s) printed."""
+        ...
+
+    def replicas(self) -> list[ReplicaStatus]:
+        """Each replica as the runtime sees it now."""
+        ...
+
+    def running(self) -> bool:
+        """Whether the server still runs (as far as this process can tell)."""
+        ...
+
+    def details(self) -> list[str]:
+        """What a user is told of the servers besides their URLs, one line each: the name
+        ``openenv stop`` takes, a Service's address, what a URL needs."""
+        ...
+
+    def stopped_from_outside(self) -> str | None:
+        """How another process stopped the server (``openenv stop``, a signal), or None."""
         ...
 
     def stop(self) -> None:
         """Stop and remove what was started. Safe to call more than once."""
         ...
 
+    def __enter__(self) -> Provider: ...
+
+    def __exit__(self, *exc_info: object) -> None:
+        """``with provider:`` stops it when the block ends, however it ends."""
+        ...
+
 
 class StopsOnExit:
-    """Base of the providers: ``with provider:`` stops it when the block ends, however it ends."""
+    """Base of the providers: ``with provider:`` stops it when the block ends, however it ends;
+    what a provider does not know of itself (that it stopped, restarts) is answered here."""
+
+    runtime = ""
+    restarts_replicas = False
+    events: Sequence[str] = ()
+
+    @property
+    def base_urls(self) -> list[str]:
+        raise NotImplementedError
 
     def stop(self) -> None:
         raise NotImplementedError
+
+    def running(self) -> bool:
+        return True
+
+    def replicas(self) -> list[ReplicaStatus]:
+        """One replica per URL, alive while :meth:`running` (a runtime that knows more says)."""
+        state = "ALIVE" if self.running() else "DEAD"
+        return [
+            ReplicaStatus(i, f"{self.runtime}-{i}", state, url, None, "", 0)
+            for i, url in enumerate(self.base_urls)
+        ]
+
+    def details(self) -> list[str]:
+        return []
+
+    def stopped_from_outside(self) -> str | None:
+        return None
 
     def __enter__(self: _Started) -> _Started:
         return self
@@ -111,6 +186,10 @@ class Runtime(Protocol):
     name: str
     #: One line for ``openenv serve --help`` and for errors: where the server runs.
     summary: str
+    #: ``"module:Class"`` of the :class:`Inventory` that lists and stops what this runtime
+    #: started, from any process (``openenv ps``, ``openenv stop``); ``""``: it starts nothing
+    #: that runs on (the app of ``space`` runs on the Hub).
+    inventory: str
 
     @property
     def options(self) -> Mapping[Source, frozenset[str]]:
@@ -130,6 +209,62 @@ class Runtime(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Running:
+    """A server a runtime started, as its inventory lists it (``openenv ps``)."""
+
+    kind: str  # "container", "service", "actor" (a Ray replica), "process", "job", ...
+    id: str
+    name: str
+    runtime: str
+    status: str
+    url: str
+    source: str
+    owner_pid: int | None
+
+    @property
+    def owner_alive(self) -> bool:
+        """Whether the process that started it still runs (False: it was left behind)."""
+        if self.owner_pid is None:
+            return False
+        try:
+            os.kill(self.owner_pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "owner_alive": self.owner_alive}
+
+
+class Inventory(Protocol):
+    """What lists and stops the servers of one or more runtimes, whichever process started
+    them (``openenv ps``, ``openenv stop``)."""
+
+    #: What it lists, in a few words (``"containers and Swarm services"``), for messages.
+    lists: str
+
+    def asked_by_default(self, *, address: str | None = None) -> bool:
+        """Whether plain ``openenv ps`` asks it: it asks only this machine, for free, or a
+        cluster this process knows (``address``); the others (a cloud's) are asked when named
+        (``openenv ps --runtime NAME``)."""
+        ...
+
+    def running(self, *, address: str | None = None) -> list[Running]:
+        """What runs now (``address``: the cluster to ask, where the runtime has one).
+
+        Raises:
+            OpenEnvError: It cannot be asked (a package missing, nothing answers), with a hint.
+        """
+        ...
+
+    def remove(self, items: Sequence[Running], *, address: str | None = None) -> None:
+        """Stop and remove ``items`` (some of those :meth:`running` returned)."""
+        ...
+
+
 class RuntimeBase:
     """What a runtime class may start from: each start it does not define says so.
 
@@ -139,6 +274,7 @@ class RuntimeBase:
 
     name = ""
     summary = ""
+    inventory = ""
     options: Mapping[Source, frozenset[str]] = {}
 
     def start_folder(self, path: Path, **options: Any) -> Provider:

@@ -54,7 +54,6 @@ from openenv_hub.runtimes._daytona_api import (
 )
 from openenv_hub.runtimes._daytona_reaper import watch_sandboxes
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
-from openenv_hub.runtimes.registry import register
 from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
 
 __all__ = [
@@ -173,6 +172,13 @@ class DaytonaProvider(StopsOnExit):
         """The provider's sandboxes, serving or not, in the order they were created."""
         with self._lock:
             return list(self._replicas)
+
+    def details(self) -> list[str]:
+        return [
+            f"Sandboxes {', '.join(self.sandbox_ids)} (openenv ps --daytona lists them). Their "
+            "URLs need each sandbox's preview token in the x-daytona-preview-token header "
+            "(from_hub(runtime='daytona') and EnvPool over DaytonaProvider send it)."
+        ]
 
     def headers_for(self, url: str) -> dict[str, str]:
         """What a client of the replica at ``url`` sends with each connection: that sandbox's
@@ -386,6 +392,7 @@ class DaytonaRuntime(RuntimeBase):
 
     name = "daytona"
     summary = "Daytona sandboxes (the image; its server reached through the preview URL)"
+    inventory = "openenv_hub.runtimes.daytona_inventory:SandboxInventory"
     options = {"image": OPTIONS, "space": OPTIONS | {"base_image", "build_args"}}
 
     def start_image(self, image: str, **options: Any) -> DaytonaProvider:
@@ -400,6 +407,3 @@ class DaytonaRuntime(RuntimeBase):
         manifest = load_manifest(source.path)
         options.setdefault("network", manifest.network)
         return DaytonaProvider.start(tag, source=source.repo_id, **options)
-
-
-register(DaytonaRuntime())

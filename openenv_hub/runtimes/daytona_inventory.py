@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from openenv_hub.runtimes._daytona_api import MANAGED_LABEL, OWNER_LABEL, DaytonaSettings
+from openenv_hub.runtimes.base import Running
 
-__all__ = ["ManagedSandbox", "delete_sandboxes", "list_sandboxes"]
+__all__ = ["ManagedSandbox", "SandboxInventory", "delete_sandboxes", "list_sandboxes"]
 
 
 @dataclass(frozen=True)
@@ -105,3 +106,25 @@ def delete_sandboxes(
     for sandbox in chosen:
         client.delete(client.get(sandbox.id))
     return chosen
+
+
+class SandboxInventory:
+    """The ``daytona`` runtime's sandboxes ($DAYTONA_API_KEY, $DAYTONA_API_URL; asked when
+    named: ``openenv ps --daytona``, which shows their size too)."""
+
+    lists = "Daytona sandboxes"
+
+    def asked_by_default(self, *, address: str | None = None) -> bool:
+        return False
+
+    def running(self, *, address: str | None = None) -> list[Running]:
+        return [
+            Running(
+                kind="sandbox", id=box.id, name=box.id, runtime="daytona", status=box.state,
+                url="", source=box.source, owner_pid=box.owner_pid,
+            )
+            for box in list_sandboxes()
+        ]  # fmt: skip
+
+    def remove(self, items: Sequence[Running], *, address: str | None = None) -> None:
+        delete_sandboxes([item.id for item in items])

@@ -50,14 +50,11 @@ from openenv_hub.docker import (
 from openenv_hub.errors import ConnectError, ServerStartError
 from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
-from openenv_hub.runtimes.registry import register
 from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.transport.local_ports import free_port, wait_for_health
 
 if TYPE_CHECKING:
-    import docker
-    from docker.models.containers import Container
-
+    from openenv_hub.docker.engine import Container, DockerClient
     from openenv_hub.hub import SpaceSource
 
 # docker_client, has_bridge_network, image_config, image_port and run_command live in
@@ -80,7 +77,7 @@ class DockerProvider(StopsOnExit):
 
     runtime = "docker"
 
-    def __init__(self, client: docker.DockerClient, container: Container, base_url: str) -> None:
+    def __init__(self, client: DockerClient, container: Container, base_url: str) -> None:
         self._client = client
         self.container = container
         self._base_url = base_url
@@ -200,6 +197,9 @@ class DockerProvider(StopsOnExit):
                 "Run the image by hand with the command above to debug it.",
             ) from None
 
+    def details(self) -> list[str]:
+        return [f"Name  {self.name}  (openenv ps lists it; openenv stop {self.name})"]
+
     def running(self) -> bool:
         return self.status() in ("created", "running")
 
@@ -260,14 +260,16 @@ class DockerRuntime(RuntimeBase):
 
     name = "docker"
     summary = "a container of the image (built first from a folder or a Space)"
+    inventory = "openenv_hub.runtimes.inventory:EngineInventory"
     options = {
-        "image": RUN_OPTIONS,
+        "image": RUN_OPTIONS | {"extra_labels", "listed_as"},
         "folder": RUN_OPTIONS | BUILD_OPTIONS | {"tag"},
         "space": frozenset({"env", "secrets", "startup_timeout_s"}) | BUILD_OPTIONS,
     }
 
     def start_image(self, image: str, **options: Any) -> DockerProvider:
-        return DockerProvider.start(image, **options)
+        """``listed_as``: the runtime ``openenv ps`` names (LocalHub's Spaces: localhub-space)."""
+        return DockerProvider.start(image, runtime=options.pop("listed_as", "docker"), **options)
 
     def start_folder(self, path: Path, **options: Any) -> DockerProvider:
         build = {key: options.pop(key) for key in ("tag", *BUILD_OPTIONS) if key in options}
@@ -333,6 +335,3 @@ def _base_image(given: str | None) -> str | None:
 
 def _build_args(given: Sequence[str]) -> list[str]:
     return list(given) or os.environ.get("OPENENV_BUILD_ARGS", "").split()
-
-
-register(DockerRuntime())

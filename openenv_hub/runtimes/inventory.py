@@ -1,14 +1,14 @@
-"""What providers started on the Docker engine and on a Ray cluster: listed and removed.
+"""The containers and Swarm services of the ``docker`` and ``swarm`` runtimes (and LocalHub's
+Spaces), listed and removed whichever process started them: :class:`EngineInventory`, the
+inventory these runtimes name in the registry.
 
 Containers and Swarm services labelled ``openenv-hub.managed=true`` (see :mod:`.labels`) are
-this toolkit's, whichever process started them; ``owner_alive`` tells whether that process
-still runs (a container whose owner is gone was left behind by a crash, unless its reaper got
-to it first). Ray replicas are the named actors of the ``openenv-hub`` namespace, asked of the
-cluster at ``ray_address`` (or ``$RAY_ADDRESS``, or the one this process joined) when the
-``ray`` package is installed.
+this toolkit's; ``owner_alive`` tells whether the process that started one still runs (a
+container whose owner is gone was left behind by a crash, unless its reaper got to it first).
+What lists every runtime's servers at once is :mod:`openenv_hub.runtimes.everywhere`.
 
 Example:
-    >>> for item in list_managed():  # doctest: +SKIP
+    >>> for item in EngineInventory().running():  # doctest: +SKIP
     ...     print(item.name, item.runtime, item.url, item.status)
 
 Layer: runtimes.
@@ -17,50 +17,21 @@ Layer: runtimes.
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Iterable, Sequence
 
-from openenv_hub.docker import docker_client
-from openenv_hub.errors import DependencyNotInstalledError, DockerError
 from openenv_hub.runtimes import labels
+from openenv_hub.runtimes.base import Running
 
-__all__ = ["Managed", "list_managed", "remove_managed"]
+__all__ = ["EngineInventory", "Managed", "list_managed", "managed", "remove_managed"]
 
-
-@dataclass(frozen=True)
-class Managed:
-    """A container or service this toolkit started."""
-
-    kind: str  # "container", "service" or "actor" (a Ray replica)
-    id: str
-    name: str
-    runtime: str
-    status: str
-    url: str
-    source: str
-    owner_pid: int | None
-
-    @property
-    def owner_alive(self) -> bool:
-        if self.owner_pid is None:
-            return False
-        try:
-            os.kill(self.owner_pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "owner_alive": self.owner_alive}
+#: The former name of :class:`~openenv_hub.runtimes.base.Running`.
+Managed = Running
 
 
-def _managed(kind: str, id_: str, name: str, status: str, tags: dict[str, str]) -> Managed:
+def managed(kind: str, id_: str, name: str, status: str, tags: dict[str, str]) -> Running:
+    """What ``openenv ps`` shows of an object labelled as :mod:`.labels` says."""
     pid = tags.get(labels.OWNER_PID, "")
-    return Managed(
+    return Running(
         kind=kind,
         id=id_[:12],
         name=name,
@@ -72,105 +43,48 @@ def _managed(kind: str, id_: str, name: str, status: str, tags: dict[str, str]) 
     )
 
 
-def list_managed(*, ray_address: str | None = None) -> list[Managed]:
-    """Every container and service of this toolkit on the engine (services first), then the
-    Ray replicas when a cluster is known (without an engine, only those)."""
-    asks_ray = _ray_known(ray_address)
-    try:
-        found = _docker_managed()
-    except (DependencyNotInstalledError, DockerError):
-        if not asks_ray:
-            raise
-        found = []
-    if asks_ray:
-        from openenv_hub.runtimes.ray_inventory import list_replicas
+class EngineInventory:
+    """The labelled containers and services on the engine at ``DOCKER_HOST`` (services first)."""
 
-        found += [_managed("actor", *row) for row in list_replicas(ray_address)]
-    return found
+    lists = "containers and Swarm services"
 
-
-def _ray_known(ray_address: str | None) -> bool:
-    """Whether to ask Ray: an address was given, or one is known and ray is installed."""
-    if ray_address:
+    def asked_by_default(self, *, address: str | None = None) -> bool:
         return True
-    import importlib.util
-    import sys
 
-    if "ray" in sys.modules and sys.modules["ray"].is_initialized():
-        return True
-    return bool(os.environ.get("RAY_ADDRESS")) and importlib.util.find_spec("ray") is not None
+    def running(self, *, address: str | None = None) -> list[Running]:
+        """Raises: DependencyNotInstalledError (no ``docker`` package), DockerError (no engine)."""
+        from openenv_hub.docker.labelled import labelled_objects
 
+        return [
+            managed(found.kind, found.id, found.name, found.status, dict(found.labels))
+            for found in labelled_objects({labels.MANAGED: "true"})
+        ]
 
-def _docker_managed() -> list[Managed]:
-    client = docker_client()  # first: without the docker package it names the extra
-    import docker
+    def remove(self, items: Sequence[Running], *, address: str | None = None) -> None:
+        from openenv_hub.docker.labelled import remove_object
 
-    return _engine_items(client, docker.errors.APIError)  # shared: not closed here
-
-
-def _engine_items(client: Any, api_error: type[Exception]) -> list[Managed]:
-    selector = {"label": f"{labels.MANAGED}=true"}
-    found: list[Managed] = []
-    with contextlib.suppress(api_error):  # not a swarm manager: no services
-        for service in client.services.list(filters=selector):
-            spec = service.attrs.get("Spec", {})
-            replicas = spec.get("Mode", {}).get("Replicas", {}).get("Replicas", "?")
-            found.append(
-                _managed(
-                    "service",
-                    service.id,
-                    service.name,
-                    f"{replicas} replicas",
-                    spec.get("Labels") or {},
-                )
-            )
-    for container in client.containers.list(all=True, filters=selector):
-        found.append(
-            _managed("container", container.id, container.name, container.status, container.labels)
-        )
-    return found
+        for item in items:
+            with contextlib.suppress(Exception):  # gone already, or the engine refused: listed
+                remove_object(item.kind, item.id)
 
 
-def _matches(item: Managed, wanted: str) -> bool:
-    """By name, id prefix, or (Ray replicas) the name of the deployment they belong to."""
-    group = item.name.rpartition("-r")[0] if item.kind == "actor" else None
-    return item.name == wanted or item.id.startswith(wanted) or group == wanted
+def list_managed(*, ray_address: str | None = None) -> list[Running]:
+    """What plain ``openenv ps`` lists (and the Ray cluster at ``ray_address``); see
+    :func:`openenv_hub.runtimes.everywhere.list_running`, which says what could not be asked."""
+    from openenv_hub.runtimes.everywhere import list_running
+
+    return list_running(also=["ray"] if ray_address else [], address=ray_address).items
 
 
 def remove_managed(
     names: Iterable[str] = (), *, everything: bool = False, ray_address: str | None = None
-) -> list[Managed]:
-    """Remove the named containers/services/replicas (name or id prefix; a Ray deployment's
-    name removes all its replicas), or all of them; return those.
+) -> list[Running]:
+    """Stop what :func:`list_managed` lists by name or id prefix (or all of it); return that.
 
     Raises:
-        LookupError: A name that matches nothing of this toolkit's (nothing is removed then).
+        LookupError: A name that matches nothing listed (nothing is stopped then).
     """
-    items = list_managed(ray_address=ray_address)
-    wanted = list(names)
-    if everything:
-        chosen = items
-    else:
-        chosen = [i for i in items if any(_matches(i, w) for w in wanted)]
-        missing = [w for w in wanted if not any(_matches(i, w) for i in chosen)]
-        if missing:
-            raise LookupError(", ".join(missing))
-    docker_items = [i for i in chosen if i.kind != "actor"]
-    if docker_items:
-        _remove_from_engine(docker_items)
-    actors = [i.name for i in chosen if i.kind == "actor"]
-    if actors:
-        from openenv_hub.runtimes.ray_inventory import remove_replicas
+    from openenv_hub.runtimes.everywhere import remove_running
 
-        remove_replicas(actors)
-    return chosen
-
-
-def _remove_from_engine(items: list[Managed]) -> None:
-    client = docker_client()  # shared by the process and closed at its exit
-    for item in items:
-        with contextlib.suppress(Exception):
-            if item.kind == "service":
-                client.services.get(item.id).remove()
-            else:
-                client.containers.get(item.id).remove(force=True)
+    also = ["ray"] if ray_address else []
+    return remove_running(names, everything=everything, also=also, address=ray_address)[0]

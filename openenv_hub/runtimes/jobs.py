@@ -38,7 +38,6 @@ from openenv_hub.errors import ConfigurationError, ServerStartError
 from openenv_hub.runtimes import cleanup, labels
 from openenv_hub.runtimes._jobs_reaper import OWNER_LABEL, watch_jobs
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
-from openenv_hub.runtimes.registry import register
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -362,6 +361,7 @@ class JobsRuntime(RuntimeBase):
 
     name = "jobs"
     summary = "Jobs on Hugging Face compute (the Space's image, its port exposed)"
+    inventory = "openenv_hub.runtimes.jobs_inventory:JobsInventory"
     options = {"space": OPTIONS, "image": OPTIONS | {"token", "endpoint"}}
 
     def start_space(self, space: SpaceRef, **options: Any) -> JobsProvider:
@@ -381,6 +381,3 @@ class JobsRuntime(RuntimeBase):
             namespace=options.pop("namespace", None),
         )
         return JobsProvider.start(client, image, **options)
-
-
-register(JobsRuntime())

@@ -10,13 +10,14 @@ Layer: runtimes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from openenv_hub.runtimes.base import Running
 from openenv_hub.runtimes.jobs import MANAGED_LABEL
 
-__all__ = ["ManagedJob", "cancel_jobs", "list_jobs"]
+__all__ = ["JobsInventory", "ManagedJob", "cancel_jobs", "list_jobs"]
 
 
 @dataclass(frozen=True)
@@ -93,3 +94,25 @@ def cancel_jobs(
     for job in chosen:
         client.cancel(job.id)
     return chosen
+
+
+class JobsInventory:
+    """The ``jobs`` runtime's Jobs in your namespace (asked when named: ``openenv ps --jobs``;
+    ``openenv ps --jobs`` shows their cost too)."""
+
+    lists = "Hugging Face Jobs"
+
+    def asked_by_default(self, *, address: str | None = None) -> bool:
+        return False
+
+    def running(self, *, address: str | None = None) -> list[Running]:
+        return [
+            Running(
+                kind="job", id=job.id, name=job.id, runtime="jobs", status=job.stage,
+                url=job.url, source=job.source, owner_pid=None,
+            )
+            for job in list_jobs()
+        ]  # fmt: skip
+
+    def remove(self, items: Sequence[Running], *, address: str | None = None) -> None:
+        cancel_jobs([item.id for item in items])

@@ -38,7 +38,6 @@ from openenv_hub.model.manifest import Manifest, load_manifest
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
 from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects
-from openenv_hub.runtimes.registry import register
 from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
 
 __all__ = [
@@ -130,7 +129,7 @@ class KubernetesProvider(StopsOnExit):
         self.namespace = str(deployment["metadata"].get("namespace", "default"))
         container = deployment["spec"]["template"]["spec"]["containers"][0]
         self.port = int(container["ports"][0]["containerPort"])
-        self.replicas = int(deployment["spec"]["replicas"])
+        self.wanted_replicas = int(deployment["spec"]["replicas"])
         self._urls: list[str] = []
         self._stopped = False
 
@@ -202,18 +201,18 @@ class KubernetesProvider(StopsOnExit):
         deadline = time.monotonic() + timeout_s
         with report_progress(
             f"Kubernetes deployment {self.name}",
-            f"waiting for {self.replicas} pods",
+            f"waiting for {self.wanted_replicas} pods",
             show_after_s=SHORT_WAIT_S,
         ) as progress:
             while True:
                 ready = [pod for pod in self._pods() if _ready(pod)]
-                progress.stage(f"{len(ready)} of {self.replicas} pods ready")
-                if len(ready) >= self.replicas:
+                progress.stage(f"{len(ready)} of {self.wanted_replicas} pods ready")
+                if len(ready) >= self.wanted_replicas:
                     self._urls = [f"http://{pod.status.pod_ip}:{self.port}" for pod in ready]
                     return list(self._urls)
                 if time.monotonic() > deadline:
                     raise ServerStartError(
-                        f"{len(ready)} of {self.replicas} pods of {self.name} are ready after "
+                        f"{len(ready)} of {self.wanted_replicas} pods of {self.name} are ready after "
                         f"{timeout_s:g} s.",
                         runtime=self.runtime,
                         logs=self.logs(40),
@@ -235,6 +234,13 @@ class KubernetesProvider(StopsOnExit):
     @property
     def service_url(self) -> str:
         return f"http://{self.name}.{self.namespace}.svc.cluster.local"
+
+    def details(self) -> list[str]:
+        return [
+            f"Service  {self.service_url}  (namespace {self.namespace})",
+            f"Name  {self.name}  (openenv ps --runtime kubernetes lists it; "
+            f"openenv stop --runtime kubernetes {self.name})",
+        ]
 
     def logs(self, tail_lines: int = 200) -> str:
         core = kubernetes_module().client.CoreV1Api(self._api)
@@ -276,7 +282,8 @@ class KubernetesRuntime(RuntimeBase):
 
     name = "kubernetes"
     summary = "a Deployment on the cluster of your kubeconfig (image= pushed to a registry)"
-    options = {"image": DEPLOY_OPTIONS, "folder": DEPLOY_OPTIONS | {"image"}}
+    inventory = "openenv_hub.runtimes.kubernetes_inventory:DeploymentInventory"
+    options = {"image": DEPLOY_OPTIONS, "folder": DEPLOY_OPTIONS | {"image", "secret_names"}}
 
     def start_image(self, image: str, **options: Any) -> KubernetesProvider:
         name = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
@@ -292,7 +299,11 @@ class KubernetesRuntime(RuntimeBase):
                 "The kubernetes runtime runs an image the cluster pulls: pass "
                 "image='REGISTRY/NAME:TAG' (openenv build makes it; docker push puts it there)."
             )
-        return _deploy(load_manifest(path), image, **options)
+        manifest = load_manifest(path)
+        more = [key for key in options.pop("secret_names", ()) if key not in manifest.secrets]
+        if more:  # secrets the pods read besides the manifest's (openenv deploy --secret)
+            manifest = manifest.model_copy(update={"secrets": [*manifest.secrets, *more]})
+        return _deploy(manifest, image, **options)
 
 
 def _deploy(
@@ -305,6 +316,3 @@ def _deploy(
 ) -> KubernetesProvider:
     deployed = kubernetes_objects(manifest, image=image, **objects)
     return KubernetesProvider.start(deployed, kubeconfig=kubeconfig, timeout_s=startup_timeout_s)
-
-
-register(KubernetesRuntime())

@@ -16,21 +16,23 @@ Layer: runtimes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from openenv_hub.errors import ConnectError, ServerStartError
 from openenv_hub.model.manifest import ManifestError, load_manifest
 from openenv_hub.runtimes import cleanup
-from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
-from openenv_hub.runtimes.registry import register
 from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.transport.local_ports import free_port, port_in_use, wait_for_health
+from openenv_hub.runtimes.base import ReplicaStatus, RuntimeBase, SpaceRef, StopsOnExit
+from openenv_hub.runtimes.processes import forget_process, record_process
 
 if TYPE_CHECKING:
     from openenv_hub.discovery import EnvironmentInfo
@@ -44,6 +46,7 @@ __all__ = [
     "port_in_use",
     "serve_folder",
     "serve_space",
+    "serving_here",
     "wait_for_health",
 ]
 
@@ -104,6 +107,7 @@ class LocalProcessProvider(StopsOnExit):
         server = cls(process, f"http://{host}:{port}", log)
         cleanup.track(server)
         name = runtime or cls.runtime
+        record_process(process.pid, runtime=name, url=server.base_url, source=app)
         try:
             with report_progress(
                 f"{app} ({name} runtime)", "waiting for /health", show_after_s=SHORT_WAIT_S
@@ -132,6 +136,10 @@ class LocalProcessProvider(StopsOnExit):
     def running(self) -> bool:
         return self.process.poll() is None
 
+    def replicas(self) -> list[ReplicaStatus]:
+        state = "ALIVE" if self.running() else "DEAD"
+        return [ReplicaStatus(0, self.runtime, state, self._base_url, self.process.pid, "", 0)]
+
     def stopped_from_outside(self) -> str | None:
         """How the server was stopped by another process (the signal that ended it), or None:
         it runs, or it ended on its own."""
@@ -157,6 +165,7 @@ class LocalProcessProvider(StopsOnExit):
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop the server (SIGTERM, then SIGKILL after ``timeout_s``); idempotent."""
         cleanup.untrack(self)
+        forget_process(self.process.pid)
         if self.running():
             self.process.terminate()
             try:
@@ -167,11 +176,24 @@ class LocalProcessProvider(StopsOnExit):
         self._log.close()
 
 
+@contextlib.contextmanager
+def serving_here(url: str, *, source: str) -> Iterator[None]:
+    """This process serves ``source`` at ``url`` (``openenv serve``'s local runtime runs uvicorn
+    in its own process): recorded for ``openenv ps`` while the block runs, and ``openenv stop``
+    sends it SIGTERM."""
+    record_process(os.getpid(), runtime="local", url=url, source=source)
+    try:
+        yield
+    finally:
+        forget_process(os.getpid())
+
+
 class LocalRuntime(RuntimeBase):
     """Folders and Spaces served by a child process of this one; see the module."""
 
     name = "local"
     summary = "a child process of this interpreter (or python=...)"
+    inventory = "openenv_hub.runtimes.processes:ProcessInventory"
     options = {
         "folder": frozenset({"port", "env", "python", "startup_timeout_s"}),
         "space": frozenset({"python", "env", "startup_timeout_s"}),
@@ -245,6 +267,3 @@ def installed_app(env: EnvironmentInfo) -> str:
         if app.split(".")[0].split(":")[0] == env.package:
             return app
     return f"{env.package}.server.app:app"
-
-
-register(LocalRuntime())

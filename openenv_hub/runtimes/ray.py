@@ -29,14 +29,13 @@ import os
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from openenv_hub.errors import ServerStartError
 from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes._ray_replica import ReplicaServer, ReplicaSpec
-from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
+from openenv_hub.runtimes.base import ReplicaStatus, RuntimeBase, StopsOnExit
 from openenv_hub.runtimes.ray_cluster import (
     NAMESPACE,
     actor_record,
@@ -44,7 +43,6 @@ from openenv_hub.runtimes.ray_cluster import (
     ray_module,
     replica_infos,
 )
-from openenv_hub.runtimes.registry import register
 from openenv_hub.support.deprecation import warn_renamed
 from openenv_hub.support.progress import SHORT_WAIT_S, Progress, report_progress
 from openenv_hub.transport.local_ports import wait_for_health
@@ -55,23 +53,11 @@ _Key = TypeVar("_Key")
 logger = logging.getLogger("openenv_hub.runtimes.ray")
 
 
-@dataclass(frozen=True)
-class ReplicaStatus:
-    """One replica as the cluster sees it now."""
-
-    index: int
-    name: str
-    state: str  # ALIVE, RESTARTING, PENDING_CREATION, DEAD
-    url: str
-    pid: int | None
-    node_ip: str
-    restarts: int
-
-
 class RayProvider(StopsOnExit):
     """Replicas of an environment server as Ray actors; see the module's docstring."""
 
     runtime = "ray"
+    restarts_replicas = True
 
     def __init__(self, name: str, handles: list[Any], *, address: str) -> None:
         self.name = name
@@ -224,6 +210,9 @@ class RayProvider(StopsOnExit):
             ) from None
 
     # -- status ------------------------------------------------------------------------
+
+    def details(self) -> list[str]:
+        return [f"Name  {self.name}  (openenv ps --ray lists it; openenv stop {self.name})"]
 
     def replicas(self, *, timeout_s: float = 5.0) -> list[ReplicaStatus]:
         """Each replica's state, URL and restarts; notes restarts in ``events``."""
@@ -388,10 +377,8 @@ class RayRuntime(RuntimeBase):
 
     name = "ray"
     summary = "N replicas on the Ray cluster at address= (or $RAY_ADDRESS)"
+    inventory = "openenv_hub.runtimes.ray_inventory:ReplicaInventory"
     options = {"folder": REPLICA_OPTIONS}
 
     def start_folder(self, path: Path, **options: Any) -> RayProvider:
         return RayProvider.from_folder(path, **options)
-
-
-register(RayRuntime())

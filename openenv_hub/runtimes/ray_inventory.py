@@ -7,9 +7,14 @@ Layer: runtimes.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+import importlib.util
+import os
+import sys
+from collections.abc import Iterable, Sequence
 
 from openenv_hub.runtimes import labels
+from openenv_hub.runtimes.base import Running
+from openenv_hub.runtimes.inventory import managed
 from openenv_hub.runtimes.ray import replica_names
 from openenv_hub.runtimes.ray_cluster import (
     NAMESPACE,
@@ -19,7 +24,7 @@ from openenv_hub.runtimes.ray_cluster import (
     replica_infos,
 )
 
-__all__ = ["list_replicas", "remove_replicas"]
+__all__ = ["ReplicaInventory", "list_replicas", "remove_replicas"]
 
 
 def list_replicas(
@@ -54,3 +59,24 @@ def remove_replicas(names: Iterable[str]) -> None:
     for name in names:
         with contextlib.suppress(Exception):
             ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)
+
+
+class ReplicaInventory:
+    """The replicas of the ``ray`` runtime on the cluster at ``address`` (or ``$RAY_ADDRESS``, or
+    the one this process joined); asked by plain ``openenv ps`` when a cluster is known and the
+    ``ray`` package is installed."""
+
+    lists = "Ray replicas"
+
+    def asked_by_default(self, *, address: str | None = None) -> bool:
+        if address:
+            return True
+        if "ray" in sys.modules and sys.modules["ray"].is_initialized():
+            return True
+        return bool(os.environ.get("RAY_ADDRESS")) and importlib.util.find_spec("ray") is not None
+
+    def running(self, *, address: str | None = None) -> list[Running]:
+        return [managed("actor", *row) for row in list_replicas(address)]
+
+    def remove(self, items: Sequence[Running], *, address: str | None = None) -> None:
+        remove_replicas(item.name for item in items)

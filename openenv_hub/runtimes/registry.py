@@ -3,9 +3,14 @@
 
 A runtime is an object of the :class:`~openenv_hub.runtimes.base.Runtime` protocol (most
 derive from :class:`~openenv_hub.runtimes.base.RuntimeBase`), made known with
-:func:`register`. The built-in ones are the modules of :mod:`openenv_hub.runtimes` that call
-:func:`register` when imported; they are imported on the first lookup, so adding a runtime is
-adding its module (and its tests). Another package can register its own the same way.
+:func:`register`. The built-in ones are listed in :data:`BUILTIN_RUNTIMES` by name and
+``"module:Class"`` and imported on first use, so adding a runtime is adding its module, a line
+there (and its tests). Another package registers its own the same way (``register("name",
+"package.module:Class")``, or ``register(object)``).
+
+Each runtime names its inventory (:func:`inventory_of`): what lists and stops the servers it
+started, from any process, for ``openenv ps`` and ``openenv stop``. No module outside this
+package builds a runtime's provider itself (``tests/runtimes/test_registry_boundary.py``).
 
 :func:`starter` checks everything it can before anything starts (the runtime's name, that it
 starts from that source, the options it takes, a folder's ``openenv.yaml``) and returns the
@@ -24,57 +29,95 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import pkgutil
 import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from openenv_hub.errors import ConfigurationError
-from openenv_hub.runtimes.base import SOURCE_WORDS, Provider, Runtime, Source, SpaceRef
+from openenv_hub.runtimes.base import SOURCE_WORDS, Inventory, Provider, Runtime, Source, SpaceRef
 
-__all__ = ["get_runtime", "register", "runtime_names", "start", "starter", "unregister"]
+__all__ = [
+    "BUILTIN_RUNTIMES",
+    "get_runtime",
+    "inventory_of",
+    "register",
+    "runtime_names",
+    "start",
+    "starter",
+    "unregister",
+]
 
-_RUNTIMES: dict[str, Runtime] = {}
-_LOADING = threading.Lock()
-_loaded = False
+#: The built-in runtimes: name -> ``"module:Class"``, imported on first use (so that listing
+#: the names imports no runtime's dependencies).
+BUILTIN_RUNTIMES: dict[str, str] = {
+    "local": "openenv_hub.runtimes.local:LocalRuntime",
+    "uv": "openenv_hub.runtimes.uv:UvRuntime",
+    "docker": "openenv_hub.runtimes.docker:DockerRuntime",
+    "swarm": "openenv_hub.runtimes.swarm:SwarmRuntime",
+    "ray": "openenv_hub.runtimes.ray:RayRuntime",
+    "kubernetes": "openenv_hub.runtimes.kubernetes:KubernetesRuntime",
+    "space": "openenv_hub.runtimes.space:SpaceRuntime",
+    "jobs": "openenv_hub.runtimes.jobs:JobsRuntime",
+    "daytona": "openenv_hub.runtimes.daytona:DaytonaRuntime",
+}
+
+_RUNTIMES: dict[str, Runtime | str] = dict(BUILTIN_RUNTIMES)
+_LOADING = threading.RLock()
 
 
-def register(runtime: Runtime) -> Runtime:
-    """Make ``runtime`` known by its ``name`` (replacing a runtime of that name); returns it."""
-    if not runtime.name.isidentifier():
-        raise ConfigurationError(f"A runtime's name must be an identifier, not {runtime.name!r}.")
-    _RUNTIMES[runtime.name] = runtime
-    return runtime
+@overload
+def register(runtime: Runtime) -> Runtime: ...
+
+
+@overload
+def register(runtime: str, entry_point: str) -> None: ...
+
+
+def register(runtime: Runtime | str, entry_point: str = "") -> Runtime | None:
+    """Make a runtime known by name, replacing one of that name: ``register(runtime)`` (an
+    object with a ``name``; returns it), or ``register("name", "module:Class")``, imported and
+    made on first use, as the built-in ones are."""
+    found: Runtime | str
+    if isinstance(runtime, str):
+        name, found = runtime, entry_point
+        if found.count(":") != 1:
+            raise ConfigurationError(f"A runtime is registered as 'module:Class', not {found!r}.")
+    else:
+        name, found = runtime.name, runtime
+    if not name.isidentifier():
+        raise ConfigurationError(f"A runtime's name must be an identifier, not {name!r}.")
+    with _LOADING:
+        _RUNTIMES[name] = found
+    return None if isinstance(found, str) else found
 
 
 def unregister(name: str) -> None:
     """Forget the runtime called ``name`` (nothing happens if there is none)."""
-    _load_builtins()  # a built-in one would otherwise come back on the first lookup
-    _RUNTIMES.pop(name, None)
-
-
-def _load_builtins() -> None:
-    """Import each public module of this package once, so that the runtimes they define
-    register (a module that defines none registers nothing)."""
-    global _loaded
     with _LOADING:
-        if _loaded:
-            return
-        package = importlib.import_module("openenv_hub.runtimes")
-        for module in pkgutil.iter_modules(package.__path__):
-            if not module.name.startswith("_"):
-                importlib.import_module(f"openenv_hub.runtimes.{module.name}")
-        _loaded = True
+        _RUNTIMES.pop(name, None)
+
+
+def _loaded(name: str) -> Runtime:
+    """The runtime ``name``, imported and made now if it was registered as ``module:Class``."""
+    with _LOADING:
+        found = _RUNTIMES[name]
+        if isinstance(found, str):
+            found = _RUNTIMES[name] = load_entry_point(found)()
+        return found
+
+
+def load_entry_point(entry_point: str) -> Any:
+    """What ``"module:Name"`` names, imported now."""
+    module, _, attribute = entry_point.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def runtime_names(source: Source | None = None) -> list[str]:
     """The registered runtimes (those that start from ``source``, when given), by name."""
-    _load_builtins()
-    return sorted(
-        name for name, runtime in _RUNTIMES.items() if source is None or source in runtime.options
-    )
+    names = sorted(_RUNTIMES)
+    return [name for name in names if source is None or source in _loaded(name).options]
 
 
 def get_runtime(name: str) -> Runtime:
@@ -83,14 +126,20 @@ def get_runtime(name: str) -> Runtime:
     Raises:
         ConfigurationError: No runtime has that name (the message lists them, and the closest).
     """
-    _load_builtins()
     if name in _RUNTIMES:
-        return _RUNTIMES[name]
+        return _loaded(name)
     close = difflib.get_close_matches(name, list(_RUNTIMES), n=1)
     guess = f" (did you mean {close[0]!r}?)" if close else ""
     raise ConfigurationError(
         f"Unknown runtime {name!r}{guess}; use one of {', '.join(runtime_names())}."
     )
+
+
+def inventory_of(name: str) -> Inventory | None:
+    """What lists and stops the servers the runtime ``name`` started, from any process (None:
+    it starts nothing to stop, as ``space``, whose app runs on the Hub)."""
+    entry_point = get_runtime(name).inventory
+    return load_entry_point(entry_point)() if entry_point else None
 
 
 def starter(

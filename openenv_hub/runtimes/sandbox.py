@@ -37,14 +37,14 @@ from openenv_hub.docker import (
     require_engine,
     sdk_error,
     sdk_errors,
+    sdk_not_found,
 )
 from openenv_hub.errors import DockerError
 from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import StopsOnExit
 
 if TYPE_CHECKING:
-    import docker
-    from docker.models.containers import Container
+    from openenv_hub.docker.engine import Container, DockerClient
 
 __all__ = [
     "DockerSandbox",
@@ -103,7 +103,7 @@ class DockerSandbox(StopsOnExit):
 
     runtime = "sandbox"
 
-    def __init__(self, client: docker.DockerClient, container: Container, shell: str) -> None:
+    def __init__(self, client: DockerClient, container: Container, shell: str) -> None:
         self._client = client
         self._cli = require_engine()
         self.container = container
@@ -285,11 +285,9 @@ def read_one_file(container: Container, path: str, *, max_bytes: int) -> bytes |
             folder, a link, anything else), or holds more than ``max_bytes``.
         docker.errors.APIError: The engine refused otherwise; requests' errors: no engine.
     """
-    import docker
-
     try:
         chunks, _ = container.get_archive(path)
-    except docker.errors.NotFound:
+    except sdk_not_found():
         return None
     data = bytearray()
     for chunk in chunks:

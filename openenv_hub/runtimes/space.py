@@ -20,7 +20,6 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
-from openenv_hub.runtimes.registry import register
 from openenv_hub.support.settings import cache_dir
 
 if TYPE_CHECKING:
@@ -61,6 +60,7 @@ class SpaceRuntime(RuntimeBase):
 
     name = "space"
     summary = "the Space's own app, where the Hub runs it"
+    inventory = ""  # starts nothing: the app runs on the Hub
     options = {"space": frozenset()}
 
     def start_space(self, space: SpaceRef, **options: Any) -> SpaceApp:
@@ -89,6 +89,3 @@ def made_from(source: SpaceSource) -> str:
     """A name for what is made from this commit of the Space (a uv environment)."""
     digest = hashlib.sha256(f"{source.repo_id}@{source.commit}".encode()).hexdigest()[:16]
     return f"space-{digest}"
-
-
-register(SpaceRuntime())

@@ -35,17 +35,16 @@ from openenv_hub.docker import (
     image_config,
     image_port,
 )
+from openenv_hub.docker.services import create_service
 from openenv_hub.errors import DockerError, ServerStartError
 from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.docker import BUILD_OPTIONS, build_folder_image, build_space_image
-from openenv_hub.runtimes.registry import register
 from openenv_hub.support.progress import Progress, report_progress
 from openenv_hub.transport.local_ports import port_in_use, wait_for_health
 
 if TYPE_CHECKING:
-    import docker
-    from docker.models.services import Service
+    from openenv_hub.docker.engine import DockerClient, Service
 
 __all__ = ["DockerSwarmProvider", "SwarmRuntime"]
 
@@ -58,9 +57,7 @@ class DockerSwarmProvider(StopsOnExit):
 
     runtime = "swarm"
 
-    def __init__(
-        self, client: docker.DockerClient, service: Service, *, port_base: int | None
-    ) -> None:
+    def __init__(self, client: DockerClient, service: Service, *, port_base: int | None) -> None:
         self._client = client
         self.service = service
         self._port_base = port_base  # host network: replica k listens on port_base + k
@@ -101,8 +98,6 @@ class DockerSwarmProvider(StopsOnExit):
             DockerError: No engine, or it is not a swarm manager.
             ServerStartError: A replica failed or did not answer in time (with the log).
         """
-        from docker.types import EndpointSpec, RestartPolicy, ServiceMode
-
         client = docker_client()
         _require_manager(client)
         config = image_config(client, image, pull="never")
@@ -115,23 +110,18 @@ class DockerSwarmProvider(StopsOnExit):
             variables["PORT"] = f'{port_base // 1000}{{{{printf "%03s" .Task.Slot}}}}'
         else:
             variables["PORT"] = str(inner)
-        options: dict[str, Any] = (
-            {"networks": ["host"]}
-            if host_network
-            else {"endpoint_spec": EndpointSpec(ports={None: (inner, "tcp", "host")})}
-        )
         _reaper.ensure_reaper()
-        service = client.services.create(
+        service = create_service(
+            client,
             image,
             name=name,
-            env=[f"{k}={v}" for k, v in variables.items()],
+            env=variables,
             labels=labels.labels_for("swarm", source=image, replicas=str(replicas)),
             container_labels={f"{labels.PREFIX}.service": name},
-            mode=ServiceMode("replicated", replicas=replicas),
-            restart_policy=RestartPolicy(condition="on-failure", max_attempts=1),
+            replicas=replicas,
             constraints=constraints or [],
-            healthcheck=_quick_healthcheck(config),
-            **options,
+            image_config=config,
+            published_port=None if host_network else inner,
         )
         provider = cls(client, service, port_base=port_base)
         cleanup.track(provider)
@@ -200,6 +190,9 @@ class DockerSwarmProvider(StopsOnExit):
             hint="Read the log above; 'docker service ps --no-trunc NAME' shows each task's state.",
         )
 
+    def details(self) -> list[str]:
+        return [f"Name  {self.name}  (openenv ps lists it; openenv stop {self.name})"]
+
     def logs(self, tail_lines: int = 200) -> str:
         with contextlib.suppress(Exception):
             chunks = self.service.logs(stdout=True, stderr=True, tail=tail_lines)
@@ -224,19 +217,7 @@ class DockerSwarmProvider(StopsOnExit):
         self._urls = []
 
 
-def _quick_healthcheck(config: Mapping[str, Any]) -> Any:
-    """The image's own HEALTHCHECK, checked every second: a task counts as running only once
-    healthy, and images often check every 30 s."""
-    from docker.types import Healthcheck
-
-    test = (config.get("Healthcheck") or {}).get("Test")
-    if not test or test[0] == "NONE":
-        return None
-    second = 1_000_000_000
-    return Healthcheck(test=test, interval=second, timeout=5 * second, retries=3, start_period=0)
-
-
-def _require_manager(client: docker.DockerClient) -> None:
+def _require_manager(client: DockerClient) -> None:
     swarm = client.info().get("Swarm", {})
     if not swarm.get("ControlAvailable"):
         state = swarm.get("LocalNodeState", "inactive")
@@ -269,6 +250,7 @@ class SwarmRuntime(RuntimeBase):
 
     name = "swarm"
     summary = "a Docker Swarm service of N replicas (the engine a swarm manager)"
+    inventory = "openenv_hub.runtimes.inventory:EngineInventory"
     options = {
         "image": SERVICE_OPTIONS,
         "folder": SERVICE_OPTIONS | BUILD_OPTIONS | {"tag"},
@@ -285,6 +267,3 @@ class SwarmRuntime(RuntimeBase):
     def start_space(self, space: SpaceRef, **options: Any) -> DockerSwarmProvider:
         build = {key: options.pop(key) for key in BUILD_OPTIONS if key in options}
         return DockerSwarmProvider.start(build_space_image(space, **build)[1], **options)
-
-
-register(SwarmRuntime())

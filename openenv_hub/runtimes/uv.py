@@ -37,7 +37,6 @@ from openenv_hub.errors import DependencyNotInstalledError, ServerStartError
 from openenv_hub.model.manifest import load_manifest
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef
 from openenv_hub.runtimes.local import LocalProcessProvider
-from openenv_hub.runtimes.registry import register
 from openenv_hub.support.progress import report_progress
 from openenv_hub.support.settings import cache_dir
 
@@ -138,6 +137,7 @@ class UvRuntime(RuntimeBase):
 
     name = "uv"
     summary = "a virtual environment of its own, made by uv"
+    inventory = "openenv_hub.runtimes.processes:ProcessInventory"
     options = {
         "folder": frozenset({"port", "env", "python", "startup_timeout_s"}),
         "space": frozenset({"python", "env", "startup_timeout_s"}),
@@ -153,9 +153,6 @@ class UvRuntime(RuntimeBase):
         source = space_files(space)
         options.setdefault("startup_timeout_s", 120.0)
         return UvProvider.from_source(source.path, made_from(source), **options)
-
-
-register(UvRuntime())
 
 
 def prepare(source: Path, key: str, *, python: str | None, editable: bool) -> Path:

@@ -148,14 +148,14 @@ def _served(
     import time
 
     from openenv_hub.errors import ConnectError
-    from openenv_hub.runtimes.local import LocalProcessProvider
+    from openenv_hub.runtimes import start
     from openenv_hub.validation.runtime import runtime_checks
     from openenv_hub.validation.tasks import taskset_checks
 
     assert target.manifest is not None
     started_at = time.monotonic()
     try:
-        server = LocalProcessProvider.start(target.manifest.app_path, env_dir=target.path.resolve())
+        server = start("local", "folder", target.path.resolve())
     except ConnectError as exc:
         return [
             CheckResult(
@@ -185,7 +185,7 @@ def _served(
             server.base_url,
             target,
             on_scorecard=on_scorecard,
-            pid=server.process.pid,
+            pid=server.replicas()[0].pid,  # its memory and threads are measured
             start_s=start_s,
         )
         return results + quality

@@ -140,9 +140,13 @@ def test_the_documented_serve_ps_and_stop(
     docker_host: str,
     cli: Callable[..., CliResult],
     monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     """docs/runtimes.md "cli", line by line as printed (a free port instead of 8000)."""
     from docker_support.engine import BASE_IMAGE
+
+    # 'openenv stop --all' ends the recorded server processes too: only this test's
+    monkeypatch.setenv("OPENENV_HUB_CACHE", str(tmp_path / "cache"))
 
     monkeypatch.setenv("OPENENV_BASE_IMAGE", BASE_IMAGE)  # offline, as the document says
     monkeypatch.setenv("OPENENV_BUILD_ARGS", "ENABLE_WEB_INTERFACE=false")
@@ -241,9 +245,16 @@ def test_stop_needs_names_or_all(cli: Callable[..., CliResult]) -> None:
 def test_ps_without_an_engine_says_where_it_looked(
     cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """The other servers are listed all the same; one line says what was not, and why."""
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
+    monkeypatch.setenv("OPENENV_HUB_CACHE", str(tmp_path / "cache"))  # no server process
     result = cli("ps")
-    assert result.code == 1 and "DOCKER_HOST" in result.err and "Traceback" not in result.err
+    assert result.code == 0 and "Traceback" not in result.err
+    (line,) = result.err.strip().splitlines()
+    assert line.startswith("Not listed: containers and Swarm services (docker, swarm): ")
+    assert f"No Docker engine answers at unix://{tmp_path}/none.sock" in line
+    assert "DOCKER_HOST" in line.partition("none.sock")[2]  # what to do
+    assert "Nothing started by openenv-hub runs (asked: server processes)." in result.out
 
 
 def test_serve_rejects_an_unknown_runtime(cli: Callable[..., CliResult]) -> None:
@@ -251,15 +262,26 @@ def test_serve_rejects_an_unknown_runtime(cli: Callable[..., CliResult]) -> None
     assert result.code == 1 and "Unknown runtime 'podman'" in result.err
 
 
-@pytest.mark.parametrize("args", [["ps"], ["stop", "openenv-no-such-server"]])
-def test_ps_and_stop_without_the_docker_package_name_the_extra(args: list[str]) -> None:
-    code = (
+@pytest.mark.parametrize(
+    ("args", "code"), [(["ps"], 0), (["stop", "openenv-no-such-server"], 1)], ids=["ps", "stop"]
+)
+def test_ps_and_stop_without_the_docker_package_name_the_extra(
+    args: list[str], code: int, tmp_path: Path
+) -> None:
+    """ps lists what it can (exit 0); stop of a name found nowhere fails; both name the extra
+    that lists containers."""
+    script = (
         "import sys\nsys.modules['docker'] = None  # as if it were not installed\n"
         f"from openenv_hub_cli.main import main\nmain({args!r})"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "OPENENV_HUB_CACHE": str(tmp_path)},
     )
-    assert done.returncode == 1
+    assert done.returncode == code, done.stdout + done.stderr
     assert 'pip install "openenv-hub[docker]"' in done.stderr
     assert "ModuleNotFoundError" not in done.stderr and "Unexpected error" not in done.stderr
