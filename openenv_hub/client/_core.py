@@ -25,7 +25,7 @@ from openenv_hub.errors import (
 from openenv_hub.protocol.codes import CLOSE_MESSAGE_TOO_BIG
 from openenv_hub.protocol.connection import REPLY_TYPES, ClientConnection
 from openenv_hub.protocol.replies import reply_data
-from openenv_hub.protocol.urls import is_loopback
+from openenv_hub.protocol.urls import is_loopback, web_ui_path_hint
 from openenv_hub.shown_urls import hide_credentials, shown
 from openenv_hub.types import Action, State, StepResult
 
@@ -52,6 +52,9 @@ def connect_error(url: str, exc: Exception) -> ConnectError:
         body = (exc.response.body or b"").decode(errors="replace").strip()[:1000]
         explained = _explanation(body)
         said = f": {explained}" if explained else ""
+        hint = web_ui_path_hint(url)
+        if hint:
+            said = f"{said.rstrip('.')}. {hint}"
         return ConnectError(
             f"Failed to connect to {shown(url)}: the server answered HTTP {status}{said}",
             url=url,
