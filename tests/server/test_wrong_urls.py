@@ -13,7 +13,6 @@ from serving import ServerThread
 
 from openenv_hub import GenericEnvClient, create_app
 from openenv_hub.errors import ConnectError
-from openenv_hub.protocol.urls import web_ui_path_hint
 
 DROP = "Drop /web"
 
@@ -76,6 +75,8 @@ def test_validate_given_the_web_ui_url_says_to_drop_web(
     ],
 )
 def test_which_urls_name_the_web_ui(url: str, hint: str | None) -> None:
+    from openenv_hub.protocol.urls import web_ui_path_hint
+
     said = web_ui_path_hint(url)
     if hint is None:
         assert said == ""
