@@ -103,7 +103,7 @@ def serve_target(spec: str) -> ServeTarget:
             f"Path does not exist: {spec}",
             hint=f"To serve the Gymnasium environment {spec}, write: openenv serve gym:{spec}",
         )
-    if _SPACE_ID.match(spec):
+    if _SPACE_ID.match(spec) and not path.parent.is_dir():  # not a typo of a folder's path
         raise _a_space_not_a_folder(spec)
     return _folder(resolve_env_dir(path))  # says that the path does not exist
 

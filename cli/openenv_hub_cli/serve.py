@@ -219,7 +219,7 @@ def _set_env(web: bool | None, max_sessions: int | None, variables: dict[str, An
 def _serves_web_ui(app: Any) -> bool:
     """Whether the app serves the web UI: as it was built (``create_app(web=True)`` in its
     code, or ``--web``), which an import string (``--reload``) leaves to the environment."""
-    if isinstance(app, str):
+    if isinstance(app, str) or getattr(app, "router", None) is None:  # not a FastAPI app
         return os.environ.get("ENABLE_WEB_INTERFACE", "").lower() in ("1", "true", "yes", "on")
     from openenv_hub.server.index import serves_web_ui
 

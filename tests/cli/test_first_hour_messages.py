@@ -25,13 +25,19 @@ app = create_app(EchoEnvironment, CallToolAction, CallToolObservation, web={web}
 """
 
 
-def test_a_space_id_is_not_a_missing_path(cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_space_id_is_not_a_missing_path(
+    cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     result = cli("serve", "alice/echo_env", "--port", free_port())
     assert result.code == 1, result.text
     assert "Path does not exist" not in result.err
     assert "To serve the Space alice/echo_env" in result.err
     assert "openenv serve alice/echo_env --runtime uv" in result.err
     assert "openenv pull alice/echo_env" in result.err
+    (tmp_path / "envs").mkdir()
+    typo = cli("serve", "envs/echo_envv", "--port", free_port())  # a typo of a folder's path
+    assert typo.code == 1 and "Path does not exist" in typo.err and "Space" not in typo.err
 
 
 @contextlib.contextmanager
