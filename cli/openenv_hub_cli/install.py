@@ -81,11 +81,12 @@ def command(
 
 def _interrupted(repo_id: str, spec: str) -> None:
     """Say that pip was stopped, and what that leaves: pip installs one package after another,
-    each whole or not at all, so what it finished stays installed and the rest is missing."""
+    so what it finished stays installed, and the rest (and a package it was replacing) may be
+    missing."""
     err_console.print(
         f"Interrupted: the install of {escape(repo_id)} was stopped. Packages pip had finished "
-        f"installing stay installed; {escape(repo_id)}'s own package and the rest of its "
-        "dependencies may be missing. Nothing was removed.\n"
+        f"installing stay installed; {escape(repo_id)}'s own package, the rest of its "
+        "dependencies and a package pip was replacing may be missing.\n"
         f"To finish, run the same command again: openenv install {escape(spec)}",
         markup=True,
     )
