@@ -55,6 +55,9 @@ def tiny_model(tools: list[Any]) -> tuple[Any, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    script = Path(__file__).name
+    # the imports and the model take several seconds before the trainer prints anything
+    print(f"{script}: loading TRL and torch (several seconds)", flush=True)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from datasets import Dataset
     from training_log import device_options, save_log
@@ -65,6 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     EchoEnv = environment_factory(args.env_url)
     model, tokenizer = args.model, None
     if args.tiny:
+        print(f"{script}: making the tiny model (a few seconds of fine-tuning)", flush=True)
         model, tokenizer = tiny_model(tool_schemas(EchoEnv))
     dataset = Dataset.from_dict({"prompt": [[{"role": "user", "content": PROMPT}]] * 64})
     device, where = device_options(cpu=args.tiny)
@@ -80,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         seed=0,
         **device,
     )
-    print(f"{Path(__file__).name}: {where}")
+    print(f"{script}: {where}; starting the trainer", flush=True)
     trainer = GRPOTrainer(
         model=model,
         processing_class=tokenizer,

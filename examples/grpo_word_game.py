@@ -69,6 +69,9 @@ def tiny_model(environment: Any) -> tuple[Any, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    script = Path(__file__).name
+    # the imports and the model take several seconds before the trainer prints anything
+    print(f"{script}: loading TRL and torch (several seconds)", flush=True)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from datasets import Dataset
     from training_log import device_options, save_log
@@ -79,6 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     WordGame = environment_factory(args.env_url)
     model, tokenizer = args.model, None
     if args.tiny:
+        print(f"{script}: making the tiny model (a few seconds of fine-tuning)", flush=True)
         model, tokenizer = tiny_model(WordGame)
     seeds = list(range(64))  # one game per prompt; TRL plays it num_generations times
     dataset = Dataset.from_dict(
@@ -97,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
         seed=0,
         **device,
     )
-    print(f"{Path(__file__).name}: {where}")
+    print(f"{script}: {where}; starting the trainer", flush=True)
     trainer = GRPOTrainer(
         model=model,
         processing_class=tokenizer,

@@ -220,3 +220,39 @@ def test_serve_with_uv_shows_the_environment_being_made(tmp_path: Path) -> None:
         r"echo_env.server.app:app \(uv runtime\): waiting for /health \([12] s\)", output
     )
     assert "echo_env.server.app:app (uv runtime): done (" in output
+
+
+LONG_WAIT = """
+import sys, time
+import openenv_hub.support.progress as progress
+progress.NOTICE_AFTER_S = {after}
+with progress.report_progress("uv environment for echo_env", "making it") as wait:
+    time.sleep({wait})
+    wait.stage("installing echo_env")
+print("done")
+"""
+
+
+def _long_wait(after_s: float, wait_s: float, **env: str) -> subprocess.CompletedProcess[str]:
+    """A wait of ``wait_s`` in a Python whose stderr is a pipe, not a terminal."""
+    code = LONG_WAIT.format(after=after_s, wait=wait_s)
+    # as a user has them (the test run turns them on), unless the test says otherwise
+    environment = {**os.environ, "OPENENV_DISABLE_PROGRESS": "", "HF_HUB_DISABLE_PROGRESS_BARS": ""}
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=environment
+    )
+
+
+def test_outside_a_terminal_a_long_wait_gets_a_line_and_its_end_another() -> None:
+    done = _long_wait(0.5, 2.0)
+    assert done.returncode == 0 and done.stdout == "done\n", done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2, done.stderr
+    assert re.fullmatch(r"uv environment for echo_env: making it \(\d+ s so far\)", lines[0])
+    assert re.fullmatch(r"uv environment for echo_env: done \(\d+ s\)", lines[1])
+
+
+def test_outside_a_terminal_a_short_wait_or_disabled_progress_says_nothing() -> None:
+    assert _long_wait(5.0, 0.2).stderr == ""
+    assert _long_wait(0.2, 1.0, OPENENV_DISABLE_PROGRESS="1").stderr == ""

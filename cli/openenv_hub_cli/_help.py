@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from openenv_hub_cli._examples import EXAMPLES, Example
 
-__all__ = ["HELP_OPTIONS", "command", "decorate", "epilog"]
+__all__ = ["HELP_OPTIONS", "command", "decorate", "epilog", "wrap_long_words"]
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 
@@ -42,6 +42,44 @@ def epilog(examples: list[Example]) -> str:
         for example in examples
     ]
     return "[bold]Examples[/]\n\n" + "\n\n".join(rows)
+
+
+def wrap_long_words() -> None:
+    """Make the option tables of the help wrap what does not fit their columns (a URL, a long
+    option name) onto the next line, instead of cutting it with an ellipsis ("http://127.0.0.1:8…"
+    at 80 columns).
+
+    Typer draws them with rich tables whose columns cut by default and offers no setting for
+    it, so this gives its ``rich_utils`` a table whose columns fold, and help texts that fold.
+    Where a Typer version lacks either name, its help stays as Typer draws it.
+    """
+    from rich.table import Table
+    from rich.text import Text
+    from typer import rich_utils
+
+    if getattr(rich_utils, "_openenv_wraps", False):
+        return
+
+    class FoldingTable(Table):
+        def add_row(self, *renderables: Any, **options: Any) -> None:
+            while len(self.columns) < len(renderables):
+                self.add_column(overflow="fold")
+            super().add_row(*renderables, **options)
+
+    help_of = getattr(rich_utils, "_get_parameter_help", None)
+
+    def folding_help(**arguments: Any) -> Any:
+        columns = help_of(**arguments)  # type: ignore[misc]
+        for item in getattr(columns, "renderables", []):
+            if isinstance(item, Text):
+                item.overflow = "fold"
+        return columns
+
+    if hasattr(rich_utils, "Table"):
+        rich_utils.Table = FoldingTable
+    if help_of is not None:
+        rich_utils._get_parameter_help = folding_help
+    rich_utils._openenv_wraps = True  # type: ignore[attr-defined]
 
 
 def decorate(command: Any, path: str = "") -> None:

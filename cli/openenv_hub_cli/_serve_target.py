@@ -35,6 +35,7 @@ DEFAULT_PORT = 8000
 GYM_PREFIX = "gym:"
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _GYM_ID = re.compile(r"^([\w.-]+:)?([\w.-]+/)?[\w.-]+-v\d+$")
+_SPACE_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 ServeTargetArg = typer.Argument(
     ".",
@@ -102,7 +103,23 @@ def serve_target(spec: str) -> ServeTarget:
             f"Path does not exist: {spec}",
             hint=f"To serve the Gymnasium environment {spec}, write: openenv serve gym:{spec}",
         )
+    if _SPACE_ID.match(spec) and not path.parent.is_dir():  # not a typo of a folder's path
+        raise _a_space_not_a_folder(spec)
     return _folder(resolve_env_dir(path))  # says that the path does not exist
+
+
+def _a_space_not_a_folder(repo_id: str) -> CommandError:
+    """What to say when ``repo_id`` names no folder here but reads as a Space's id."""
+    from openenv_hub.runtimes import runtime_names
+
+    able = [name for name in runtime_names("space") if name not in ("space", "local")]
+    first = "uv" if "uv" in able else able[0]
+    return CommandError(
+        f"There is no folder {repo_id} here. To serve the Space {repo_id}, say where it runs: "
+        f"openenv serve {repo_id} --runtime {first} (or --runtime {', '.join(able)}).",
+        hint=f"Or get its folder first: openenv pull {repo_id}, then openenv serve "
+        f"{repo_id.split('/')[1]}",
+    )
 
 
 def _folder(env_dir: Path) -> ServeTarget:

@@ -12,6 +12,9 @@ from openenv_hub_cli._utils import console, err_console
 
 __all__ = ["command"]
 
+#: The exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
+INTERRUPTED_EXIT_CODE = 130
+
 
 def command(
     spec: str = typer.Argument(
@@ -58,6 +61,9 @@ def command(
             raise
         err_console.print(f"Not installed: you answered no. Nothing was changed for {repo_id}.")
         raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        _interrupted(repo_id, spec)
+        raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
     at = f"@{revision}" if revision else ""
     console.print(
         f"[green]Installed[/] {result.repo_id}{at} (commit {(result.commit or '?')[:7]}) "
@@ -71,6 +77,19 @@ def command(
             markup=True,
         )
     _usage(result.repo_id, result.commit)
+
+
+def _interrupted(repo_id: str, spec: str) -> None:
+    """Say that pip was stopped, and what that leaves: pip installs one package after another,
+    so what it finished stays installed, and the rest (and a package it was replacing) may be
+    missing."""
+    err_console.print(
+        f"Interrupted: the install of {escape(repo_id)} was stopped. Packages pip had finished "
+        f"installing stay installed; {escape(repo_id)}'s own package, the rest of its "
+        "dependencies and a package pip was replacing may be missing.\n"
+        f"To finish, run the same command again: openenv install {escape(spec)}",
+        markup=True,
+    )
 
 
 def _usage(repo_id: str, commit: str | None) -> None:

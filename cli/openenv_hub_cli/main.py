@@ -34,7 +34,7 @@ from openenv_hub_cli import (
     whoami,
 )
 from openenv_hub_cli import eval as evaluate
-from openenv_hub_cli._help import HELP_OPTIONS, decorate
+from openenv_hub_cli._help import HELP_OPTIONS, decorate, wrap_long_words
 from openenv_hub_cli._help import command as help_command
 from openenv_hub_cli._utils import run_app
 from openenv_hub_cli._version import version_text
@@ -120,6 +120,8 @@ def program_name() -> str:
 def main(args: list[str] | None = None) -> None:
     """Entry point of the ``openenv`` and ``openenv-hub`` scripts (the same command)."""
     arguments = with_optional_values(sys.argv[1:] if args is None else args)
+    if not arguments or {"-h", "--help", "help"} & set(arguments):  # help is shown
+        wrap_long_words()
     run_app(app, arguments, prog_name=program_name(), decorate=decorate)
 
 

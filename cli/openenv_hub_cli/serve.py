@@ -151,7 +151,7 @@ def command(
 
     os.environ[BIND_HOST_SETTING] = host  # who may watch its sessions (openenv_hub.server.watch)
     app = target.make_app()
-    _print_urls(host, port, web_on=_web_on())
+    _print_urls(host, port, web_on=_serves_web_ui(app))
     import uvicorn
 
     from openenv_hub.runtimes.local import serving_here
@@ -254,8 +254,14 @@ def _set_env(web: bool | None, max_sessions: int | None, variables: dict[str, An
         os.environ["MAX_CONCURRENT_ENVS"] = str(max_sessions)
 
 
-def _web_on() -> bool:
-    return os.environ.get("ENABLE_WEB_INTERFACE", "").lower() in ("1", "true", "yes", "on")
+def _serves_web_ui(app: Any) -> bool:
+    """Whether the app serves the web UI: as it was built (``create_app(web=True)`` in its
+    code, or ``--web``), which an import string (``--reload``) leaves to the environment."""
+    if isinstance(app, str) or getattr(app, "router", None) is None:  # not a FastAPI app
+        return os.environ.get("ENABLE_WEB_INTERFACE", "").lower() in ("1", "true", "yes", "on")
+    from openenv_hub.server.index import serves_web_ui
+
+    return serves_web_ui(app)
 
 
 def _print_urls(host: str, port: int, *, web_on: bool) -> None:

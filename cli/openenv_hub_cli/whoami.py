@@ -22,8 +22,9 @@ def command(path: Path = EnvPathArg, token: str | None = TokenOption) -> None:
     role = f", {who.role} token" if who.role else ""
     console.print(f"{escape(who.name)} on {who.endpoint} (from {who.token_source}{role})")
     if who.organisations:
-        orgs = ", ".join(
-            f"{escape(name)} ({role or '?'})" for name, role in sorted(who.organisations.items())
+        orgs = ", ".join(  # a role the Hub did not say is left out
+            escape(f"{name} ({role})" if role else name)
+            for name, role in sorted(who.organisations.items())
         )
         console.print(f"Organisations: {orgs}")
     if not (path / MANIFEST_FILE).is_file():

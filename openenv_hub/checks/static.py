@@ -258,15 +258,36 @@ def check_dockerfile(target: EnvTarget) -> CheckResult:
             "Copy it from 'openenv init'.",
         )
     lines = [line.strip() for line in _joined_lines(path.read_text(encoding="utf-8"))]
-    problems = _dockerfile_problems(lines, target.manifest.port if target.manifest else None)
+    port = target.manifest.port if target.manifest else None
+    problems = _dockerfile_problems(lines, port)
     if problems:
-        return CheckResult("dockerfile", False, "; ".join(problems), _DOCKER_HINT)
+        hints = _dockerfile_hints(problems, lines, port)
+        return CheckResult("dockerfile", False, "; ".join(problems), " ".join(hints))
     return CheckResult("dockerfile", True, "ARG BASE_IMAGE, port, exec-form CMD")
 
 
-_DOCKER_HINT = (
-    "Begin with 'ARG BASE_IMAGE=python:3.11-slim' and 'FROM ${BASE_IMAGE}'; end with CMD [\"...\"]."
-)
+_BASE_IMAGE_HINT = "Begin with 'ARG BASE_IMAGE=python:3.11-slim' and 'FROM ${BASE_IMAGE}'."
+_CMD_HINT = 'End with an exec-form CMD ["..."].'
+
+
+def _dockerfile_hints(problems: list[str], lines: list[str], port: int | None) -> list[str]:
+    """What to do about each kind of problem found, once each."""
+    hints = []
+    if any("BASE_IMAGE" in problem for problem in problems):
+        hints.append(_BASE_IMAGE_HINT)
+    if any("EXPOSEd" in problem for problem in problems):
+        served = sorted(
+            {m for line in lines for m in re.findall(r"\b(?:EXPOSE|PORT=)\s*(\d+)", line)}
+        )
+        elsewhere = f" ({', '.join(served)} now)" if served else ""
+        hints.append(
+            f"Make openenv.yaml and the Dockerfile agree on the port: 'ENV PORT={port}' and "
+            f"'EXPOSE {port}' in the Dockerfile, or set 'port:' in openenv.yaml to the port "
+            f"the Dockerfile serves{elsewhere}."
+        )
+    if any("CMD" in problem for problem in problems):
+        hints.append(_CMD_HINT)
+    return hints
 
 
 def _dockerfile_problems(lines: list[str], port: int | None) -> list[str]:

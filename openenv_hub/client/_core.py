@@ -6,6 +6,7 @@ tracks whether an episode was lost with a connection."""
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -24,7 +25,7 @@ from openenv_hub.errors import (
 from openenv_hub.protocol.codes import CLOSE_MESSAGE_TOO_BIG
 from openenv_hub.protocol.connection import REPLY_TYPES, ClientConnection
 from openenv_hub.protocol.replies import reply_data
-from openenv_hub.protocol.urls import is_loopback
+from openenv_hub.protocol.urls import is_loopback, web_ui_path_hint
 from openenv_hub.shown_urls import hide_credentials, shown
 from openenv_hub.types import Action, State, StepResult
 
@@ -49,7 +50,11 @@ def connect_error(url: str, exc: Exception) -> ConnectError:
     if isinstance(exc, InvalidStatus):
         status = exc.response.status_code
         body = (exc.response.body or b"").decode(errors="replace").strip()[:1000]
-        said = f": {body}" if body else ""
+        explained = _explanation(body)
+        said = f": {explained}" if explained else ""
+        hint = web_ui_path_hint(url)
+        if hint:
+            said = f"{said.rstrip('.')}. {hint}"
         return ConnectError(
             f"Failed to connect to {shown(url)}: the server answered HTTP {status}{said}",
             url=url,
@@ -58,6 +63,20 @@ def connect_error(url: str, exc: Exception) -> ConnectError:
         )
     said = hide_credentials(str(exc), url)
     return ConnectError(f"Failed to connect to {shown(url)}: {said}", url=url)
+
+
+def _explanation(body: str) -> str:
+    """What a refusal's body says: the message of a JSON error body (``{"error": ...}``,
+    ``{"detail": ...}``, ``{"message": ...}``), else the body as it is."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body
+    if isinstance(data, dict):
+        for key in ("error", "detail", "message"):
+            if isinstance(data.get(key), str) and data[key].strip():
+                return str(data[key]).strip()
+    return body
 
 
 def provider_headers(provider: object, url: str | None = None) -> dict[str, str]:

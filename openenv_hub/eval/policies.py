@@ -52,15 +52,17 @@ class Completion:
 Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]], int], Awaitable[Completion]]
 
 
-def assistant_message(reply: Any) -> dict[str, Any]:
+def assistant_message(reply: Any, history: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """A policy's answer as an OpenAI assistant message: every tool call with an ``id`` and
-    its ``arguments`` as JSON text."""
+    its ``arguments`` as JSON text. A call without an id gets ``call_N``, numbered after the
+    tool calls of ``history`` (the conversation so far), so ids are unique in a rollout."""
     if isinstance(reply, str):
         return {"role": "assistant", "content": reply}
     if not isinstance(reply, dict):
         raise ConfigurationError(f"A policy answered {reply!r}; expected a message dict or text.")
     calls = []
-    for index, call in enumerate(reply.get("tool_calls") or []):
+    earlier = sum(len(m.get("tool_calls") or []) for m in history or [] if isinstance(m, dict))
+    for index, call in enumerate(reply.get("tool_calls") or [], start=earlier):
         function = call.get("function", call)
         arguments = function.get("arguments") or {}
         if not isinstance(arguments, str):
@@ -125,7 +127,7 @@ class FunctionPolicy:
             reply = await loop.run_in_executor(self._threads, self.function, messages, tools, seed)
             if inspect.isawaitable(reply):
                 reply = await reply
-        return Completion(assistant_message(reply))
+        return Completion(assistant_message(reply, messages))
 
     async def aclose(self) -> None:
         self._threads.shutdown(wait=False, cancel_futures=True)

@@ -17,7 +17,7 @@ from openenv_hub.errors import HubPermissionError
 from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import hub_call
 
-__all__ = ["Account", "account", "check_write_access", "whoami"]
+__all__ = ["Account", "account", "check_write_access", "read_only_token", "whoami"]
 
 _READ_ONLY_ORG_ROLES = {"read"}
 
@@ -72,13 +72,31 @@ def check_write_access(user: dict[str, Any], repo_id: str, *, endpoint: str) -> 
     problem = _write_problem(user, namespace)
     if problem is None:
         return
+    if read_only_token(user):
+        hint = (
+            f"Use a write token (one with write access to '{namespace}'): a read-only token "
+            "can write to no repo, under any name. Create one with the 'write' role "
+            "(https://huggingface.co/settings/tokens), then log in with it (hf auth login) or "
+            "set HF_TOKEN."
+        )
+    else:
+        hint = (
+            f"Use a token with write access to '{namespace}' "
+            "(https://huggingface.co/settings/tokens), or publish under your own namespace with "
+            f"--repo-id {user.get('name') or 'YOUR_NAME'}/{repo_id.split('/')[-1]}."
+        )
     raise HubPermissionError(
         f"The token cannot write to '{namespace}' on {endpoint}: {problem}. Nothing was sent.",
         repo_id=repo_id,
-        hint=f"Use a token with write access to '{namespace}' "
-        "(https://huggingface.co/settings/tokens), or publish under your own namespace with "
-        f"--repo-id {user.get('name') or 'YOUR_NAME'}/{repo_id.split('/')[-1]}.",
+        hint=hint,
     )
+
+
+def read_only_token(user: dict[str, Any]) -> bool:
+    """Whether ``user`` (``whoami``'s answer) holds a read-only token: one that may write
+    nowhere, so no other repo name would help."""
+    token = (user.get("auth") or {}).get("accessToken") or {}
+    return token.get("role") == "read"
 
 
 def _write_problem(user: dict[str, Any], namespace: str) -> str | None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import HubPermissionError, InvalidVersionError, VersionExistsError
-from openenv_hub.hub._access import check_write_access, whoami
+from openenv_hub.hub._access import check_write_access, read_only_token, whoami
 from openenv_hub.hub._bundle import Bundle, stage_bundle
 from openenv_hub.hub._client import HubContext, parse_repo_id
 from openenv_hub.hub._diff import RemoteSpace, diff_files
@@ -184,7 +184,8 @@ def _check_access(user: dict[str, Any], target: PushTarget, endpoint: str) -> No
     try:
         check_write_access(user, target.repo_id, endpoint=endpoint)
     except HubPermissionError as exc:
-        if target.link is None or target.link.remembered != target.repo_id:
+        remembered_space = target.link is not None and target.link.remembered == target.repo_id
+        if not remembered_space or read_only_token(user):  # no other name helps a read token
             raise
         name = target.repo_id.split("/")[1]
         raise HubPermissionError(

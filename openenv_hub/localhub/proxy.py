@@ -23,9 +23,9 @@ or in ``Forwarded``. At the path, ``X-Forwarded-Prefix`` tells the app where it 
 
 HTTP requests are forwarded with their method, query, headers and body (streamed), and the
 answer is streamed back; WebSocket connections are relayed frame by frame both ways, close codes
-included (:mod:`openenv_hub.localhub.forwarding`). A Space with no running app answers 503
-(HTTP) or closes with 1013 (WebSocket), saying why: the runtime is off, or the Space is not
-running.
+included (:mod:`openenv_hub.localhub.forwarding`). A Space with no running app answers 503,
+saying why (the runtime is off, or the Space is not running), to a WebSocket handshake too
+(where the server cannot answer a handshake over HTTP, it closes with 1013).
 
 Layer: runtimes.
 """
@@ -237,16 +237,17 @@ async def _answer(
 async def _refuse_websocket(
     error: HubError | RedirectResponse, scope: Scope, receive: Receive, send: Send
 ) -> None:
-    """Refuse a handshake: an app that is not running closes with 1013 ("try again later");
-    anything else answers the error's status where the server can send one (else 1008)."""
+    """Refuse a handshake with the error's status and explanation, as HTTP answers it, where
+    the server can send an HTTP answer; else an app that is not running closes with 1013 ("try
+    again later") and anything else with 1008."""
     await receive()  # websocket.connect
-    if isinstance(error, HubError) and error.status == 503:
-        await send({"type": "websocket.close", "code": CLOSE_TRY_AGAIN_LATER})
-    elif "websocket.http.response" in scope.get("extensions", {}):
+    if "websocket.http.response" in scope.get("extensions", {}):
         response = error_response(error) if isinstance(error, HubError) else error
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.items()]
         start = {"type": "websocket.http.response.start", "status": response.status_code}
         await send({**start, "headers": headers})
         await send({"type": "websocket.http.response.body", "body": response.body})
+    elif isinstance(error, HubError) and error.status == 503:
+        await send({"type": "websocket.close", "code": CLOSE_TRY_AGAIN_LATER})
     else:
         await send({"type": "websocket.close", "code": CLOSE_POLICY_VIOLATION})

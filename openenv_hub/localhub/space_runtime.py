@@ -35,18 +35,33 @@ from typing import TYPE_CHECKING, Any, Literal
 from .clock import iso_time
 from .redaction import redact_mapping
 from .space_images import BuildFailed, build_space_image
-from .storage import RepoKey, RepoStore
+from .storage import RepoKey, RepoMeta, RepoStore
 
 if TYPE_CHECKING:
     from openenv_hub.runtimes import Provider
 
 logger = logging.getLogger("openenv_hub.localhub")
 
-__all__ = ["LogLine", "SpaceRuntime", "engine_problem"]
+__all__ = ["STOPPED", "LogLine", "SpaceRuntime", "engine_problem", "without_runtime"]
 
 INTERMEDIATE = ("BUILDING", "APP_STARTING", "RUNNING_BUILDING", "RUNNING_APP_STARTING")
 STOPPED = "STOPPED"
-"""The stage of a Space that this LocalHub cannot run (no engine): not the Space's fault."""
+"""The stage of a Space that this LocalHub does not run (its runtime is off, or no engine
+answers): not the Space's fault. The Hub reports STOPPED for a Space with no hardware running
+that is not paused by its owner; ``errorMessage`` says why and what to do."""
+
+
+def without_runtime(meta: RepoMeta, key: RepoKey) -> None:
+    """Mark a new Space (not a static one) of a LocalHub whose Space runtime is off
+    (``--no-spaces``, ``run_spaces=False``): ``STOPPED``, saying why, until a test scripts its stage or gives the
+    URL of an app started for it (``LocalHub.set_space_runtime``)."""
+    meta.stage = STOPPED
+    meta.error_message = (
+        f"LocalHub does not run Space apps ({key.repo_id}): its Space runtime is off "
+        "(--no-spaces, or run_spaces=False). Start LocalHub without --no-spaces where a Docker "
+        "engine answers, or serve the app yourself and give LocalHub its URL: "
+        "LocalHub.set_space_runtime(repo_id, host=URL)."
+    )
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.shown_urls import shown
 
-__all__ = ["http_url", "is_loopback", "ws_url"]
+__all__ = ["http_url", "is_loopback", "web_ui_path_hint", "ws_url"]
 
 
 def ws_url(base_url: str, path: str = "/ws") -> str:
@@ -55,6 +55,28 @@ def http_url(base_url: str) -> str:
     """The HTTP base URL for a server given as http(s)://, ws(s):// or host:port."""
     url = ws_url(base_url).removesuffix("/ws")
     return "http" + url[2:] if url.startswith("ws") else url
+
+
+def web_ui_path_hint(url: str) -> str:
+    """What to say when ``url`` (a base URL, or its ``/ws`` or ``/mcp``) names the web UI's
+    path, ``.../web``, where the environment's API is wanted; ``""`` for any other URL.
+
+    Example:
+        >>> web_ui_path_hint("http://127.0.0.1:8000/web")
+        'Drop /web from the URL: the environment is at http://127.0.0.1:8000 (/web is its web UI).'
+    """
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return ""
+    path = parts.path.rstrip("/")
+    for socket in ("/ws", "/mcp"):
+        path = path.removesuffix(socket)
+    if not path.endswith("/web"):
+        return ""
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme.lower(), parts.scheme or "http")
+    base = shown(f"{scheme}://{parts.netloc}{path.removesuffix('/web')}")
+    return f"Drop /web from the URL: the environment is at {base} (/web is its web UI)."
 
 
 def is_loopback(url: str) -> bool:

@@ -23,6 +23,7 @@ from openenv_hub.server import settings
 from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
 from openenv_hub.server.episodes import build_episodes_router
 from openenv_hub.server.http import build_router
+from openenv_hub.server.index import add_index
 from openenv_hub.server.limits import RequestBodyLimit
 from openenv_hub.server.log_redaction import redact_session_keys_in_logs
 from openenv_hub.server.proxies import add_trusted_proxies
@@ -188,7 +189,9 @@ def create_app(
     app.include_router(build_episodes_router(pool))
     _add_sockets(app, pool)
     _install_error_handlers(app)
-    if web if web is not None else web_enabled_by_env():
+    web_on = web if web is not None else web_enabled_by_env()
+    add_index(app, name=env_name or pool.factory_name, web=web_on)
+    if web_on:
         registered_web_ui()(
             app,
             pool,

@@ -16,7 +16,10 @@ Each report goes to three places:
   display at a terminal and prints plain lines otherwise);
 - when no listener is installed and stderr is a terminal, a one-line status on stderr, the way
   huggingface_hub shows its progress bars, and off when they are
-  (``HF_HUB_DISABLE_PROGRESS_BARS=1``, or ``OPENENV_DISABLE_PROGRESS=1``).
+  (``HF_HUB_DISABLE_PROGRESS_BARS=1``, or ``OPENENV_DISABLE_PROGRESS=1``);
+- when no listener is installed and stderr is not a terminal (a script's log, a notebook, CI),
+  one line on stderr once a wait has lasted :data:`NOTICE_AFTER_S` seconds, and one when it
+  ends, so that a long silence is explained (off as the status line is).
 
 Reports are cheap: call :meth:`Progress.update` from a polling loop as often as it polls; the
 status line is redrawn at most a few times a second. A wait that is usually short (a server
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "DISABLE_ENV",
+    "NOTICE_AFTER_S",
     "SHORT_WAIT_S",
     "Progress",
     "ProgressEvent",
@@ -49,6 +53,8 @@ __all__ = [
 DISABLE_ENV = "OPENENV_DISABLE_PROGRESS"
 #: ``show_after_s`` of waits that are often short (a server answering ``/health``).
 SHORT_WAIT_S = 1.0
+#: Outside a terminal, a wait that has lasted this long is told on stderr (see the module).
+NOTICE_AFTER_S = 5.0
 logger = logging.getLogger("openenv_hub.support.progress")
 
 _listeners: list[Callable[[ProgressEvent], None]] = []
@@ -93,6 +99,7 @@ class Progress:
         self._show_after_s = show_after_s
         self._shown = show_after_s <= 0
         self._terminal = _StatusLine()
+        self._notice = _LongWaitNotice(self, max(NOTICE_AFTER_S, show_after_s))
         self._emit(logging.INFO)
 
     @property
@@ -125,11 +132,20 @@ class Progress:
         self._finished = True
         self._stage = stage
         self._emit(logging.WARNING if failed else logging.INFO, finished=True, failed=failed)
+        self._notice.finish(self.event())
 
-    def _emit(self, level: int | None, *, finished: bool = False, failed: bool = False) -> None:
-        event = ProgressEvent(
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def event(self, *, finished: bool = False, failed: bool = False) -> ProgressEvent:
+        """Where the wait is now."""
+        return ProgressEvent(
             self.task, self._stage, self.elapsed_s, self._line, finished=finished, failed=failed
         )
+
+    def _emit(self, level: int | None, *, finished: bool = False, failed: bool = False) -> None:
+        event = self.event(finished=finished, failed=failed)
         if level is not None and logger.isEnabledFor(level):
             message = f"{event.task}: {event.stage} ({event.elapsed_s:.1f} s)"
             if level == logging.DEBUG:
@@ -185,6 +201,48 @@ class _StatusLine:
         sys.stderr.write("\r" + text.ljust(self.width) + ("\n" if event.finished else ""))
         sys.stderr.flush()
         self.width = 0 if event.finished else len(text)
+
+
+class _LongWaitNotice:
+    """Outside a terminal, with no listener: a line on stderr once the wait has lasted
+    ``after_s`` (from a timer, since a wait may report nothing for a long time), and a line when
+    it ends if the first was written."""
+
+    def __init__(self, progress: Progress, after_s: float) -> None:
+        self.progress = progress
+        self.told = False
+        self.lock = threading.Lock()
+        stderr = sys.stderr
+        self.timer: threading.Timer | None = None
+        if stderr is not None and not stderr.isatty() and not _disabled():
+            self.timer = threading.Timer(after_s, self._tell)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _tell(self) -> None:
+        with _listeners_lock:
+            listened = bool(_listeners)
+        with self.lock:
+            if self.progress.finished or listened:
+                return
+            event = self.progress.event()
+            self.told = True
+            _write_line(f"{event.task}: {event.stage} ({event.elapsed_s:.0f} s so far)")
+
+    def finish(self, event: ProgressEvent) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        with self.lock:
+            if self.told:
+                _write_line(f"{event.task}: {event.stage} ({event.elapsed_s:.0f} s)")
+
+
+def _write_line(text: str) -> None:
+    try:
+        sys.stderr.write(text[:300] + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # stderr closed or gone: nobody to tell
 
 
 def _disabled() -> bool:

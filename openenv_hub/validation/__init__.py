@@ -70,6 +70,7 @@ def validate_url(
     from openenv_hub.validation.runtime import runtime_checks
 
     results = runtime_checks(url, timeout_s=timeout_s, total_timeout_s=total_timeout_s)
+    results = _hint_at_the_web_ui_path(url, results)
     if level != "quality":
         return results
     if not passed(results):
@@ -81,6 +82,23 @@ def validate_url(
 
     target = EnvTarget.load(manifest_dir) if manifest_dir is not None else None
     return results + _quality(url, target, on_scorecard=on_scorecard)
+
+
+def _hint_at_the_web_ui_path(url: str, results: list[CheckResult]) -> list[CheckResult]:
+    """Where ``url`` names the web UI (``.../web``) and checks failed, the first failure's hint
+    says to drop ``/web``: the API is at the server's root."""
+    from dataclasses import replace
+
+    from openenv_hub.protocol.urls import web_ui_path_hint
+
+    hint = web_ui_path_hint(url)
+    failed = [i for i, result in enumerate(results) if not result.ok]
+    if not hint or not failed:
+        return results
+    first = results[failed[0]]
+    results = list(results)
+    results[failed[0]] = replace(first, hint=f"{hint} {first.hint}".strip())
+    return results
 
 
 def validate_path(

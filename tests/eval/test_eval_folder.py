@@ -67,3 +67,32 @@ def test_model_and_policy_are_exclusive(cli: Any, echo_work: Path) -> None:
     assert result.code != 0 and "Choose one of --model" in result.text
     result = cli("eval", "http://127.0.0.1:9", "--model", "m")
     assert result.code != 0 and "--model needs --base-url" in result.text
+
+
+TWICE_POLICY = '''
+def twice(messages, tools, seed):
+    """Call the echo tool in two turns, two calls in the second, then answer in text."""
+    turns = sum(m["role"] == "assistant" for m in messages)
+    if turns == 2:
+        return "done"
+    call = {"name": "echo_message", "arguments": {"message": "hello"}}
+    return {"tool_calls": [call] * (turns + 1)}
+'''
+
+
+def test_tool_calls_of_a_rollout_have_unique_ids(cli: Any, echo_work: Path) -> None:
+    """A policy that gives its tool calls no ids gets one per call, unique in the rollout, and
+    each tool result answers its own call."""
+    (echo_work / "twice.py").write_text(TWICE_POLICY)
+    result = cli(
+        "eval", REPO / "envs" / "echo_env", "--policy", "twice:twice", "--tasks", "tasks",
+        "-k", 1, "-o", "out",
+    )  # fmt: skip
+    sys.modules.pop("twice", None)
+    assert result.code == 0, result.text
+    [row] = read_rows(echo_work / "out")
+    messages = json.loads(row["messages"])
+    calls = [call["id"] for m in messages for call in m.get("tool_calls") or []]
+    answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    assert len(calls) == 3 and len(set(calls)) == 3, calls
+    assert answered == calls

@@ -62,12 +62,6 @@ CASES = {
 }  # fmt: skip
 
 
-def test_install_line_names_the_extra() -> None:
-    assert doc_block(README, "examples-install").lines == ['pip install "openenv-hub[trl]"']
-    extras = (REPO / "pyproject.toml").read_text()
-    assert "\ntrl = [" in extras
-
-
 @pytest.mark.parametrize("example", CASES)
 def test_example_trains_on_the_environments_rewards(
     example: str, serve: Any, tmp_path: Path

@@ -103,7 +103,7 @@ def test_short_form_full_and_expand(listed: Listed) -> None:
 
     (full,) = api.list_spaces(filter=listed.tag, search=first, full=True)
     assert full.card_data is not None and full.card_data.get("tags") == [listed.tag]
-    assert full.runtime is not None and full.runtime.stage == "RUNNING"
+    assert full.runtime is not None and full.runtime.stage == "STOPPED"  # no runtime here
     assert full.last_modified is not None and full.siblings is not None
 
     (expanded,) = api.list_spaces(filter=listed.tag, search=first, expand=["runtime", "sha"])

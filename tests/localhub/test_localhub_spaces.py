@@ -13,7 +13,10 @@ from openenv_hub.testing.pytest_plugin import HubEnv, SpaceFactory
 def test_runtime_controls(hub_env: HubEnv, make_space: SpaceFactory) -> None:
     repo_id = make_space()
     api = hub_env.api("alice")
-    assert api.get_space_runtime(repo_id).stage == "RUNNING"
+    assert api.get_space_runtime(repo_id).stage == "STOPPED"  # this LocalHub runs no apps
+    assert api.pause_space(repo_id).stage == "PAUSED"
+    assert api.restart_space(repo_id).stage == "STOPPED"
+    hub_env.hub.set_space_runtime(repo_id, host="http://127.0.0.1:1")  # an app of its own
     assert api.pause_space(repo_id).stage == "PAUSED"
     assert api.restart_space(repo_id).stage == "RUNNING"
     runtime = api.request_space_hardware(repo_id, SpaceHardware.CPU_UPGRADE)

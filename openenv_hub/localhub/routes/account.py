@@ -28,7 +28,11 @@ def whoami(user: CurrentUser) -> dict[str, Any]:
         "email": f"{user.name}@users.noreply.localhub",
         "emailVerified": True,
         "isPro": False,
-        "orgs": [{"type": "org", "name": org, "fullname": org} for org in user.orgs],
+        # members may write to their organisations' repos (with a write token), as "write"
+        # members may on the Hub
+        "orgs": [
+            {"type": "org", "name": org, "fullname": org, "roleInOrg": "write"} for org in user.orgs
+        ],
         "auth": {
             "type": "access_token",
             "accessToken": {"displayName": f"localhub-{user.role}", "role": user.role},

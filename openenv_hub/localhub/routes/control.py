@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import HubError
 from ..payloads import runtime_json
+from ..space_runtime import STOPPED
 from ..storage import RepoKey, RepoStore
 from .deps import Context, repo_key, require_admin
 
@@ -36,7 +37,9 @@ class RuntimeUpdate(BaseModel):
         stage: New current stage, e.g. ``BUILDING``, ``RUNNING``, ``RUNTIME_ERROR``.
         then: Stages to move through afterwards, one per ``GET .../runtime``.
         hardware: Hardware flavour to report.
-        host: URL reported as ``space_info().host`` (e.g. a locally started app).
+        host: URL reported as ``space_info().host`` (e.g. a locally started app); a Space
+            that was ``STOPPED`` (no runtime) is ``RUNNING`` from then on, unless ``stage``
+            says otherwise.
         error_message: Reported as ``errorMessage``; cleared by an empty string.
     """
 
@@ -66,6 +69,8 @@ def update_runtime(store: RepoStore, key: RepoKey, update: RuntimeUpdate) -> dic
             meta.hardware = update.hardware
         if update.host is not None:
             meta.host = update.host or None
+            if meta.host and update.stage is None and meta.stage == STOPPED:
+                meta.stage, meta.error_message = "RUNNING", None  # its app runs at ``host``
         if update.error_message is not None:
             meta.error_message = update.error_message or None
     return runtime_json(meta)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from ..auth import User
 from ..errors import HubError
 from ..payloads import SPACE_SDKS, repo_info_json
+from ..space_runtime import without_runtime
 from ..storage import KeyValue, RepoKey, RepoMeta
 from .deps import (
     Context,
@@ -139,6 +140,8 @@ def create_repo(
         secrets=_entries(body.secrets),
         variables=_entries(body.variables),
     )
+    if key.type == "space" and body.sdk != "static" and context.spaces is None:
+        without_runtime(meta, key)
     try:
         context.store.create(key, meta, files=_initial_files(key, body.sdk), author=user.name)
     except FileExistsError:
@@ -195,6 +198,8 @@ def duplicate_repo(
         variables={**source.meta.variables, **_entries(body.variables)},
         duplicated_from=source.key.repo_id,
     )
+    if target.type == "space" and meta.sdk != "static" and context.spaces is None:
+        without_runtime(meta, target)
     try:
         context.store.duplicate(source.key, target, meta)
     except FileExistsError:

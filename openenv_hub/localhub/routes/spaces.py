@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from starlette.responses import StreamingResponse
 
 from ..payloads import runtime_json, secrets_json, variables_json
+from ..space_runtime import without_runtime
 from ..storage import KeyValue
 from .deps import Context, HubContext, OpenRepo, ReadableRepo, WritableRepo
 
@@ -113,11 +114,18 @@ def _set_stage(context: HubContext, repo: OpenRepo, stage: str) -> dict[str, Any
 
 @router.post(f"{SPACE}/restart")
 def restart(repo: WritableRepo, context: Context, factory: bool = False) -> dict[str, Any]:
-    """Restart: the app starts again (rebuilt with ``factory``); without a runtime, at once.
+    """Restart: the app starts again (rebuilt with ``factory``); without a runtime, at once
+    where an app was registered for it (``host``), else it stays ``STOPPED``, saying why.
 
     Where the runtime cannot run Spaces (no engine), the Space stays ``STOPPED``, saying why.
     """
     if context.spaces is None:
+        meta = context.store.read_meta(repo.require_space().key)
+        if meta.host is None and meta.sdk != "static":  # no app runs it
+            with context.store.edit_meta(repo.key) as meta:
+                meta.next_stages = []
+                without_runtime(meta, repo.key)
+            return runtime_json(meta)
         return _set_stage(context, repo, "RUNNING")
     if factory:
         context.spaces.forget(repo.key)
