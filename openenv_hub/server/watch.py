@@ -6,6 +6,12 @@ The observer only appends to bounded buffers on the event loop, after each call,
 watching never changes a session and adds no wait to its steps; a viewer reads the buffers in
 its own time, so a slow one holds nothing back and makes nothing grow.
 
+For forks, the watch keeps each session's current and previous episode
+(:class:`WatchedEpisode`): every step's action and the id of the snapshot the server kept after
+it (where the environment takes snapshots, the watch asks for them, as the trajectory recorder
+does), up to :data:`MAX_EPISODE_STEPS` steps; the replies themselves only for the reset and the
+latest :data:`MAX_WATCHED_STEPS` steps.
+
 Who may watch (:func:`watch_rule`) is one rule for everything that shows one client's sessions
 to another: the Sessions view and its stream, forking a watched session, the episodes a server
 recorded (the Replay tab's list, ``GET /episodes``). It is on only where the server is local to
@@ -46,6 +52,7 @@ __all__ = [
     "WATCH_SETTING",
     "SessionWatch",
     "WatchRule",
+    "WatchedEpisode",
     "WatchedSession",
     "WatchedStep",
     "is_loopback_host",
@@ -55,7 +62,8 @@ __all__ = [
     "watching_refused_message",
 ]
 
-MAX_WATCHED_STEPS = 200  # the latest steps kept per session
+MAX_WATCHED_STEPS = 200  # the latest steps kept per session, with their replies
+MAX_EPISODE_STEPS = 50_000  # the steps of an episode kept for a fork (action and snapshot id)
 MAX_ENDED_SESSIONS = 20  # ended sessions kept, so a viewer sees how they ended
 
 
@@ -67,10 +75,55 @@ class WatchedStep:
     episode: int
     step: int
     action: dict[str, Any]
-    payload: dict[str, Any]
+    payload: dict[str, Any] | None
+    """The reply; None once the step is no longer among the latest (a reset's is kept)."""
     at: float
+    snapshot: str | None = None
+    """The id of the snapshot the server kept after the call (None: it kept none)."""
     row: str | None = field(default=None, compare=False)
     """The step as viewers are sent it (JSON), made once by the first viewer that sends it."""
+    done: bool = False
+    """Whether the call's reply ended the episode."""
+
+
+@dataclass
+class WatchedEpisode:
+    """One episode of a watched session as a fork needs it: its calls in order, from its reset
+    (or, for an episode a restored snapshot began, from the step it was restored at).
+
+    Attributes:
+        number: The episode's number in the session (1, 2, ...).
+        entries: The calls, the first at step :attr:`first_step`; at most
+            :data:`MAX_EPISODE_STEPS` (:attr:`complete` is False past them).
+        restored: Whether the episode began from a restored snapshot, not a reset.
+        complete: False once the episode went past :data:`MAX_EPISODE_STEPS` steps.
+        replay_refusal: Why the environment said, at the reset, that the episode would not
+            replay exactly (no seed, say); None where it would, or did not say.
+    """
+
+    number: int
+    entries: list[WatchedStep]
+    restored: bool = False
+    complete: bool = True
+    replay_refusal: str | None = None
+
+    @property
+    def first_step(self) -> int:
+        return self.entries[0].step
+
+    @property
+    def last_step(self) -> int:
+        return self.entries[-1].step
+
+    @property
+    def done(self) -> bool:
+        """Whether the last step kept ended the episode."""
+        return self.entries[-1].done
+
+    def at(self, step: int) -> WatchedStep | None:
+        """The call at ``step``, if kept."""
+        index = step - self.first_step
+        return self.entries[index] if 0 <= index < len(self.entries) else None
 
 
 @dataclass
@@ -86,13 +139,41 @@ class WatchedSession:
     ended: bool = False
     recent: deque[WatchedStep] = field(default_factory=lambda: deque(maxlen=MAX_WATCHED_STEPS))
     viewers: set[asyncio.Event] = field(default_factory=set, repr=False)
+    current: WatchedEpisode | None = None
+    """The episode under way (or the last one, once the session ended)."""
+    previous: WatchedEpisode | None = None
+    """The episode before :attr:`current`."""
 
-    def add(self, action: dict[str, Any], payload: dict[str, Any]) -> None:
+    def add(
+        self, action: dict[str, Any], payload: dict[str, Any], snapshot: str | None = None
+    ) -> WatchedStep:
         self.calls += 1
         self.last_activity = time.time()
-        entry = WatchedStep(self.calls, self.episodes, self.steps, action, payload, time.time())
+        entry = WatchedStep(
+            self.calls, self.episodes, self.steps, action, payload, time.time(), snapshot,
+            done=bool(payload.get("done")),
+        )  # fmt: skip
+        if len(self.recent) == self.recent.maxlen and self.recent[0].step != 0:
+            self.recent[0].payload = self.recent[0].row = None  # kept by its episode: lighter
         self.recent.append(entry)
         self.tell_viewers()
+        return entry
+
+    def begin(self, entry: WatchedStep, *, restored: bool = False) -> None:
+        """``entry`` (a reset, or a restore) begins an episode."""
+        if self.current is not None:
+            self.previous = self.current
+        self.current = WatchedEpisode(self.episodes, [entry], restored=restored)
+
+    def extend(self, entry: WatchedStep) -> None:
+        """``entry`` is a step of the current episode."""
+        episode = self.current
+        if episode is None:
+            return
+        if len(episode.entries) < MAX_EPISODE_STEPS:
+            episode.entries.append(entry)
+        else:
+            episode.complete = False
 
     def follow(self, news: asyncio.Event) -> None:
         """Set ``news`` after each call of the session and at its end, for a viewer (which
@@ -116,6 +197,8 @@ class WatchedSession:
 class SessionWatch:
     """A session observer keeping each open session's :class:`WatchedSession`."""
 
+    wants_snapshots = True  # the ids of the snapshots kept after each call, for exact forks
+
     def __init__(self) -> None:
         self.sessions: dict[str, WatchedSession] = {}
 
@@ -133,11 +216,18 @@ class SessionWatch:
         *,
         started_at: float,
         duration_s: float,
+        snapshot: str | None = None,
+        replay: Any = None,
     ) -> None:
+        """A reset; ``replay``: what the environment said of replaying the episode (its
+        ``replay_refusal``, where it gives one)."""
         watched = self._session(session_id)
         watched.episodes += 1
         watched.steps, watched.return_so_far = 0, 0.0
-        watched.add(params, payload)
+        watched.begin(watched.add(params, payload, snapshot))
+        if watched.current is not None:
+            refusal = getattr(replay, "replay_refusal", None)
+            watched.current.replay_refusal = str(refusal) if refusal else None
 
     def on_step(
         self,
@@ -147,13 +237,23 @@ class SessionWatch:
         *,
         started_at: float,
         duration_s: float,
+        snapshot: str | None = None,
+        replay: Any = None,
     ) -> None:
         watched = self._session(session_id)
         watched.steps += 1
         reward = payload.get("reward")
         if isinstance(reward, (int, float)):
             watched.return_so_far += float(reward)
-        watched.add(action, payload)
+        watched.extend(watched.add(action, payload, snapshot))
+
+    def on_restore(self, session_id: str, step: int, payload: dict[str, Any]) -> None:
+        """The session was brought to a snapshot of step ``step``: a new episode from there
+        (its return so far counts from there too)."""
+        watched = self._session(session_id)
+        watched.episodes += 1
+        watched.steps, watched.return_so_far = step, 0.0
+        watched.begin(watched.add({"restored_step": step}, payload), restored=True)
 
     def on_close(self, session_id: str) -> None:
         watched = self.sessions.get(session_id)

@@ -47,6 +47,8 @@ class StepRecord:
         snapshot: The id of the snapshot the recording server kept of the environment after
             this step, for an exact fork (None when it kept none; see
             :mod:`openenv_hub.server.snapshots`). Only that server, while it runs, knows it.
+        forked_from: For an episode that begins as a replay of another (a fork made in the web
+            UI), what it forks (``"episode 3 at step 5"``); None for an original episode.
     """
 
     env_name: str
@@ -66,6 +68,7 @@ class StepRecord:
     policy: str | None
     source: str
     snapshot: str | None = None
+    forked_from: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,6 +98,7 @@ class EpisodeBuffer:
         episode: The episode's number in the recording.
         policy: The policy's name.
         source: ``"client"`` or ``"server"``.
+        forked_from: What the episode replays, for a fork (see :class:`StepRecord`).
     """
 
     env_name: str
@@ -102,6 +106,7 @@ class EpisodeBuffer:
     episode: int
     policy: str | None = None
     source: str = "client"
+    forked_from: str | None = None
     episode_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     records: list[StepRecord] = field(default_factory=list)
 
@@ -137,6 +142,7 @@ class EpisodeBuffer:
             policy=self.policy,
             source=self.source,
             snapshot=snapshot,
+            forked_from=self.forked_from,
         )
         self.records.append(record)
         if record.done:
