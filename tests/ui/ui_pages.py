@@ -120,6 +120,7 @@ def watch_session(page: Page, display_id: str) -> None:
 def fork_watched(page: Page, step: int, episode: str = "Current episode") -> None:
     """Fork the watched session's ``episode`` at ``step`` into the Playground."""
     page.get_by_role("tab", name="Sessions").click()  # a fork shows the Playground
-    page.get_by_label(episode, exact=True).check()
+    if episode != "Current episode":  # the one chosen at first
+        page.get_by_label(episode, exact=True).check()
     field(page, "Fork at step").fill(str(step))
     click(page, "watch-fork")
