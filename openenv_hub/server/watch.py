@@ -120,6 +120,11 @@ class WatchedEpisode:
         """Whether the last step kept ended the episode."""
         return self.entries[-1].done
 
+    def summary(self, *, live: bool) -> str:
+        """``episode 3 (steps 0 to 57, done)``; ``live``: the session still plays it."""
+        ending = "done" if self.done else ("under way" if live else "not finished")
+        return f"episode {self.number} (steps {self.first_step} to {self.last_step}, {ending})"
+
     def at(self, step: int) -> WatchedStep | None:
         """The call at ``step``, if kept."""
         index = step - self.first_step

@@ -18,7 +18,7 @@ from openenv_hub.errors import EpisodeRecordError
 from openenv_hub.server.watch import MAX_EPISODE_STEPS, WatchedEpisode, WatchedSession
 from openenv_hub.ui.replay import Fork
 
-__all__ = ["CURRENT", "EPISODE_CHOICES", "PREVIOUS", "episode_line", "watched_fork"]
+__all__ = ["CURRENT", "EPISODE_CHOICES", "PREVIOUS", "watched_fork"]
 
 CURRENT = "Current episode"
 PREVIOUS = "Previous episode"
@@ -31,12 +31,6 @@ def _chosen(
     if which == PREVIOUS:
         return watched.previous, watched.current
     return watched.current, watched.previous
-
-
-def episode_line(episode: WatchedEpisode, *, live: bool) -> str:
-    """``episode 3 (steps 0 to 57, done)``."""
-    ending = "done" if episode.done else ("under way" if live else "not finished")
-    return f"episode {episode.number} (steps {episode.first_step} to {episode.last_step}, {ending})"
 
 
 def watched_fork(watched: WatchedSession, which: str, step: int) -> Fork:
@@ -82,14 +76,14 @@ def _not_in(
     step: int,
 ) -> str:
     live = not watched.ended and episode is watched.current
-    message = f"Step {step} is not in the {which.lower()}, {episode_line(episode, live=live)}."
+    message = f"Step {step} is not in the {which.lower()}, {episode.summary(live=live)}."
     if not episode.complete and step > episode.last_step:
         message += f" The watch keeps the first {MAX_EPISODE_STEPS:,} steps of an episode."
     if other is not None and other.at(step) is not None:
         other_name = PREVIOUS if which == CURRENT else CURRENT
         other_live = not watched.ended and other is watched.current
         message += (
-            f" The {other_name.lower()}, {episode_line(other, live=other_live)}, has it: "
+            f" The {other_name.lower()}, {other.summary(live=other_live)}, has it: "
             f'choose "{other_name}".'
         )
     return message

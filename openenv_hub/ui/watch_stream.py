@@ -262,6 +262,8 @@ class _Feed:
         state = "ended" if watched.ended else "live"
         text = (f" · {state} · episode {watched.episodes} · {watched.steps} steps · "
                 f"return so far {watched.return_so_far:g}")  # fmt: skip
+        if watched.previous is not None:
+            text += f" · previous {watched.previous.summary(live=False)}"
         head = {"session": watched.session_id, "text": text, "replace": replace,
                 "shown": SHOWN_STEPS, **_observation(watched)}  # fmt: skip
         rows = ",".join(step_row(entry) for entry in entries)

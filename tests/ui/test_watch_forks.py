@@ -159,6 +159,8 @@ def test_a_session_that_reset_right_after_its_end_offers_its_previous_episode(
         env.reset()  # straight after the end, as a training loop does
         page = pages.open_sessions(new_page(), served.web_url)
         watch_until(page, client_session(served), "episode 2 · 0 steps")
+        status = page.locator("#watch-status")
+        expect(status).to_contain_text("previous episode 1 (steps 0 to 2, done)")
         pages.fork_watched(page, 1)
         expect(page.locator("#watch-fork-status")).to_contain_text(
             "Step 1 is not in the current episode, episode 2 (steps 0 to 0, under way). The "
