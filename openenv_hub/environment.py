@@ -130,6 +130,28 @@ class Environment(abc.ABC, Generic[ActT, ObsT, StateT]):
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement restore()")
 
+    def state_digest(self) -> str | None:
+        """A short hash of the episode's whole internal state, or None (the default: none).
+
+        Optional: a server that records episodes stores it with every step, and a fork by
+        replay compares it step by step, so a replay whose observations match while hidden
+        state (a random generator, a counter) went another way is caught where it happens.
+        Hash what decides the episode's future, random generators included; two states that
+        play on alike must give the same digest (leave out ids and wall-clock times).
+        """
+        return None
+
+    def replay_refusal(self) -> str | None:
+        """Why the current episode would not replay exactly from its reset's arguments and its
+        actions, or None (the default) when it would.
+
+        A fork by replay is refused, by default, where this gave a reason when the episode
+        was recorded (e.g. ``"no seed was given at reset, and the opponent's moves are
+        random"``); a fork from a snapshot the server kept is not. Say so when the episode
+        draws random numbers that ``reset(seed=...)`` did not fix.
+        """
+        return None
+
     def close(self) -> None:
         """Release resources. Called once when the session ends."""
 

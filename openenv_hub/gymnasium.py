@@ -235,6 +235,15 @@ class GymnasiumEnvironment(Environment[Action, GymnasiumObservation, GymnasiumSt
         self._needs_reset = False
         return self._observation(observation, info, reward=None)
 
+    def replay_refusal(self) -> str | None:
+        """Gymnasium environments draw from ``np_random``, which only a seed fixes."""
+        if self._state.seed is None:
+            return (
+                f"no seed was given at reset, and {self.env_id} draws from its random "
+                "generator (np_random), which only reset(seed=...) fixes"
+            )
+        return None
+
     def step(
         self, action: Action, timeout_s: float | None = None, **kwargs: Any
     ) -> GymnasiumObservation:

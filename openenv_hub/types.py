@@ -22,6 +22,7 @@ __all__ = [
     "ListToolsAction",
     "ListToolsObservation",
     "Observation",
+    "ReplayFacts",
     "State",
     "StepResult",
     "Tool",
@@ -76,6 +77,16 @@ class StepResult(Generic[ObsT]):
     reward: float | None = None
     done: bool = False
     metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ReplayFacts:
+    """What an environment said of replaying its episode, after a reset or step: its
+    :meth:`~openenv_hub.environment.Environment.state_digest` and (after a reset)
+    :meth:`~openenv_hub.environment.Environment.replay_refusal`."""
+
+    state_digest: str | None = None
+    replay_refusal: str | None = None
 
 
 class EnvironmentMetadata(BaseModel):

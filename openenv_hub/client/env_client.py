@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from openenv_hub.client._launch import ClientLauncher
+    from openenv_hub.client.fork import ForkedResult
     from openenv_hub.client.sync_client import SyncEnvClient
     from openenv_hub.hub import EnvironmentDataset
     from openenv_hub.runtimes import Provider
@@ -301,12 +302,18 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
     async def state(self) -> StateT:
         return self._parse_state(await self._request("state"))
 
-    async def fork(self, episode: Sequence[Any], step: int) -> StepResult[ObsT]:
-        """Bring this session to a recorded ``episode``'s state at ``step`` by replay (see
-        :mod:`openenv_hub.client.fork`); raises ``ReplayMismatchError`` where it differs."""
+    async def fork(
+        self, episode: Sequence[Any], step: int, *, allow_inexact_replay: bool = False
+    ) -> ForkedResult[ObsT]:
+        """Bring this session to a recorded ``episode``'s state at ``step``: from the snapshot
+        the server kept there where it holds one, else by replay (see
+        :mod:`openenv_hub.client.fork`). The result's ``method`` says which (``"snapshot"`` or
+        ``"replay"``). Raises ``ReplayMismatchError`` where the replay differs (naming the
+        fields), and ``ReplayRefusedError`` before replaying an episode its environment said
+        would not replay exactly (no seed, say), unless ``allow_inexact_replay``."""
         from openenv_hub.client.fork import fork_episode
 
-        return await fork_episode(self, episode, step)
+        return await fork_episode(self, episode, step, allow_inexact_replay=allow_inexact_replay)
 
     def sync(self) -> SyncEnvClient[ActT, ObsT, StateT]:
         """A synchronous twin of this client, with the same options and parsing."""

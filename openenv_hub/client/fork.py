@@ -21,19 +21,75 @@ Layer: client.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from openenv_hub.client._core import Codec
-from openenv_hub.errors import EpisodeRecordError, ReplayMismatchError, ServerReplyError
+from openenv_hub.errors import (
+    EpisodeRecordError,
+    ReplayMismatchError,
+    ReplayRefusedError,
+    ServerReplyError,
+)
 from openenv_hub.protocol.connection import ClientConnection
 from openenv_hub.types import StepResult
 
-__all__ = ["RESTORE_METHOD", "ForkPlan", "fork_episode", "fork_episode_sync", "restored_payload"]
+__all__ = [
+    "REPLAY",
+    "REPLAY_FACTS_METHOD",
+    "RESTORE_METHOD",
+    "SNAPSHOT",
+    "ForkPlan",
+    "ForkedResult",
+    "fork_episode",
+    "fork_episode_sync",
+    "replay_facts",
+    "restored_payload",
+]
 
 #: The JSON-RPC method that brings a session to a snapshot the server kept.
 RESTORE_METHOD = "openenv/session/restore"
+#: The JSON-RPC method that tells a session's state digest and why it would not replay.
+REPLAY_FACTS_METHOD = "openenv/session/replay_facts"
+REPLAY_FACTS_CALL = {"jsonrpc": "2.0", "id": 1, "method": REPLAY_FACTS_METHOD, "params": {}}
+
+ObsT = TypeVar("ObsT")
+ForkMethod = Literal["snapshot", "replay"]
+#: A fork restored from the snapshot the server kept at the step.
+SNAPSHOT: ForkMethod = "snapshot"
+#: A fork made by replaying the recording (reset, then each action), every reply checked.
+REPLAY: ForkMethod = "replay"
+
+logger = logging.getLogger("openenv_hub.client")
+
+
+@dataclass
+class ForkedResult(StepResult[ObsT]):
+    """The result of the step a fork reached, and how the fork was made.
+
+    Attributes:
+        method: ``"snapshot"`` (restored from the snapshot the server kept at that step: an
+            exact copy) or ``"replay"`` (reset with the recorded parameters, then each action,
+            every observation checked against the recording).
+        step: The step forked at.
+        digests_checked: Steps whose state digest was also checked (replay only).
+    """
+
+    method: ForkMethod = REPLAY
+    step: int = 0
+    digests_checked: int = 0
+
+    @property
+    def how(self) -> str:
+        """How the fork was made, as a sentence's end: "from the server's snapshot" or
+        "by replay of 5 steps (state digests checked)"."""
+        if self.method == SNAPSHOT:
+            return "from the server's snapshot"
+        checked = " (state digests checked)" if self.digests_checked else ""
+        return f"by replay of {self.step} step{'s' if self.step != 1 else ''}{checked}"
+
 
 _Parse = Callable[[dict[str, Any]], StepResult[Any]]
 
@@ -73,6 +129,10 @@ class ForkPlan:
         payloads: The recorded replies of steps 0 to ``step`` (``observation``, ``reward``,
             ``done``).
         snapshot: The id of the snapshot the recording server kept at ``step``, if any.
+        replay_refusal: Why the environment said, when it recorded the episode, that it would
+            not replay exactly (None: it would, or it did not say).
+        digests: The environment's state digests recorded at steps 0 to ``step`` (None where
+            it gave none).
     """
 
     step: int
@@ -80,6 +140,13 @@ class ForkPlan:
     actions: list[dict[str, Any]]
     payloads: list[dict[str, Any]]
     snapshot: str | None = None
+    replay_refusal: str | None = None
+    digests: tuple[str | None, ...] = ()
+
+    @property
+    def replayable(self) -> bool:
+        """Whether a fork by replay is allowed without ``allow_inexact_replay``."""
+        return not self.replay_refusal
 
     @classmethod
     def of(cls, episode: Sequence[Any], step: int) -> ForkPlan:
@@ -105,19 +172,67 @@ class ForkPlan:
             actions=[_action(_loads(r["action"])) for r in chosen[1:]],
             payloads=[_payload(r) for r in chosen],
             snapshot=chosen[-1].get("snapshot") or None,
+            replay_refusal=chosen[0].get("replay_refusal") or None,
+            digests=tuple(r.get("state_digest") or None for r in chosen),
         )
 
     def check(self, parse: _Parse, step: int, got: StepResult[Any]) -> None:
         """Raise :class:`ReplayMismatchError` unless ``got`` is what was recorded at ``step``
         (the recording read by ``parse``, the client's own reading of a reply)."""
         expected = parse(self.payloads[step])
-        if _compared(expected) != _compared(got):
-            raise ReplayMismatchError(step, _shown(expected), _shown(got))
+        recorded, replayed = _compared(expected), _compared(got)
+        if recorded != replayed:
+            compared = (_named(recorded), _named(replayed))
+            raise ReplayMismatchError(step, _shown(expected), _shown(got), compared=compared)
+
+    def refuse_unless(self, allow_inexact_replay: bool) -> None:
+        """Raise :class:`ReplayRefusedError` where the recording says the episode would not
+        replay exactly, unless ``allow_inexact_replay``."""
+        if self.replay_refusal and not allow_inexact_replay:
+            raise ReplayRefusedError(self.replay_refusal, snapshot_named=bool(self.snapshot))
+
+    def after_reset(self, facts: dict[str, Any] | None, allow_inexact_replay: bool) -> bool:
+        """Check what the replaying server's environment said after the reset (``facts``, from
+        ``openenv/session/replay_facts``; None where it does not speak it): refuse where it
+        says the episode would not replay exactly (a recording that did not carry it), and
+        compare the reset's digest. Whether to ask again after each step (digests recorded)."""
+        if facts is None:
+            return False
+        refusal = facts.get("replay_refusal")
+        if refusal and not allow_inexact_replay:
+            raise ReplayRefusedError(str(refusal))
+        self.check_digest(0, facts)
+        return any(self.digests) and bool(facts.get("state_digest"))
+
+    def check_digest(self, step: int, facts: dict[str, Any] | None) -> None:
+        """Raise :class:`ReplayMismatchError` where the environment's state digest at ``step``
+        differs from the recorded one (nothing to compare where either is missing)."""
+        recorded = self.digests[step] if step < len(self.digests) else None
+        replayed = None if facts is None else facts.get("state_digest")
+        if recorded and replayed and recorded != replayed:
+            expected, got = {"state_digest": recorded}, {"state_digest": replayed}
+            raise ReplayMismatchError(step, expected, got)
+
+    def forked(self, result: StepResult[Any], method: ForkMethod) -> ForkedResult[Any]:
+        """``result`` as the fork's, saying how it was made (also logged)."""
+        forked = ForkedResult(
+            result.observation, result.reward, result.done, result.metadata,
+            method=method, step=self.step,
+            digests_checked=sum(1 for d in self.digests if d) if method == REPLAY else 0,
+        )  # fmt: skip
+        logger.info("Forked at step %d %s", self.step, forked.how)
+        return forked
 
     def restore_call(self) -> dict[str, Any]:
         """The ``mcp`` request that restores :attr:`snapshot`."""
         params = {"snapshot": self.snapshot}
         return {"jsonrpc": "2.0", "id": 1, "method": RESTORE_METHOD, "params": params}
+
+
+def replay_facts(reply: dict[str, Any]) -> dict[str, Any] | None:
+    """What ``openenv/session/replay_facts`` answered, or None (a server without it)."""
+    result = reply.get("result")
+    return result if isinstance(result, dict) and "state_digest" in result else None
 
 
 def restored_payload(reply: dict[str, Any]) -> dict[str, Any] | None:
@@ -126,9 +241,15 @@ def restored_payload(reply: dict[str, Any]) -> dict[str, Any] | None:
     return result if isinstance(result, dict) and "observation" in result else None
 
 
-async def fork_episode(client: _AsyncSession, episode: Sequence[Any], step: int) -> StepResult[Any]:
+async def fork_episode(
+    client: _AsyncSession,
+    episode: Sequence[Any],
+    step: int,
+    *,
+    allow_inexact_replay: bool = False,
+) -> ForkedResult[Any]:
     """Bring ``client``'s session to ``episode``'s state at ``step`` and return that step's
-    result; the session plays on from there."""
+    result, saying how it was made; the session plays on from there."""
     plan = ForkPlan.of(episode, step)
     if plan.snapshot:
         try:
@@ -139,18 +260,36 @@ async def fork_episode(client: _AsyncSession, episode: Sequence[Any], step: int)
             client._exchange.episode_restored()
             result = client._parse_result(payload)
             plan.check(client._parse_result, step, result)
-            return result
+            return plan.forked(result, SNAPSHOT)
+    plan.refuse_unless(allow_inexact_replay)
+
+    async def facts() -> dict[str, Any] | None:
+        try:
+            return replay_facts(await client._request("mcp", REPLAY_FACTS_CALL))
+        except ServerReplyError:
+            return None
+
     result = await client.reset(**plan.reset_params)
     plan.check(client._parse_result, 0, result)
+    asks = plan.after_reset(await facts(), allow_inexact_replay)
     for index, action in enumerate(plan.actions, start=1):
         result = await client.step(action)
         plan.check(client._parse_result, index, result)
-    return result
+        if asks:
+            plan.check_digest(index, await facts())
+    return plan.forked(result, REPLAY)
 
 
-def fork_episode_sync(client: _SyncSession, episode: Sequence[Any], step: int) -> StepResult[Any]:
+def fork_episode_sync(
+    client: _SyncSession,
+    episode: Sequence[Any],
+    step: int,
+    *,
+    allow_inexact_replay: bool = False,
+) -> ForkedResult[Any]:
     """:func:`fork_episode` for a synchronous client."""
     plan = ForkPlan.of(episode, step)
+    parse = client.codec._parse_result
     if plan.snapshot:
         try:
             payload = restored_payload(client._request("mcp", plan.restore_call()))
@@ -158,15 +297,26 @@ def fork_episode_sync(client: _SyncSession, episode: Sequence[Any], step: int) -
             payload = None
         if payload is not None:
             client._exchange.episode_restored()
-            result = client.codec._parse_result(payload)
-            plan.check(client.codec._parse_result, step, result)
-            return result
+            result = parse(payload)
+            plan.check(parse, step, result)
+            return plan.forked(result, SNAPSHOT)
+    plan.refuse_unless(allow_inexact_replay)
+
+    def facts() -> dict[str, Any] | None:
+        try:
+            return replay_facts(client._request("mcp", REPLAY_FACTS_CALL))
+        except ServerReplyError:
+            return None
+
     result = client.reset(**plan.reset_params)
-    plan.check(client.codec._parse_result, 0, result)
+    plan.check(parse, 0, result)
+    asks = plan.after_reset(facts(), allow_inexact_replay)
     for index, action in enumerate(plan.actions, start=1):
         result = client.step(action)
-        plan.check(client.codec._parse_result, index, result)
-    return result
+        plan.check(parse, index, result)
+        if asks:
+            plan.check_digest(index, facts())
+    return plan.forked(result, REPLAY)
 
 
 def _as_dict(record: Any) -> dict[str, Any]:
@@ -207,6 +357,11 @@ def _compared(result: StepResult[Any]) -> tuple[Any, Any, bool]:
         ignored = set(getattr(type(observation), "replay_ignores", ()))
         observation = observation.model_dump(mode="json", exclude=ignored)
     return observation, result.reward, result.done
+
+
+def _named(compared: tuple[Any, Any, bool]) -> dict[str, Any]:
+    observation, reward, done = compared
+    return {"observation": observation, "reward": reward, "done": done}
 
 
 def _shown(result: StepResult[Any]) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from openenv_hub.types import StepResult
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from openenv_hub.client.fork import ForkedResult
     from openenv_hub.hub import EnvironmentDataset
     from openenv_hub.runtimes import Provider
 
@@ -180,12 +181,18 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
     def state(self) -> StateT:
         return self.codec._parse_state(self._request("state"))
 
-    def fork(self, episode: Sequence[Any], step: int) -> StepResult[ObsT]:
-        """Bring this session to a recorded ``episode``'s state at ``step`` by replay (see
-        :mod:`openenv_hub.client.fork`); raises ``ReplayMismatchError`` where it differs."""
+    def fork(
+        self, episode: Sequence[Any], step: int, *, allow_inexact_replay: bool = False
+    ) -> ForkedResult[ObsT]:
+        """Bring this session to a recorded ``episode``'s state at ``step``: from the snapshot
+        the server kept there where it holds one, else by replay (see
+        :mod:`openenv_hub.client.fork`). The result's ``method`` says which (``"snapshot"`` or
+        ``"replay"``). Raises ``ReplayMismatchError`` where the replay differs (naming the
+        fields), and ``ReplayRefusedError`` before replaying an episode its environment said
+        would not replay exactly (no seed, say), unless ``allow_inexact_replay``."""
         from openenv_hub.client.fork import fork_episode_sync
 
-        return fork_episode_sync(self, episode, step)
+        return fork_episode_sync(self, episode, step, allow_inexact_replay=allow_inexact_replay)
 
 
 def _last_frame(ws: ClientConnection) -> str | bytes | None:

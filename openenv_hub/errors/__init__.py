@@ -9,13 +9,14 @@ OpenEnvError
 │   ├── EnvironmentValidationError       push refused: checks failed  (.results)
 │   ├── InvalidVersionError              a version that cannot be a git tag  (.version)
 │   ├── DestinationNotEmptyError         pull into a folder that has files  (.path)
-│   └── EpisodeRecordError               records that are not one replayable episode
+│   ├── EpisodeRecordError               records that are not one replayable episode
+│   └── ReplayRefusedError               a replay fork that could not be trusted  (.reason)
 ├── CommandError                         a known failure of a CLI command  (.hint)
 ├── DockerError                          no Docker engine, or a build or container failed  (.hint)
 ├── PackagingError                       a wheel of openenv-hub or a Space bundle could not be made
 ├── EnvironmentNotFoundError             no installed environment by that name  (.name, .suggestions)
 ├── RemoteCodeNotTrustedError            installing from the Hub was not confirmed  (.repo_id)
-├── ReplayMismatchError                a replayed episode differs from its recording  (.step)
+├── ReplayMismatchError                a replayed episode differs from its recording  (.step, .fields)
 ├── JudgeError                           an LLM judge could not grade  (.url, .hint)
 ├── UntrainableRolloutError              captured rollouts a trainer refused  (.rollouts)
 ├── HubError                             a Hugging Face Hub operation failed  (.repo_id, .hint)
@@ -104,7 +105,7 @@ from openenv_hub.errors._pool import (
     PoolError,
     SlotError,
 )
-from openenv_hub.errors._replay import EpisodeRecordError, ReplayMismatchError
+from openenv_hub.errors._replay import EpisodeRecordError, ReplayMismatchError, ReplayRefusedError
 from openenv_hub.errors._training import UntrainableRolloutError
 from openenv_hub.errors._transport import (
     ConnectError,
@@ -168,6 +169,7 @@ __all__ = [
     "PushIncompleteError",
     "RemoteCodeNotTrustedError",
     "ReplayMismatchError",
+    "ReplayRefusedError",
     "ResetRequiredError",
     "RevisionNotFoundError",
     "RevisionNotServedError",

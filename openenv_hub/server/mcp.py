@@ -2,7 +2,8 @@
 
 Methods: ``tools/list``, ``tools/call``, ``openenv/session/create``, ``openenv/session/close``,
 ``openenv/session/restore`` (bring the session to a snapshot the server kept, by its id: see
-:mod:`openenv_hub.server.snapshots`), plus ``initialize`` and ``ping`` so generic MCP clients
+:mod:`openenv_hub.server.snapshots`), ``openenv/session/replay_facts`` (the session's
+environment's state digest and why its episode would not replay, for a fork by replay), plus ``initialize`` and ``ping`` so generic MCP clients
 can handshake. Notifications (requests
 without an ``id``) are carried out and get no reply. Errors are answered with the JSON-RPC code
 their exception class declares; anything unexpected with -32603 and the request's id. A batch
@@ -255,15 +256,7 @@ async def _session_restore(pool: SessionPool, params: dict[str, Any], caller: _C
         raise _RpcError(
             JsonRpcCode.INVALID_PARAMS, "Invalid params - 'snapshot' (an id) is required"
         )
-    if caller.bound is not None:
-        session = caller.bound
-    elif params.get("session_id"):
-        session = pool.get(str(params["session_id"]))
-    else:
-        raise _RpcError(
-            JsonRpcCode.INVALID_PARAMS,
-            "Restoring needs a session: send it on /ws, or name one with 'session_id'",
-        )
+    session = _callers_session(pool, params, caller, "Restoring")
     payload = await pool.restore(session, snapshot_id)
     if payload is None:
         raise _RpcError(
@@ -273,6 +266,27 @@ async def _session_restore(pool: SessionPool, params: dict[str, Any], caller: _C
             f"{pool.snapshots.limit}). Fork by replay instead.",
         )
     return payload
+
+
+async def _session_replay_facts(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
+    """The caller's session's ``state_digest`` and ``replay_refusal`` (each None where the
+    environment gives none)."""
+    facts = await pool.replay_facts(_callers_session(pool, params, caller, "Replay facts"))
+    return {"state_digest": facts.state_digest, "replay_refusal": facts.replay_refusal}
+
+
+def _callers_session(
+    pool: SessionPool, params: dict[str, Any], caller: _Caller, what: str
+) -> Session:
+    """The socket's session, or the one ``session_id`` names."""
+    if caller.bound is not None:
+        return caller.bound
+    if params.get("session_id"):
+        return pool.get(str(params["session_id"]))
+    raise _RpcError(
+        JsonRpcCode.INVALID_PARAMS,
+        f"{what} needs a session: send it on /ws, or name one with 'session_id'",
+    )
 
 
 async def _initialize(pool: SessionPool, params: dict[str, Any], caller: _Caller) -> Any:
@@ -294,6 +308,7 @@ _METHODS: dict[str, Callable[[SessionPool, dict[str, Any], _Caller], Awaitable[A
     "openenv/session/create": _session_create,
     "openenv/session/close": _session_close,
     "openenv/session/restore": _session_restore,
+    "openenv/session/replay_facts": _session_replay_facts,
     "initialize": _initialize,
     "ping": _ping,
 }

@@ -3,7 +3,8 @@ server-side trajectory recorder is one). They run on the event loop, after the c
 be quick; an observer that raises is logged and ignored. An observer with a true
 ``wants_snapshots`` attribute is also given, as ``snapshot=``, the id of the snapshot the
 server kept after the call (None when the environment takes none; see
-:mod:`openenv_hub.server.snapshots`); ``on_restore`` is optional.
+:mod:`openenv_hub.server.snapshots`), and as ``replay=``, what the environment said of
+replaying the episode (a :class:`~openenv_hub.types.ReplayFacts`); ``on_restore`` is optional.
 
 Layer: server.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Protocol
+
+from openenv_hub.types import ReplayFacts
 
 __all__ = ["SessionObserver", "notify", "wants_snapshots"]
 
@@ -61,8 +64,10 @@ def notify(
     started_at: float | None = None,
     duration_s: float | None = None,
     snapshot: str | None = None,
+    replay: ReplayFacts | None = None,
 ) -> None:
-    """Call ``event`` on every observer that has it (``snapshot`` only for those that want it)."""
+    """Call ``event`` on every observer that has it (``snapshot`` and ``replay`` only for those
+    that want snapshots)."""
     timing: dict[str, Any] = {}
     if started_at is not None and duration_s is not None:
         timing = {"started_at": started_at, "duration_s": duration_s}
@@ -71,7 +76,7 @@ def notify(
         if method is None:
             continue
         wants = event in _TAKES_SNAPSHOTS and getattr(observer, "wants_snapshots", False)
-        extra = {"snapshot": snapshot} if wants else {}
+        extra = {"snapshot": snapshot, "replay": replay} if wants else {}
         try:
             method(session_id, *args, **timing, **extra)
         except Exception:

@@ -45,7 +45,9 @@ from openenv_hub.server.snapshots import (
     KeptSnapshot,
     SnapshotStore,
     can_snapshot,
+    read_replay_facts,
     restore_scorer,
+    says_replay_facts,
     scorer_progress,
 )
 from openenv_hub.tools import MCPEnvironment, ToolCallOutcome
@@ -55,6 +57,7 @@ from openenv_hub.types import (
     EnvironmentMetadata,
     ListToolsAction,
     Observation,
+    ReplayFacts,
     Tool,
 )
 
@@ -76,6 +79,7 @@ class SessionPool(CallbackSteps):
 
     _metadata: EnvironmentMetadata | None = None
     _snapshot_failed = False  # logged once
+    _facts_failed = False  # logged once
 
     async def _call(
         self,
@@ -173,12 +177,14 @@ class SessionPool(CallbackSteps):
         """Tell the observers of a reset or step, with the id of a snapshot taken after it when
         one of them wants it."""
         duration_s = time.perf_counter() - clock
-        snapshot = None
-        if wants_snapshots(self.observers) and can_snapshot(env):
-            snapshot = await self._keep_snapshot(session, env, payload)
+        snapshot = facts = None
+        if wants_snapshots(self.observers):
+            if can_snapshot(env):
+                snapshot = await self._keep_snapshot(session, env, payload)
+            facts = await self._replay_facts(session, env, after_reset=event == "on_reset")
         notify(
             self.observers, event, session.id, sent, payload,
-            started_at=started, duration_s=duration_s, snapshot=snapshot,
+            started_at=started, duration_s=duration_s, snapshot=snapshot, replay=facts,
         )  # fmt: skip
 
     async def _keep_snapshot(
@@ -195,6 +201,29 @@ class SessionPool(CallbackSteps):
         progress = scorer_progress(session.scorer)
         kept = KeptSnapshot(type(env), state, payload, session.step_count, progress)
         return self.snapshots.add(kept)
+
+    async def replay_facts(self, session: Session) -> ReplayFacts:
+        """What ``session``'s environment says of replaying its episode now: its state digest
+        and why its episode would not replay exactly (None: it would, or it does not say)."""
+        async with self.use(session) as env:
+            return await self._replay_facts(session, env, after_reset=True) or ReplayFacts()
+
+    async def _replay_facts(
+        self, session: Session, env: Environment[Any, Any, Any], *, after_reset: bool
+    ) -> ReplayFacts | None:
+        """:meth:`replay_facts` on the session's thread (the refusal only ``after_reset``);
+        None where the environment says nothing, or failed to (logged once)."""
+        if not says_replay_facts(env):
+            return None
+        read = functools.partial(read_replay_facts, env, after_reset)
+        try:
+            facts: ReplayFacts = await self.run_sync(session, read)
+        except Exception:
+            if not self._facts_failed:
+                self._facts_failed = True
+                logger.exception("%s.state_digest() or replay_refusal() failed", type(env).__name__)
+            return None
+        return facts
 
     @functools.cached_property
     def snapshots(self) -> SnapshotStore:

@@ -24,6 +24,7 @@ from typing import Any
 
 from openenv_hub.environment import Environment
 from openenv_hub.rubrics.episode import EpisodeScorer
+from openenv_hub.types import ReplayFacts
 
 __all__ = [
     "MAX_SNAPSHOTS",
@@ -32,7 +33,9 @@ __all__ = [
     "SnapshotStore",
     "approximate_size",
     "can_snapshot",
+    "read_replay_facts",
     "restore_scorer",
+    "says_replay_facts",
     "scorer_progress",
 ]
 
@@ -47,6 +50,25 @@ def can_snapshot(env: Environment[Any, Any, Any]) -> bool:
     """Whether ``env``'s class implements both ``snapshot`` and ``restore``."""
     cls = type(env)
     return cls.snapshot is not Environment.snapshot and cls.restore is not Environment.restore
+
+
+def says_replay_facts(env: Environment[Any, Any, Any]) -> bool:
+    """Whether ``env``'s class implements ``state_digest`` or ``replay_refusal``."""
+    cls = type(env)
+    return (
+        cls.state_digest is not Environment.state_digest
+        or cls.replay_refusal is not Environment.replay_refusal
+    )
+
+
+def read_replay_facts(env: Environment[Any, Any, Any], after_reset: bool) -> ReplayFacts:
+    """``env``'s state digest and, ``after_reset``, its replay refusal (each a short text)."""
+    digest = env.state_digest()
+    refusal = env.replay_refusal() if after_reset else None
+    return ReplayFacts(
+        None if digest is None else str(digest)[:128],
+        None if refusal is None else str(refusal)[:500],
+    )
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from openenv_hub.server.watch_rule import (
     watching_allowed,
     watching_refused_message,
 )
+from openenv_hub.types import ReplayFacts
 
 if TYPE_CHECKING:
     from openenv_hub.server.sessions import SessionPool
@@ -80,6 +81,8 @@ class WatchedStep:
     at: float
     snapshot: str | None = None
     """The id of the snapshot the server kept after the call (None: it kept none)."""
+    digest: str | None = None
+    """The environment's state digest after the call (None: it gives none)."""
     row: str | None = field(default=None, compare=False)
     """The step as viewers are sent it (JSON), made once by the first viewer that sends it."""
     done: bool = False
@@ -222,17 +225,18 @@ class SessionWatch:
         started_at: float,
         duration_s: float,
         snapshot: str | None = None,
-        replay: Any = None,
+        replay: ReplayFacts | None = None,
     ) -> None:
         """A reset; ``replay``: what the environment said of replaying the episode (its
         ``replay_refusal``, where it gives one)."""
         watched = self._session(session_id)
         watched.episodes += 1
         watched.steps, watched.return_so_far = 0, 0.0
-        watched.begin(watched.add(params, payload, snapshot))
+        entry = watched.add(params, payload, snapshot)
+        entry.digest = None if replay is None else replay.state_digest
+        watched.begin(entry)
         if watched.current is not None:
-            refusal = getattr(replay, "replay_refusal", None)
-            watched.current.replay_refusal = str(refusal) if refusal else None
+            watched.current.replay_refusal = None if replay is None else replay.replay_refusal
 
     def on_step(
         self,
@@ -243,14 +247,16 @@ class SessionWatch:
         started_at: float,
         duration_s: float,
         snapshot: str | None = None,
-        replay: Any = None,
+        replay: ReplayFacts | None = None,
     ) -> None:
         watched = self._session(session_id)
         watched.steps += 1
         reward = payload.get("reward")
         if isinstance(reward, (int, float)):
             watched.return_so_far += float(reward)
-        watched.extend(watched.add(action, payload, snapshot))
+        entry = watched.add(action, payload, snapshot)
+        entry.digest = None if replay is None else replay.state_digest
+        watched.extend(entry)
 
     def on_restore(self, session_id: str, step: int, payload: dict[str, Any]) -> None:
         """The session was brought to a snapshot of step ``step``: a new episode from there

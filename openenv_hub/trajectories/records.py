@@ -47,6 +47,12 @@ class StepRecord:
         snapshot: The id of the snapshot the recording server kept of the environment after
             this step, for an exact fork (None when it kept none; see
             :mod:`openenv_hub.server.snapshots`). Only that server, while it runs, knows it.
+        state_digest: The environment's digest of its whole state after this step
+            (:meth:`~openenv_hub.environment.Environment.state_digest`; None where it gives
+            none). A fork by replay compares it step by step.
+        replay_refusal: On the reset's record, why the episode would not replay exactly (the
+            environment's :meth:`~openenv_hub.environment.Environment.replay_refusal`, e.g. no
+            seed given); None where it would, or where the environment did not say.
         forked_from: For an episode that begins as a replay of another (a fork made in the web
             UI), what it forks (``"episode 3 at step 5"``); None for an original episode.
     """
@@ -68,6 +74,8 @@ class StepRecord:
     policy: str | None
     source: str
     snapshot: str | None = None
+    state_digest: str | None = None
+    replay_refusal: str | None = None
     forked_from: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -118,9 +126,12 @@ class EpisodeBuffer:
         started_at: float,
         duration_s: float,
         snapshot: str | None = None,
+        state_digest: str | None = None,
+        replay_refusal: str | None = None,
     ) -> StepRecord:
         """Record a reset (the first call) or a step from its wire payload
-        (``{"observation", "reward", "done"}``), with the id of the snapshot kept after it."""
+        (``{"observation", "reward", "done"}``), with the id of the snapshot kept after it and
+        what the environment said of replaying it (see :class:`StepRecord`)."""
         observation = dict(payload.get("observation") or {})
         metadata = observation.get("metadata") or {}
         reward = _reward(payload.get("reward"))
@@ -142,6 +153,8 @@ class EpisodeBuffer:
             policy=self.policy,
             source=self.source,
             snapshot=snapshot,
+            state_digest=state_digest,
+            replay_refusal=replay_refusal,
             forked_from=self.forked_from,
         )
         self.records.append(record)

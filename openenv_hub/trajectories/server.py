@@ -4,7 +4,8 @@
 session core. Each session's episode is written when it ends, when the session resets before
 the end, or when the session closes (the last two marked ``truncated``); the file is complete
 when the server shuts down. Where the environment takes snapshots, each record holds the id of
-the one the server kept after that step, so a fork at it is exact while the server runs; an
+the one the server kept after that step, so a fork at it is exact while the server runs, and
+the environment's state digest and, on the reset's, why it would not replay (if it says); an
 episode a session continues from a restored snapshot is not recorded (it has no reset to
 replay it from). The latest episodes written are also kept in memory
 (:attr:`ServerRecorder.recent`), for the web UI's Replay tab and for forks while the server runs.
@@ -23,6 +24,7 @@ from typing import Any
 
 from openenv_hub.trajectories.files import TrajectoryWriter
 from openenv_hub.trajectories.records import EpisodeBuffer
+from openenv_hub.types import ReplayFacts
 
 __all__ = ["RECENT_EPISODES", "ServerRecorder", "server_recorder"]
 
@@ -63,6 +65,7 @@ class ServerRecorder:
         started_at: float,
         duration_s: float,
         snapshot: str | None = None,
+        replay: ReplayFacts | None = None,
     ) -> None:
         self._flush(session_id, truncated=True)
         buffer = EpisodeBuffer(
@@ -70,7 +73,11 @@ class ServerRecorder:
             forked_from=self._forks.pop(session_id, None),
         )  # fmt: skip
         self._started += 1
-        buffer.add(params, payload, started_at=started_at, duration_s=duration_s, snapshot=snapshot)
+        facts = replay or ReplayFacts()
+        buffer.add(
+            params, payload, started_at=started_at, duration_s=duration_s, snapshot=snapshot,
+            state_digest=facts.state_digest, replay_refusal=facts.replay_refusal,
+        )  # fmt: skip
         self._open[session_id] = buffer
 
     def on_step(
@@ -82,11 +89,16 @@ class ServerRecorder:
         started_at: float,
         duration_s: float,
         snapshot: str | None = None,
+        replay: ReplayFacts | None = None,
     ) -> None:
         buffer = self._open.get(session_id)
         if buffer is None:  # a step without a reset (stateless HTTP, a restored session)
             return
-        buffer.add(action, payload, started_at=started_at, duration_s=duration_s, snapshot=snapshot)
+        digest = None if replay is None else replay.state_digest
+        buffer.add(
+            action, payload, started_at=started_at, duration_s=duration_s, snapshot=snapshot,
+            state_digest=digest,
+        )  # fmt: skip
         if payload.get("done"):
             self._flush(session_id, truncated=False)
 

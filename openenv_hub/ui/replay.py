@@ -6,8 +6,10 @@ A fork restores the snapshot the server kept at that step when the record names 
 holds (exact, in one call; see :mod:`openenv_hub.server.snapshots`). Otherwise it replays the
 recording on the tab's own session through the session core (reset with the recorded
 parameters, then each recorded action). Either way every reply is checked against the
-recording with the same plan as ``client.fork``; where one differs, the fork stops there and
-the banner says so, showing the observation received.
+recording with the same plan as ``client.fork`` (the environment's state digests too, where
+it gives them); where one differs, the fork stops there and the banner names the fields that
+differ, showing the observation received. An episode its environment said would not replay
+exactly (no seed given) is refused before the replay, with the reason.
 
 Layer: ui.
 """
@@ -18,11 +20,11 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from openenv_hub.client.fork import ForkPlan
-from openenv_hub.errors import EpisodeRecordError, ReplayMismatchError
+from openenv_hub.errors import EpisodeRecordError, ReplayMismatchError, ReplayRefusedError
 from openenv_hub.server.sessions import SessionPool
 from openenv_hub.trajectories import read_records, server_recorder
 from openenv_hub.types import StepResult
@@ -41,6 +43,11 @@ __all__ = [
 ]
 
 Records = list[dict[str, Any]]
+
+_REFUSED_HINT = (
+    "Fork it on the server that recorded it while that server runs (it restores the snapshot "
+    "it kept), or record the episode again with a seed."
+)
 
 
 def read_episodes(path: str | os.PathLike[str]) -> dict[str, Records]:
@@ -127,15 +134,15 @@ class Fork:
         origin: What is forked, as the recording marks the fork (``"episode 3 at step 5"``).
         replayable: Whether the plan can be replayed when its snapshot cannot be restored (not
             for an episode that began from a restored snapshot: it has no reset).
-        replay_refusal: Why the environment said the episode would not replay exactly (no
-            seed at its reset, say): a fork by replay is refused, saying so.
+        refused_hint: What to do instead, where a fork by replay is refused (the plan's
+            ``replay_refusal``: the environment said the episode would not replay exactly).
     """
 
     plan: ForkPlan
     unchecked: frozenset[int] = frozenset()
     origin: str = ""
     replayable: bool = True
-    replay_refusal: str | None = None
+    refused_hint: str = _REFUSED_HINT
 
 
 async def fork_into_tab(actions: Actions, key: str, records: Records, step: int) -> Outcome:
@@ -146,8 +153,7 @@ async def fork_into_tab(actions: Actions, key: str, records: Records, step: int)
     except EpisodeRecordError as exc:
         return Outcome("error", "Cannot fork there", [exc.message], tab=actions.tabs.get(key))
     origin = f"episode {records[0].get('episode')} at step {step}"
-    refusal = next((r.get("replay_refusal") for r in records if int(r["step"]) == 0), None)
-    return await make_fork(actions, key, Fork(plan, origin=origin, replay_refusal=refusal))
+    return await make_fork(actions, key, Fork(plan, origin=origin))
 
 
 async def make_fork(actions: Actions, key: str, fork: Fork) -> Outcome:
@@ -165,38 +171,29 @@ async def make_fork(actions: Actions, key: str, fork: Fork) -> Outcome:
         try:
             if payload is None and not fork.replayable:
                 return Outcome("error", "Cannot fork there", [_forgotten(plan.step)])
-            if payload is None and fork.replay_refusal:
-                return Outcome("error", "Cannot fork by replay", _refused(fork))
             if payload is not None:
                 shown = {"snapshot of step": plan.step}
                 tab.record(entry_of(session, "restore", shown, payload, started), new_episode=True)
                 check(plan.step, payload)
                 how = "from the server's snapshot (restored exactly, nothing replayed)"
             else:
+                plan.refuse_unless(allow_inexact_replay=False)
                 payload = await _replay(pool, tab, session, fork, check)
                 how = f"by replay ({_replayed(fork)})"
+        except ReplayRefusedError as exc:
+            details = [exc.message, fork.refused_hint]
+            return Outcome("error", "Cannot fork by replay", details, tab=tab)
         except ReplayMismatchError as exc:
             differs = "Replay differs from the recording"
-            outcome = await actions.shown(session, differs, exc.got)  # what the fork received
+            if "observation" in exc.got:  # what the fork received
+                outcome = await actions.shown(session, differs, exc.got)
+            else:  # the state digest: the observation shown is the one received
+                outcome = Outcome("error", differs, tab=tab, history_changed=True)
             outcome.status, outcome.details = "error", [exc.message, exc.hint]
             return outcome
         return await actions.shown(session, _forked(plan.step, how, payload), payload)
 
     return await actions.run(key, body)
-
-
-def _refused(fork: Fork) -> list[str]:
-    """Why a fork by replay is refused, and what would do instead."""
-    where = (
-        "the server no longer keeps its snapshot of that step"
-        if fork.plan.snapshot
-        else "the server kept no snapshot of that step"
-    )
-    return [
-        f"The episode would not replay exactly: {(fork.replay_refusal or '').rstrip('.')}.",
-        f"A fork needs a snapshot then, and {where} (it keeps snapshots of environments that "
-        "implement snapshot() and restore(), the latest ones only, until it restarts).",
-    ]
 
 
 def _forgotten(step: int) -> str:
@@ -211,6 +208,8 @@ def _replayed(fork: Fork) -> str:
     """How a replay went, for the banner: what was sent and what was compared."""
     count = len(fork.plan.actions)
     sent = f"reset and {count} recorded action{'s' if count != 1 else ''} sent again"
+    if any(fork.plan.digests):
+        sent += ", the environment's state digests compared"
     if not fork.unchecked:
         return f"{sent}, every reply as recorded"
     first, last = min(fork.unchecked), max(fork.unchecked)
@@ -249,9 +248,12 @@ async def _replay(
             recorder.mark_fork(session.id, None)
     tab.record(entry_of(session, "reset", plan.reset_params, payload, started), new_episode=True)
     check(0, payload)
+    asks = plan.after_reset(asdict(await pool.replay_facts(session)), allow_inexact_replay=False)
     for index, sent in enumerate(plan.actions, start=1):
         started = time.perf_counter()
         payload = await pool.step(session, pool.parse_action(sent))
         tab.record(entry_of(session, "step", sent, payload, started))
         check(index, payload)
+        if asks:
+            plan.check_digest(index, asdict(await pool.replay_facts(session)))
     return payload

@@ -20,6 +20,13 @@ from openenv_hub.ui.replay import Fork
 
 __all__ = ["CURRENT", "EPISODE_CHOICES", "PREVIOUS", "watched_fork"]
 
+#: What to do where a fork of a watched episode by replay is refused.
+REFUSED_HINT = (
+    "This server keeps no snapshot of that step: its environment does not implement "
+    "snapshot() and restore(), or the snapshot is no longer kept (the latest ones are). "
+    "Fork a step still kept, or reset the episode with a seed to fork it by replay."
+)
+
 CURRENT = "Current episode"
 PREVIOUS = "Previous episode"
 EPISODE_CHOICES = [CURRENT, PREVIOUS]
@@ -60,11 +67,14 @@ def watched_fork(watched: WatchedSession, which: str, step: int) -> Fork:
         payloads = [e.payload or {} for e in kept]
         unchecked = frozenset(e.step for e in kept if e.payload is None)
         actions = [_as_sent(e.action) for e in kept[1:]]
-        plan = ForkPlan(step, dict(kept[0].action), actions, payloads, entry.snapshot)
+        plan = ForkPlan(
+            step, dict(kept[0].action), actions, payloads, entry.snapshot,
+            replay_refusal=episode.replay_refusal, digests=tuple(e.digest for e in kept),
+        )  # fmt: skip
     origin = f"episode {episode.number} of session {watched.session_id} at step {step}"
     return Fork(
         plan, unchecked=unchecked, origin=origin, replayable=not episode.restored,
-        replay_refusal=episode.replay_refusal,
+        refused_hint=REFUSED_HINT,
     )  # fmt: skip
 
 

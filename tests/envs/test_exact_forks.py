@@ -19,7 +19,7 @@ from chess_env.models import ChessObservation, ChessState
 from chess_env.server.environment import ChessEnvironment
 
 from openenv_hub import GenericEnvClient, create_app
-from openenv_hub.errors import ReplayMismatchError
+from openenv_hub.errors import ReplayMismatchError, ReplayRefusedError
 from openenv_hub.gymnasium import GymnasiumEnvironment
 
 BLACKJACK = GymnasiumEnvironment.factory("Blackjack-v1")
@@ -59,9 +59,14 @@ def test_an_unseeded_blackjack_hand_forks_exactly_at_every_step(serve: Any, tmp_
     hand = max(recent_episodes(server), key=len)
     assert len(hand) >= 3
     check_forks(server, Blackjack, hand, lambda sent: Blackjack.action_type(**sent))
-    # The same records without their snapshots are replayed, and the unseeded deal differs.
-    with Blackjack(base_url=server.url).sync() as env, pytest.raises(ReplayMismatchError):
-        env.fork([dict(record, snapshot=None) for record in hand], len(hand) - 2)
+    # The same records without their snapshots: a replay is refused before anything is sent,
+    # since the deal was unseeded; replayed anyway, the unseeded deal differs.
+    unsnapped = [dict(record, snapshot=None) for record in hand]
+    with Blackjack(base_url=server.url).sync() as env:
+        with pytest.raises(ReplayRefusedError, match="no seed was given at reset"):
+            env.fork(unsnapped, len(hand) - 2)
+        with pytest.raises(ReplayMismatchError):
+            env.fork(unsnapped, len(hand) - 2, allow_inexact_replay=True)
 
 
 def chess_app(**options: Any) -> Any:

@@ -122,11 +122,14 @@ def test_a_replay_that_differs_from_the_recording_is_raised_at_its_step(
     server = serve(create_app(BLACKJACK))
     with Blackjack(base_url=server.url).sync() as env:
         env.fork(tampered, 0)  # before the change: fine
-        with pytest.raises(ReplayMismatchError, match="at step 1 in observation") as raised:
+        with pytest.raises(
+            ReplayMismatchError, match=r"observation\.observation differs at step 1: recorded \["
+        ) as raised:
             env.fork(tampered, 2)
     assert raised.value.step == 1
     assert raised.value.expected["observation"]["observation"] == observation["observation"]
-    assert "fork at an earlier step" in raised.value.hint
+    assert raised.value.fields == ["observation.observation"]
+    assert "Fork at an earlier step" in raised.value.hint
 
 
 @pytest.mark.parametrize(

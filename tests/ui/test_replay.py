@@ -104,5 +104,7 @@ def test_a_recording_the_replay_contradicts_is_shown_where_it_differs(
     page.keyboard.press("Enter")
     expect(page.locator("#replay-position")).to_contain_text("Step 4 of 8")
     pages.click(page, "replay-fork")
-    pages.expect_banner(page, "Replay differs from the recording", "at step 1 in observation")
+    pages.expect_banner(
+        page, "Replay differs from the recording", "observation.fen differs at step 1"
+    )
     expect(page.locator("#observation")).to_contain_text(replayed)  # what the replay got

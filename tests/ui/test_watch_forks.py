@@ -205,7 +205,7 @@ def test_a_replay_fork_of_an_unseeded_game_is_refused_with_the_reason(
         pages.expect_banner(
             page,
             "Cannot fork by replay",
-            "The episode would not replay exactly: no seed was given at reset",
-            "the server kept no snapshot of that step",
+            "no seed was given at reset, and the random opponent's moves are drawn at random",
+            "This server keeps no snapshot of that step",
         )
     assert not [s for s in served.pool.sessions() if s.kind == "ui" and s.step_count]

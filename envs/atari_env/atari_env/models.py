@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -24,7 +24,14 @@ class AtariAction(Action):
 
 
 class AtariObservation(Observation):
-    """The screen (or RAM) after a step, with the game's bookkeeping."""
+    """The screen (or RAM) after a step, with the game's bookkeeping.
+
+    ``frame_number`` counts the emulator's frames since the session loaded the game, across
+    its episodes: it is no part of an episode, so a fork by replay leaves it out of the
+    comparison (``replay_ignores``); ``episode_frame_number`` is the episode's own count.
+    """
+
+    replay_ignores: ClassVar[frozenset[str]] = frozenset({"frame_number"})
 
     frame: ImageArray | None = Field(
         None, description="The screen: 210x160x3 (rgb) or 210x160 (grayscale), a PNG on the wire"
@@ -32,7 +39,11 @@ class AtariObservation(Observation):
     ram: list[int] | None = Field(None, description="The 128 bytes of RAM (obs_type 'ram')")
     lives: int = Field(0, description="Lives left")
     episode_frame_number: int = Field(0, description="Emulator frames since the episode began")
-    frame_number: int = Field(0, description="Emulator frames since the game was loaded")
+    frame_number: int = Field(
+        0,
+        description="Emulator frames since the session loaded the game, across episodes (left "
+        "out of replay checks; episode_frame_number is the episode's own count)",
+    )
     terminated: bool = Field(False, description="The game is over")
     truncated: bool = Field(False, description="The episode hit max_episode_frames")
     action_meanings: list[str] = Field(

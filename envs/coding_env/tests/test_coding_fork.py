@@ -39,6 +39,7 @@ def test_a_coding_episode_forks_by_replay_and_plays_on_as_recorded(tmp_path: Pat
             env.step(CodeAction(code=cell))
     episode = read_records(path)
     assert [r["snapshot"] for r in episode] == [None] * 4  # nothing to restore: it replays
+    assert len({r["state_digest"] for r in episode}) == 4  # each cell changes the state
     assert json.loads(episode[3]["observation"])["stdout"] == "42\n"
     fresh = create_app(environment, CodeAction, CodeObservation, state_cls=CodingState)
     with (
@@ -47,6 +48,7 @@ def test_a_coding_episode_forks_by_replay_and_plays_on_as_recorded(tmp_path: Pat
     ):
         forked = env.fork(episode, 2)
         assert forked.observation.result == "21"
+        assert (forked.method, forked.digests_checked) == ("replay", 3)  # cells run as recorded
         dumped = forked.observation.model_dump(mode="json", exclude={"duration_s"})
         assert dumped == recorded_without_duration(episode[2])
         result = env.step(CodeAction(code=json.loads(episode[3]["action"])["code"]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import hashlib
 import math
 import os
 import uuid
@@ -177,6 +178,39 @@ class AtariEnvironment(Environment[AtariAction, AtariObservation, AtariState]):
         self._last_action, self._action_set = snapshot.last_action, list(snapshot.action_set)
         self._state = snapshot.state.model_copy(deep=True)
         self._ended = snapshot.ended
+
+    # -- replay (forks by replay; see openenv_hub.client.fork) --------------------------------
+
+    def state_digest(self) -> str | None:
+        """A hash of what decides the episode's future: the console's RAM, the episode's frame
+        count, lives and end, the settings, the last action and, where sticky actions are
+        drawn, the generator's state (not the frames since the game was loaded)."""
+        if self._ale is None:
+            return None
+        digest = hashlib.blake2b(digest_size=12)
+        digest.update(self._ale.getRAM().tobytes())
+        sticky = self._settings.repeat_action_probability > 0.0
+        rng = self._rng.bit_generator.state if sticky else None
+        facts = (
+            int(self._ale.getEpisodeFrameNumber()),
+            self._ale.lives(),
+            self._ended,
+            sorted(vars(self._settings).items()),
+            getattr(self._last_action, "name", None),
+            rng,
+        )
+        digest.update(repr(facts).encode())
+        return digest.hexdigest()
+
+    def replay_refusal(self) -> str | None:
+        """Unseeded sticky actions are drawn from a generator no reset fixed."""
+        if self._state.seed is None and self._settings.repeat_action_probability > 0.0:
+            return (
+                "no seed was given at reset, and sticky actions (repeat_action_probability "
+                f"{self._settings.repeat_action_probability}) are drawn at random: reset with "
+                "a seed, or with repeat_action_probability=0"
+            )
+        return None
 
     def _load(self, chosen: Settings) -> None:
         key = (chosen.game, chosen.mode, chosen.difficulty)

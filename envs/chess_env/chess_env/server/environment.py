@@ -13,6 +13,7 @@ at reset, and a step after the game ended is refused with ``ResetRequiredError``
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import uuid
@@ -30,6 +31,7 @@ from openenv_hub.types import Action, EnvironmentMetadata, Observation
 
 _COLORS = {"white": chess.WHITE, "black": chess.BLACK}
 _NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
+_DRAWING = frozenset({"random", "search"})  # opponents that draw from the seeded generator
 
 
 def read_move(board: chess.Board, text: str) -> chess.Move | str:
@@ -79,6 +81,7 @@ class ChessEnvironment(MCPEnvironment):
         self._built: OpponentSettings | None = None
         self._state = ChessState(episode_id=str(uuid.uuid4()))
         self._resigned: chess.Color | None = None  # the side that resigned
+        self._state_seed: int | None = None  # the episode's seed, for replay_refusal
 
     # -- episodes --------------------------------------------------------------------------
 
@@ -105,6 +108,7 @@ class ChessEnvironment(MCPEnvironment):
         board = _board(fen)
         if seed is not None:
             self._rng.seed(seed)
+        self._state_seed = seed
         self._use_opponent(chosen)
         self._settings, self._agent, self._board, self._resigned = (
             chosen,
@@ -145,6 +149,40 @@ class ChessEnvironment(MCPEnvironment):
         self._board = snapshot.board.copy()
         self._rng.setstate(snapshot.rng)
         self._state = snapshot.state.model_copy(deep=True)
+
+    # -- replay (forks by replay; see openenv_hub.client.fork) --------------------------------
+
+    def state_digest(self) -> str | None:
+        """A hash of the game (FEN and move stack), the colours, the settings, a resignation
+        and, for an opponent that draws moves, its generator's state."""
+        draws = self._settings.opponent in _DRAWING
+        facts = (
+            self._board.fen(),
+            [move.uci() for move in self._board.move_stack],
+            self._agent,
+            self._resigned,
+            sorted(vars(self._settings).items()),
+            self._rng.getstate() if draws else None,
+        )
+        return hashlib.blake2b(repr(facts).encode(), digest_size=12).hexdigest()
+
+    def replay_refusal(self) -> str | None:
+        """An unseeded drawing opponent, and Stockfish on a clock or weakened, are not
+        reproduced by a replay."""
+        settings = self._settings
+        if settings.opponent in _DRAWING and self._state_seed is None:
+            return (
+                f"no seed was given at reset, and the {settings.opponent} opponent's moves are "
+                "drawn at random: reset with a seed"
+            )
+        if settings.opponent == "stockfish" and (
+            settings.stockfish_time_s is not None or settings.stockfish_skill < 20
+        ):
+            return (
+                "Stockfish's moves depend on its thinking time or its random weakening (skill "
+                "below 20): set stockfish_time_s=None with a stockfish_depth, and skill 20"
+            )
+        return None
 
     def _use_opponent(self, chosen: OpponentSettings) -> None:
         if self._built == chosen:

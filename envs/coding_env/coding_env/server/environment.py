@@ -12,6 +12,7 @@ interpreter: each grading re-runs the session's cells in a sandbox of its own (s
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
@@ -131,6 +132,12 @@ class CodingEnvironment(MCPEnvironment):
     @property
     def state(self) -> CodingState:
         return self._state
+
+    def state_digest(self) -> str | None:
+        """A hash of the task and of the cells the interpreter ran (its state follows from
+        them), with the context's restarts."""
+        facts = (self._state.task_id, self._cells, self._state.context_restarts)
+        return hashlib.blake2b(repr(facts).encode(), digest_size=12).hexdigest()
 
     def step_other(
         self, action: Action, timeout_s: float | None = None, **kwargs: Any

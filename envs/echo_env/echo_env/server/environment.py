@@ -44,6 +44,10 @@ class EchoEnvironment(MCPEnvironment):
         super().reset(seed=seed, episode_id=episode_id)
         return Observation(done=False, reward=0.0, metadata={"status": "ready"})
 
+    def state_digest(self) -> str | None:
+        """Its tools keep nothing: the episode's state is its step count."""
+        return f"echo-{self.state.step_count}"
+
     @tool
     async def echo_message(self, message: str) -> str:
         """Echo back the provided message.

@@ -21,6 +21,7 @@ length is a validation error; a step before ``reset`` or after the last day is r
 
 from __future__ import annotations
 
+import hashlib
 import math
 import uuid
 from dataclasses import dataclass, field, fields, replace
@@ -203,6 +204,19 @@ class TradingEnvironment(MCPEnvironment):
         self._settings, self._market, self._day = snapshot.settings, snapshot.market, snapshot.day
         self._account = Account(kept.cash, kept.holdings.copy(), kept.cost, kept.trades)
         self._state = snapshot.state.model_copy(deep=True)
+
+    def state_digest(self) -> str | None:
+        """A hash of the settings, the market's range, the day and the account (cash,
+        holdings, costs, trades). Trading draws nothing at random: every episode replays."""
+        if self._market is None:
+            return None
+        market, account = self._market, self._account
+        facts = (
+            sorted(vars(self._settings).items()),
+            list(market.tickers), market.dates[0], market.dates[-1], len(market.dates),
+            self._day, account.cash, account.holdings.tolist(), account.cost, account.trades,
+        )  # fmt: skip
+        return hashlib.blake2b(repr(facts).encode(), digest_size=12).hexdigest()
 
     # -- trading ---------------------------------------------------------------------------
 
