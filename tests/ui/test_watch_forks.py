@@ -184,10 +184,6 @@ class ChessWithoutSnapshots(ChessEnvironment):
     restore = Environment.restore  # type: ignore[assignment]
 
 
-@pytest.mark.skipif(
-    not hasattr(Environment, "replay_refusal"),
-    reason="needs Environment.replay_refusal(), which the session core asks after a reset",
-)
 def test_a_replay_fork_of_an_unseeded_game_is_refused_with_the_reason(
     serve: Any, new_page: Any
 ) -> None:
