@@ -8,9 +8,10 @@ its own time, so a slow one holds nothing back and makes nothing grow.
 
 For forks, the watch keeps each session's current and previous episode
 (:class:`WatchedEpisode`): every step's action and the id of the snapshot the server kept after
-it (where the environment takes snapshots, the watch asks for them, as the trajectory recorder
-does), up to :data:`MAX_EPISODE_STEPS` steps; the replies themselves only for the reset and the
-latest :data:`MAX_WATCHED_STEPS` steps.
+it, up to :data:`MAX_EPISODE_STEPS` steps; the replies themselves only for the reset and the
+latest :data:`MAX_WATCHED_STEPS` steps. Where the environment takes snapshots, the watch asks
+for them while someone views the sessions (or where the trajectory recorder has them taken
+anyway): a snapshot after every step costs the stepping client time.
 
 Who may watch (:func:`watch_rule`) is one rule for everything that shows one client's sessions
 to another: the Sessions view and its stream, forking a watched session, the episodes a server
@@ -203,12 +204,27 @@ class WatchedSession:
 
 
 class SessionWatch:
-    """A session observer keeping each open session's :class:`WatchedSession`."""
+    """A session observer keeping each open session's :class:`WatchedSession`.
 
-    wants_snapshots = True  # the ids of the snapshots kept after each call, for exact forks
+    Args:
+        observers: The session core's observers, this one among them: where another wants
+            snapshots (the trajectory recorder), the watch is given their ids too.
+    """
 
-    def __init__(self) -> None:
+    def __init__(self, observers: list[Any] | None = None) -> None:
         self.sessions: dict[str, WatchedSession] = {}
+        #: Viewers of the Sessions view open now (see :attr:`wants_snapshots`).
+        self.viewing = 0
+        self._observers = observers if observers is not None else []
+
+    @property
+    def wants_snapshots(self) -> bool:
+        """Whether the session core is to take a snapshot after each call, for exact forks:
+        while someone views the sessions (a snapshot costs the stepping client time), or where
+        another observer has them taken anyway."""
+        return self.viewing > 0 or any(
+            getattr(o, "wants_snapshots", False) for o in self._observers if o is not self
+        )
 
     def _session(self, session_id: str) -> WatchedSession:
         found = self.sessions.get(session_id)
@@ -283,6 +299,6 @@ def session_watch(pool: SessionPool) -> SessionWatch | None:
         return None
     found = next((o for o in pool.observers if isinstance(o, SessionWatch)), None)
     if found is None:
-        found = SessionWatch()
+        found = SessionWatch(pool.observers)
         pool.observers.append(found)
     return found

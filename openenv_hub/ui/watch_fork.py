@@ -23,8 +23,10 @@ __all__ = ["CURRENT", "EPISODE_CHOICES", "PREVIOUS", "watched_fork"]
 #: What to do where a fork of a watched episode by replay is refused.
 REFUSED_HINT = (
     "This server keeps no snapshot of that step: its environment does not implement "
-    "snapshot() and restore(), or the snapshot is no longer kept (the latest ones are). "
-    "Fork a step still kept, or reset the episode with a seed to fork it by replay."
+    "snapshot() and restore(), the step was taken while nobody viewed the Sessions tab (it "
+    "keeps snapshots while someone does, or while it records episodes), or the snapshot is "
+    "no longer kept (the latest ones are). Fork a later step, or reset the episode with a "
+    "seed to fork it by replay."
 )
 
 CURRENT = "Current episode"

@@ -198,6 +198,7 @@ async def watch_events(
     """The Server-Sent Events of one viewer watching ``chosen`` (None: the table only);
     ``own`` gives the viewer's own session, left out of the table and the choices."""
     feed = _Feed(pool, watch, chosen, own)
+    watch.viewing += 1  # snapshots are taken while someone views (exact forks)
     end = time.monotonic() + lifetime_s
     try:
         while time.monotonic() < end:
@@ -207,6 +208,7 @@ async def watch_events(
                     yield message
             await feed.wait()
     finally:
+        watch.viewing -= 1
         feed.close()
 
 

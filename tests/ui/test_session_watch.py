@@ -134,7 +134,8 @@ class SnapshotEcho(TypedEchoEnvironment):
 
 async def test_the_watch_keeps_each_episode_for_forks_past_the_steps_it_shows() -> None:
     """Every step's action and snapshot id, in the current and the previous episode; replies
-    only of the reset and the latest MAX_WATCHED_STEPS steps."""
+    only of the reset and the latest MAX_WATCHED_STEPS steps. Snapshots are taken while someone
+    views the sessions only."""
     from openenv_hub.server.watch import MAX_WATCHED_STEPS
 
     pool = SessionPool(SnapshotEcho, action_cls=TypedEchoAction)
@@ -142,8 +143,9 @@ async def test_the_watch_keeps_each_episode_for_forks_past_the_steps_it_shows() 
     pool.observers.append(watch)
     session = await pool.open()
     try:
-        await pool.reset(session, {"seed": 5})
+        await pool.reset(session, {"seed": 5})  # nobody views: no snapshot taken
         await pool.step(session, TypedEchoAction(message="first"))
+        watch.viewing = 1  # as the Sessions tab's stream counts itself while open
         await pool.reset(session, {})
         for n in range(MAX_WATCHED_STEPS + 5):
             await pool.step(session, TypedEchoAction(message=f"m{n}"))
@@ -157,6 +159,7 @@ async def test_the_watch_keeps_each_episode_for_forks_past_the_steps_it_shows() 
             2, 0, MAX_WATCHED_STEPS + 5,
         )  # fmt: skip
         assert all(entry.snapshot for entry in current.entries)  # exact forks at every step
+        assert not any(entry.snapshot for entry in previous.entries)
         early, late = current.at(3), current.at(MAX_WATCHED_STEPS + 5)
         assert early is not None and late is not None
         assert early.action["message"] == "m2" and early.payload is None  # reply let go

@@ -60,6 +60,18 @@ def tab_reply(served: Any, page: Any) -> dict[str, Any]:
     return payload
 
 
+def sessions_viewed(served: Any, page: Any) -> Any:
+    """Open the Sessions tab and wait until the server counts its viewer: it then keeps a
+    snapshot after every step of a client's session."""
+    pages.open_sessions(page, served.web_url)
+    (watch,) = [o for o in served.pool.observers if isinstance(o, SessionWatch)]
+    deadline = time.monotonic() + 30
+    while not watch.wants_snapshots:
+        assert time.monotonic() < deadline, "the Sessions tab's stream did not open"
+        time.sleep(0.05)
+    return page
+
+
 def watch_until(page: Any, session_id: str, text: str) -> None:
     pages.watch_session(page, session_id)
     expect(page.locator("#watch-status")).to_contain_text(text, timeout=30_000)
@@ -71,7 +83,7 @@ def test_an_unseeded_chess_game_forks_from_its_snapshot_and_plays_on_as_the_orig
     served = serve(
         create_app(ChessEnvironment, ChessAction, ChessObservation, state_cls=ChessState, web=True)
     )
-    page = pages.open_sessions(new_page(), served.web_url)
+    page = sessions_viewed(served, new_page())
     chooser = random.Random(7)
     with ChessEnv(base_url=served.base_url).sync() as env:
         result = env.reset(opponent="random")  # no seed: the opponent's replies are random
@@ -97,7 +109,7 @@ def test_a_second_atari_episode_forks_from_its_snapshot_and_plays_on_as_the_orig
     served = serve(
         create_app(AtariEnvironment, AtariAction, AtariObservation, state_cls=AtariState, web=True)
     )
-    page = pages.open_sessions(new_page(), served.web_url)
+    page = sessions_viewed(served, new_page())
     with AtariEnv(base_url=served.base_url).sync() as env:  # sticky actions, unseeded
         env.reset(game="pong", repeat_action_probability=0.5)
         for n in range(4):
@@ -191,7 +203,7 @@ def test_a_replay_fork_of_an_unseeded_game_is_refused_with_the_reason(
         ChessWithoutSnapshots, ChessAction, ChessObservation, state_cls=ChessState, web=True
     )
     served = serve(app)
-    page = pages.open_sessions(new_page(), served.web_url)
+    page = sessions_viewed(served, new_page())
     with ChessEnv(base_url=served.base_url).sync() as env:
         result = env.reset(opponent="random")
         for _ in range(3):
