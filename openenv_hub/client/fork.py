@@ -7,8 +7,21 @@ restore it (``openenv/session/restore``): an exact copy, in one call. Where the 
 replay: reset with the recorded parameters (seed and options), then each recorded action in
 turn. Either way every observation received, the reset's included, is checked against the
 recording; the first one that differs raises :class:`~openenv_hub.errors.ReplayMismatchError`
-(a mismatch is reported, never hidden). Fields an observation class names in
-``replay_ignores`` (timings, say) are left out of the comparison.
+(a mismatch is reported, never hidden, naming the fields that differ). Fields an observation
+class names in ``replay_ignores`` (timings, say) are left out of the comparison.
+
+A replay is refused before anything is sent (:class:`~openenv_hub.errors.ReplayRefusedError`)
+where the environment said, when the episode was recorded, that it would not replay exactly
+(the ``replay_refusal`` column: no seed, say), or says so after the replay's reset; pass
+``allow_inexact_replay=True`` to replay anyway. Where the recording holds the environment's
+state digests, the replaying server is asked for its own after each step
+(``openenv/session/replay_facts``) and they must match too: hidden state that went another way
+is caught where it does. The result (:class:`ForkedResult`) says which way the fork was made
+(``method``: ``"snapshot"`` or ``"replay"``), and it is logged.
+
+Deciding before a fork (the web UI does): ``plan = ForkPlan.of(records, step)``; the fork
+restores where ``plan.snapshot`` names one the server still holds, and otherwise replays,
+which ``plan.replayable`` allows (``plan.replay_refusal`` says why not).
 
 An episode is its records, as :func:`openenv_hub.trajectories.read_records` or a loaded dataset
 gives them (dicts with the columns of :class:`~openenv_hub.trajectories.StepRecord`), or the

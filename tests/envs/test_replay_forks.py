@@ -131,6 +131,14 @@ def test_an_unseeded_atari_episode_is_refused_before_replay(serve: Any, tmp_path
             env.fork(without_snapshots(episode), 4)
         assert "allow_inexact_replay=True" in raised.value.hint
     assert recent_episodes(other) == []  # refused before anything was sent
+    # Records that do not say (a client's recording, an older file): the replaying server says
+    # so after the reset, and the fork stops there.
+    unsaid = [dict(r, replay_refusal=None, state_digest=None) for r in without_snapshots(episode)]
+    with (
+        AtariEnv(base_url=serve(atari_app()).url).sync() as env,
+        pytest.raises(ReplayRefusedError, match="no seed was given at reset"),
+    ):
+        env.fork(unsaid, 4)
     # On the server that recorded it, the fork restores its snapshot: exact, not refused.
     with AtariEnv(base_url=recording.url).sync() as env:
         forked = env.fork(episode, 4)
