@@ -72,9 +72,7 @@ MAX_SESSION_ID_CHARS = 200
 #: How each kind of session is named in the Client column (a kind not here: its name).
 CLIENT_KINDS = {
     "ws": "WebSocket client",
-    "mcp-http": "MCP client",
-    "mcp-ws": "MCP client",
-    "http": "HTTP client",
+    "mcp-http": "HTTP client",  # a session opened with openenv/session/create
     "ui": "web UI tab",
 }
 
