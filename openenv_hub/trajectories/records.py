@@ -53,6 +53,8 @@ class StepRecord:
         replay_refusal: On the reset's record, why the episode would not replay exactly (the
             environment's :meth:`~openenv_hub.model.environment.Environment.replay_refusal`, e.g. no
             seed given); None where it would, or where the environment did not say.
+        forked_from: For an episode that begins as a replay of another (a fork made in the web
+            UI), what it forks (``"episode 3 at step 5"``); None for an original episode.
     """
 
     env_name: str
@@ -74,6 +76,7 @@ class StepRecord:
     snapshot: str | None = None
     state_digest: str | None = None
     replay_refusal: str | None = None
+    forked_from: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,6 +106,7 @@ class EpisodeBuffer:
         episode: The episode's number in the recording.
         policy: The policy's name.
         source: ``"client"`` or ``"server"``.
+        forked_from: What the episode replays, for a fork (see :class:`StepRecord`).
     """
 
     env_name: str
@@ -110,6 +114,7 @@ class EpisodeBuffer:
     episode: int
     policy: str | None = None
     source: str = "client"
+    forked_from: str | None = None
     episode_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     records: list[StepRecord] = field(default_factory=list)
 
@@ -150,6 +155,7 @@ class EpisodeBuffer:
             snapshot=snapshot,
             state_digest=state_digest,
             replay_refusal=replay_refusal,
+            forked_from=self.forked_from,
         )
         self.records.append(record)
         if record.done:

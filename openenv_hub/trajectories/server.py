@@ -9,6 +9,9 @@ the environment's state digest and, on the reset's, why it would not replay (if 
 episode a session continues from a restored snapshot is not recorded (it has no reset to
 replay it from). The latest episodes written are also kept in memory
 (:attr:`ServerRecorder.recent`), for the web UI's Replay tab and for forks while the server runs.
+An episode the web UI replays to make a fork (:meth:`ServerRecorder.mark_fork`) is recorded
+with ``forked_from`` saying what it forks, and kept apart (:attr:`ServerRecorder.recent_forks`):
+forks never push the original episodes out of memory.
 
 Layer: client.
 """
@@ -38,9 +41,20 @@ class ServerRecorder:
         self.env_name = env_name
         self.env_version = env_version
         self._open: dict[str, EpisodeBuffer] = {}
+        self._forks: dict[str, str] = {}  # session id: what its next episode forks
         self._started = 0  # episodes begun, for numbering
         #: The latest episodes written, oldest first: each its records, as read_records gives.
         self.recent: deque[list[dict[str, Any]]] = deque(maxlen=RECENT_EPISODES)
+        #: The latest forks written (episodes that replay another), apart from :attr:`recent`.
+        self.recent_forks: deque[list[dict[str, Any]]] = deque(maxlen=RECENT_EPISODES)
+
+    def mark_fork(self, session_id: str, origin: str | None) -> None:
+        """The next episode ``session_id`` begins replays ``origin`` to make a fork; None:
+        no longer (its reset failed)."""
+        if origin is None:
+            self._forks.pop(session_id, None)
+        else:
+            self._forks[session_id] = origin
 
     def on_reset(
         self,
@@ -54,7 +68,10 @@ class ServerRecorder:
         replay: ReplayFacts | None = None,
     ) -> None:
         self._flush(session_id, truncated=True)
-        buffer = EpisodeBuffer(self.env_name, self.env_version, self._started, None, "server")
+        buffer = EpisodeBuffer(
+            self.env_name, self.env_version, self._started, None, "server",
+            forked_from=self._forks.pop(session_id, None),
+        )  # fmt: skip
         self._started += 1
         facts = replay or ReplayFacts()
         buffer.add(
@@ -90,6 +107,7 @@ class ServerRecorder:
         self._flush(session_id, truncated=True)
 
     def on_close(self, session_id: str) -> None:
+        self._forks.pop(session_id, None)
         self._flush(session_id, truncated=True)
 
     def _flush(self, session_id: str, *, truncated: bool) -> None:
@@ -97,7 +115,8 @@ class ServerRecorder:
         if buffer is not None and len(buffer.records) > 1:
             records = buffer.finish(truncated=truncated)
             self.writer.write_episode(records)
-            self.recent.append([record.as_dict() for record in records])
+            kept = self.recent_forks if buffer.forked_from else self.recent
+            kept.append([record.as_dict() for record in records])
 
     def close(self) -> None:
         """Write the episodes still open (as truncated) and finish the file."""

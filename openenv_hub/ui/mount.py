@@ -131,7 +131,12 @@ def prepare_ui(
     blocks.queue(default_concurrency_limit=None)
     options = _mount_options(gr.mount_gradio_app)
 
-    stream = watch_route(pool, session_watch(pool)) if show_default else None  # Sessions tab's
+    def own_session(key: str) -> str | None:
+        tab = tabs.get(key)
+        return tab.session.id if tab is not None and tab.session is not None else None
+
+    watch = session_watch(pool) if show_default else None
+    stream = watch_route(pool, watch, own_session) if show_default else None  # Sessions tab's
 
     def mount() -> None:
         gr.mount_gradio_app(app, blocks, path=path, **options)

@@ -32,9 +32,11 @@ from openenv_hub.ui.actions import Actions, Outcome, entry_of
 from openenv_hub.ui.tabs import Tab
 
 __all__ = [
+    "Fork",
     "RecordedStep",
     "fork_into_tab",
     "group_episodes",
+    "make_fork",
     "read_episodes",
     "recorded_step",
     "server_episodes",
@@ -54,12 +56,14 @@ def read_episodes(path: str | os.PathLike[str]) -> dict[str, Records]:
 
 
 def server_episodes(pool: SessionPool) -> dict[str, Records] | None:
-    """The latest episodes the server recorded (None: it records none, or others' episodes
-    may not be listed here: see :func:`~openenv_hub.server.watch.watch_rule`)."""
+    """The latest episodes the server recorded, the originals first, then the forks made by
+    replay (None: it records none, or others' episodes may not be listed here: see
+    :func:`~openenv_hub.server.watch.watch_rule`)."""
     recorder = server_recorder(pool.observers)
     if recorder is None or not pool.watch_rule().allowed:
         return None
-    return group_episodes([r for records in recorder.recent for r in records])
+    kept = [*recorder.recent, *recorder.recent_forks]
+    return group_episodes([r for records in kept for r in records])
 
 
 def group_episodes(records: Records) -> dict[str, Records]:
@@ -74,7 +78,10 @@ def group_episodes(records: Records) -> dict[str, Records]:
         ending = (
             " · done" if last.get("done") else (" · truncated" if last.get("truncated") else "")
         )
-        named[f"episode {records[0].get('episode')} · {len(records) - 1} steps{ending}"] = records
+        origin = records[0].get("forked_from")
+        fork = f" · fork of {origin}" if origin else ""
+        number = records[0].get("episode")
+        named[f"episode {number}{fork} · {len(records) - 1} steps{ending}"] = records
     return named
 
 
@@ -116,30 +123,66 @@ def _reader(ignored: frozenset[str]) -> Callable[[dict[str, Any]], StepResult[An
     return as_result
 
 
+@dataclass(frozen=True)
+class Fork:
+    """A fork to make: the plan, and which of its steps' replies are known to check against.
+
+    Attributes:
+        plan: What to restore or replay, and the replies recorded.
+        unchecked: Steps whose reply is no longer known (the watch keeps the latest ones
+            only): their replies are not compared; every other step's is.
+        origin: What is forked, as the recording marks the fork (``"episode 3 at step 5"``).
+        replayable: Whether the plan can be replayed when its snapshot cannot be restored (not
+            for an episode that began from a restored snapshot: it has no reset).
+        refused_hint: What to do instead, where a fork by replay is refused (the plan's
+            ``replay_refusal``: the environment said the episode would not replay exactly).
+    """
+
+    plan: ForkPlan
+    unchecked: frozenset[int] = frozenset()
+    origin: str = ""
+    replayable: bool = True
+    refused_hint: str = _REFUSED_HINT
+
+
 async def fork_into_tab(actions: Actions, key: str, records: Records, step: int) -> Outcome:
-    """Bring the tab's session to ``records``' state at ``step`` by replay; the Playground then
-    plays on from there."""
+    """Bring the tab's session to ``records``' state at ``step``; the Playground then plays on
+    from there (unless the episode ended at that step)."""
     try:
         plan = ForkPlan.of(records, step)
     except EpisodeRecordError as exc:
         return Outcome("error", "Cannot fork there", [exc.message], tab=actions.tabs.get(key))
-    pool, as_result = actions.pool, _reader(actions.replay_ignores)
+    origin = f"episode {records[0].get('episode')} at step {step}"
+    return await make_fork(actions, key, Fork(plan, origin=origin))
+
+
+async def make_fork(actions: Actions, key: str, fork: Fork) -> Outcome:
+    """Restore the snapshot ``fork`` names, or else replay it, on the tab's session, checking
+    every known reply; the outcome says which way it was made."""
+    pool, as_result, plan = actions.pool, _reader(actions.replay_ignores), fork.plan
+
+    def check(step: int, payload: dict[str, Any]) -> None:
+        if step not in fork.unchecked:
+            plan.check(as_result, step, as_result(payload))
 
     async def body(tab: Tab, session: Any) -> Outcome:
         started = time.perf_counter()
         payload = await pool.restore(session, plan.snapshot) if plan.snapshot else None
-        how = "from the server's snapshot"
         try:
+            if payload is None and not fork.replayable:
+                return Outcome("error", "Cannot fork there", [_forgotten(plan.step)])
             if payload is not None:
-                shown = {"snapshot of step": step}
+                shown = {"snapshot of step": plan.step}
                 tab.record(entry_of(session, "restore", shown, payload, started), new_episode=True)
-                plan.check(as_result, step, as_result(payload))
+                check(plan.step, payload)
+                how = "from the server's snapshot (restored exactly, nothing replayed)"
             else:
                 plan.refuse_unless(allow_inexact_replay=False)
-                how = "by replay"
-                payload = await _replay(pool, tab, session, plan, as_result)
+                payload = await _replay(pool, tab, session, fork, check)
+                how = f"by replay ({_replayed(fork)})"
         except ReplayRefusedError as exc:
-            return Outcome("error", "Cannot fork by replay", [exc.message, _REFUSED_HINT], tab=tab)
+            details = [exc.message, fork.refused_hint]
+            return Outcome("error", "Cannot fork by replay", details, tab=tab)
         except ReplayMismatchError as exc:
             differs = "Replay differs from the recording"
             if "observation" in exc.got:  # what the fork received
@@ -148,31 +191,69 @@ async def fork_into_tab(actions: Actions, key: str, records: Records, step: int)
                 outcome = Outcome("error", differs, tab=tab, history_changed=True)
             outcome.status, outcome.details = "error", [exc.message, exc.hint]
             return outcome
-        message = f"Forked at step {step} {how}: the session plays on from the recorded state."
-        return await actions.shown(session, message, payload)
+        return await actions.shown(session, _forked(plan.step, how, payload), payload)
 
     return await actions.run(key, body)
+
+
+def _forgotten(step: int) -> str:
+    return (
+        f"The server no longer keeps the snapshot of step {step} (it keeps the latest ones "
+        "only, and forgets them when it restarts), and this episode began from a snapshot, "
+        "so it cannot be replayed from a reset."
+    )
+
+
+def _replayed(fork: Fork) -> str:
+    """How a replay went, for the banner: what was sent and what was compared."""
+    count = len(fork.plan.actions)
+    sent = f"reset and {count} recorded action{'s' if count != 1 else ''} sent again"
+    if any(fork.plan.digests):
+        sent += ", the environment's state digests compared"
+    if not fork.unchecked:
+        return f"{sent}, every reply as recorded"
+    first, last = min(fork.unchecked), max(fork.unchecked)
+    steps = f"step {first}" if first == last else f"steps {first} to {last}"
+    return f"{sent}; the replies of {steps} are no longer kept and were not compared"
+
+
+def _forked(step: int, how: str, payload: dict[str, Any]) -> str:
+    """The banner of a fork made ``how`` at ``step``, whose reply is ``payload``."""
+    if payload.get("done"):
+        return (
+            f"Forked at step {step} {how}. The episode ended at that step, so there is "
+            "nothing to play on: press Reset to start a new episode."
+        )
+    return f"Forked at step {step} {how}: the session plays on from the recorded state."
 
 
 async def _replay(
     pool: SessionPool,
     tab: Tab,
     session: Any,
-    plan: ForkPlan,
-    as_result: Callable[[dict[str, Any]], StepResult[Any]],
+    fork: Fork,
+    check: Callable[[int, dict[str, Any]], None],
 ) -> dict[str, Any]:
-    """Reset and step ``session`` as recorded, checking each reply (read by ``as_result``);
-    the last reply."""
+    """Reset and step ``session`` as recorded, checking each reply with ``check``; the last
+    reply."""
+    plan = fork.plan
+    recorder = server_recorder(pool.observers)
+    if recorder is not None:  # the replay is a fork, not an episode of its own
+        recorder.mark_fork(session.id, fork.origin or "a recorded episode")
     started = time.perf_counter()
-    payload = await pool.reset(session, plan.reset_params)
+    try:
+        payload = await pool.reset(session, plan.reset_params)
+    finally:
+        if recorder is not None:
+            recorder.mark_fork(session.id, None)
     tab.record(entry_of(session, "reset", plan.reset_params, payload, started), new_episode=True)
-    plan.check(as_result, 0, as_result(payload))
+    check(0, payload)
     asks = plan.after_reset(asdict(await pool.replay_facts(session)), allow_inexact_replay=False)
     for index, sent in enumerate(plan.actions, start=1):
         started = time.perf_counter()
         payload = await pool.step(session, pool.parse_action(sent))
         tab.record(entry_of(session, "step", sent, payload, started))
-        plan.check(as_result, index, as_result(payload))
+        check(index, payload)
         if asks:
             plan.check_digest(index, asdict(await pool.replay_facts(session)))
     return payload

@@ -4,8 +4,11 @@ fills them from the tab's Server-Sent Events stream (:mod:`openenv_hub.ui.watch_
 The script opens one ``EventSource`` while the tab is shown (none while another tab is), and
 writes every value with ``textContent``: an environment's strings never become markup, and
 only PNG ``data:`` URIs become images. It asks the server for the session picker's choices (a
-``change`` of the component) only when the ids the stream lists change; picking a session (an
-``openenv-watch`` event on :data:`ROOT_CLASS`) opens the stream again for that session.
+``change`` of the component) only when the choices the stream lists change; picking a session
+(an ``openenv-watch`` event on :data:`ROOT_CLASS`) opens the stream again for that session. The
+stream is told the page's gradio session hash, so that the page's own session is left out. The
+watched steps' table keeps its newest row in view, unless the viewer scrolled up in it (it
+follows again once scrolled back to the bottom).
 
 Layer: ui.
 """
@@ -19,7 +22,7 @@ from openenv_hub.ui.watch_stream import WATCH_ROUTE
 __all__ = ["ROOT_CLASS", "WATCH_CSS", "WATCH_SCRIPT", "follow_script", "watch_template"]
 
 ROOT_CLASS = "oe-watch"
-SESSION_COLUMNS = ["Session", "Client", "Episode", "Steps", "Return so far", "Last activity"]
+SESSION_COLUMNS = ["Session", "Client", "Age", "Episode", "Steps", "Return so far", "Last activity"]
 STEP_COLUMNS = ["#", "Episode", "Step", "Action", "Reward", "Done", "Breakdown"]
 
 WATCH_CSS = """
@@ -30,7 +33,8 @@ WATCH_CSS = """
 .oe-watch-table table { width: 100%; table-layout: fixed; border-collapse: collapse; font-size: var(--text-sm); }
 .oe-watch-table th, .oe-watch-table td { padding: 0.25rem 0.5rem; text-align: left;
   border-bottom: 1px solid var(--border-color-primary); word-break: break-word; }
-#live-sessions th:first-child { width: 36%; }
+#live-sessions th:first-child { width: 16%; }
+#live-sessions th:nth-child(2) { width: 26%; }
 #watched-steps th:nth-child(-n+3) { width: 6%; }
 #watched-steps th:nth-child(4) { width: 42%; }
 .oe-watch-table th { position: sticky; top: 0; background: var(--background-fill-secondary); }
@@ -82,7 +86,11 @@ const part = (id) => element.querySelector('#' + id);
 const configured = window.gradio_config && window.gradio_config.root;
 const base = new URL('WATCH_ROUTE'.slice(1), configured ? configured.replace(/\\/?$/, '/')
   : new URL('.', location.href));
-let source = null, chosen = null, listed = null;
+let source = null, chosen = null, listed = null, following = true;
+const steps = part('watched-steps');
+steps.addEventListener('scroll', () => {
+  following = steps.scrollTop + steps.clientHeight >= steps.scrollHeight - 8;
+});
 const row = (cells) => {
   const tr = document.createElement('tr');
   for (const cell of cells) {
@@ -95,8 +103,8 @@ const row = (cells) => {
 const onSessions = (event) => {
   const data = JSON.parse(event.data);
   part('live-sessions').querySelector('tbody').replaceChildren(...data.rows.map(row));
-  const ids = JSON.stringify(data.ids);
-  if (ids !== listed) { listed = ids; trigger('change'); }
+  const choices = JSON.stringify(data.choices);
+  if (choices !== listed) { listed = choices; trigger('change'); }
 };
 const picture = ([path, src]) => {
   const figure = document.createElement('figure');
@@ -117,6 +125,7 @@ const onWatch = (event) => {
   if (data.replace) body.replaceChildren();
   for (const cells of data.rows || []) body.appendChild(row(cells));
   while (body.rows.length > (data.shown || 20)) body.deleteRow(0);
+  if (following || data.replace) { steps.scrollTop = steps.scrollHeight; following = true; }
   const observation = part('watch-observation');
   if (data.observation !== undefined && observation.textContent !== data.observation) {
     observation.textContent = data.observation;
@@ -131,6 +140,7 @@ const start = () => {
   stop();
   const url = new URL(base);
   if (chosen) url.searchParams.set('session', chosen);
+  if (window.__gradio_session_hash__) url.searchParams.set('tab', window.__gradio_session_hash__);
   source = new EventSource(url);
   source.addEventListener('sessions', onSessions);
   source.addEventListener('watch', onWatch);
@@ -141,6 +151,7 @@ root.addEventListener('openenv-watch', (event) => {
   if (event.detail === chosen) return;
   chosen = event.detail;
   part('watched-steps').querySelector('tbody').replaceChildren();
+  following = true;
   part('watch-status').textContent = chosen ? 'Connecting\\u2026' : 'Pick a session to watch.';
   if (shown()) start();
 });

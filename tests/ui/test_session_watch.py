@@ -120,3 +120,77 @@ async def test_a_push_of_a_full_watch_takes_under_a_tenth_of_its_period() -> Non
     finally:
         await pool.aclose()
     assert statistics.median(took) < PUSH_INTERVAL_S / 10, took
+
+
+class SnapshotEcho(TypedEchoEnvironment):
+    """The typed echo, with snapshots (its state is its step count)."""
+
+    def snapshot(self) -> int:
+        return self.state.step_count
+
+    def restore(self, snapshot: int) -> None:
+        self.state.step_count = snapshot
+
+
+async def test_the_watch_keeps_each_episode_for_forks_past_the_steps_it_shows() -> None:
+    """Every step's action and snapshot id, in the current and the previous episode; replies
+    only of the reset and the latest MAX_WATCHED_STEPS steps. Snapshots are taken while someone
+    views the sessions only."""
+    from openenv_hub.server.watch import MAX_WATCHED_STEPS
+
+    pool = SessionPool(SnapshotEcho, action_cls=TypedEchoAction)
+    watch = SessionWatch()
+    pool.observers.append(watch)
+    session = await pool.open()
+    try:
+        await pool.reset(session, {"seed": 5})  # nobody views: no snapshot taken
+        await pool.step(session, TypedEchoAction(message="first"))
+        watch.viewing = 1  # as the Sessions tab's stream counts itself while open
+        await pool.reset(session, {})
+        for n in range(MAX_WATCHED_STEPS + 5):
+            await pool.step(session, TypedEchoAction(message=f"m{n}"))
+        watched = watch.sessions[session.id]
+        previous, current = watched.previous, watched.current
+        assert previous is not None and current is not None
+        assert (previous.number, previous.last_step, previous.entries[0].action) == (
+            1, 1, {"seed": 5},
+        )  # fmt: skip
+        assert (current.number, current.first_step, current.last_step) == (
+            2, 0, MAX_WATCHED_STEPS + 5,
+        )  # fmt: skip
+        assert all(entry.snapshot for entry in current.entries)  # exact forks at every step
+        assert not any(entry.snapshot for entry in previous.entries)
+        early, late = current.at(3), current.at(MAX_WATCHED_STEPS + 5)
+        assert early is not None and late is not None
+        assert early.action["message"] == "m2" and early.payload is None  # reply let go
+        assert late.payload is not None and current.entries[0].payload is not None
+    finally:
+        await pool.close(session)
+        await pool.aclose()
+
+
+async def test_forks_by_replay_are_recorded_as_forks_and_kept_apart_from_the_originals(
+    tmp_path: Path,
+) -> None:
+    from openenv_hub.trajectories import TrajectoryWriter, read_records
+    from openenv_hub.trajectories.server import RECENT_EPISODES, ServerRecorder
+
+    recorder = ServerRecorder(TrajectoryWriter(tmp_path / "e.jsonl"), "echo", None)
+    pool = SessionPool(TypedEchoEnvironment, action_cls=TypedEchoAction)
+    pool.observers.append(recorder)
+    session = await pool.open()
+    try:
+        for n in range(RECENT_EPISODES + 10):
+            if n >= 3:  # the rest are replays for forks of episode 0
+                recorder.mark_fork(session.id, "episode 0 at step 1")
+            await pool.reset(session, {})
+            await pool.step(session, TypedEchoAction(message=f"e{n}"))
+        await pool.close(session)
+    finally:
+        await pool.aclose()
+    recorder.close()
+    assert [episode[0]["episode"] for episode in recorder.recent] == [0, 1, 2]
+    assert len(recorder.recent_forks) == RECENT_EPISODES
+    records = read_records(tmp_path / "e.jsonl")
+    assert {r["forked_from"] for r in records if r["episode"] < 3} == {None}
+    assert {r["forked_from"] for r in records if r["episode"] >= 3} == {"episode 0 at step 1"}

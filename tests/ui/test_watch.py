@@ -115,7 +115,7 @@ def test_every_step_of_a_live_session_appears_within_a_second_in_order(
     session_id, go, sent, done = stepping
     page = open_sessions(new_page(), echo.web_url)
     expect(page.locator("#live-sessions")).to_contain_text(session_id)
-    pages.choose(page, "watch-session", session_id)
+    pages.watch_session(page, session_id)
     expect(page.locator("#watch-status")).to_contain_text("live · episode 1 · 0 steps")
     page.evaluate(NOTE_WHEN_SHOWN)  # in the page: polling it from here lags on a busy machine
     go.set()
@@ -166,12 +166,11 @@ def test_a_watched_episode_forks_into_the_viewers_playground(
     replay; the watched session is not touched."""
     session_id, go, _sent, done = stepping
     page = open_sessions(new_page(), echo.web_url)
-    pages.choose(page, "watch-session", session_id)
+    pages.watch_session(page, session_id)
     go.set()
     assert done.wait(20)
     expect(page.locator("#watch-status")).to_contain_text("ended · episode 1 · 12 steps")
-    page.get_by_label("Fork at step").fill("3")
-    pages.click(page, "watch-fork")
+    pages.fork_watched(page, 3)
     pages.expect_banner(page, "Forked at step 3 by replay")
     expect(page.locator("#observation")).to_contain_text('"echoed_message": "m3"')
     pages.history_rows(page, 4)  # the reset and three replayed steps
@@ -191,7 +190,7 @@ def test_a_watched_observation_shows_its_images_and_strings_stay_text(
         env.step({"text": "<img src=x onerror=alert(1)><b>bold</b>", "count": 2})
         session_id = next(s.id for s in served.pool.sessions() if s.kind == "ws")
         page = open_sessions(new_page(), served.web_url)
-        pages.choose(page, "watch-session", session_id)
+        pages.watch_session(page, session_id)
         expect(page.locator("#watch-images img")).to_have_count(2)  # the frame and the thumbnail
         sources = page.locator("#watch-images img").evaluate_all("(all) => all.map(i => i.src)")
         assert all(src.startswith("data:image/png;base64,") for src in sources)
@@ -232,7 +231,7 @@ class PaceTurns:
         self.asked_unwatched: list[str] = []  # ... during the turns without a watcher
         page.on("request", lambda request: self.requests.append(request.url))
         open_sessions(page, echo.web_url)
-        pages.choose(page, "watch-session", session_id)
+        pages.watch_session(page, session_id)
         expect(page.locator("#watch-status")).to_contain_text(" · live · ")
 
     def run(self, count: int) -> None:

@@ -67,7 +67,7 @@ async def test_a_viewer_gets_the_table_then_every_step_in_order_and_the_end() ->
         events = watch_events(pool, watch, session.id)
         kind, table = parse(await anext(events))
         assert kind == "sessions"
-        assert table["ids"] == [session.id] and table["rows"][0][1] == "ws"
+        assert table["ids"] == [session.id] and table["rows"][0][1] == "WebSocket client"
         first = await next_watch(events)
         assert first["replace"] and "live · episode 1 · 0 steps" in first["text"]
         seen = [row[0] for row in first["rows"]]

@@ -101,3 +101,26 @@ def download_history(page: Page) -> list[dict[str, Any]]:
         click(page, "history-download")
     path = download.value.path()
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def open_sessions(page: Page, url: str) -> Page:
+    """Load the UI and show its Sessions tab."""
+    open_ui(page, url)
+    page.get_by_role("tab", name="Sessions").click()
+    return page
+
+
+def watch_session(page: Page, display_id: str) -> None:
+    """Pick the session ``display_id`` in the Sessions tab's picker (its choice's label starts
+    with the id, then says the client and the age)."""
+    page.click("#watch-session input")
+    page.get_by_role("option", name=re.compile("^" + re.escape(display_id))).click()
+
+
+def fork_watched(page: Page, step: int, episode: str = "Current episode") -> None:
+    """Fork the watched session's ``episode`` at ``step`` into the Playground."""
+    page.get_by_role("tab", name="Sessions").click()  # a fork shows the Playground
+    if episode != "Current episode":  # the one chosen at first
+        page.get_by_label(episode, exact=True).check()
+    field(page, "Fork at step").fill(str(step))
+    click(page, "watch-fork")
