@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 
-from openenv_hub.runtimes import labels
+import openenv_hub.runtimes.labels as labels
 
 __all__ = ["ensure_reaper", "reap", "spawn_watcher", "tell_watcher"]
 

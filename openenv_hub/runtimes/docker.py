@@ -32,6 +32,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import openenv_hub.runtimes._reaper as _reaper
+import openenv_hub.runtimes.cleanup as cleanup
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.docker import (
     Network,
     build_image,
@@ -50,7 +53,6 @@ from openenv_hub.docker import (
 from openenv_hub.errors import ConnectError, ServerStartError
 from openenv_hub.network import free_port, wait_for_health
 from openenv_hub.progress import SHORT_WAIT_S, report_progress
-from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
 

@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.docker import docker_client
 from openenv_hub.errors import DependencyNotInstalledError, DockerError
-from openenv_hub.runtimes import labels
 
 __all__ = ["Managed", "list_managed", "remove_managed"]
 

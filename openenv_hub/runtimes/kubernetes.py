@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import openenv_hub.runtimes.cleanup as cleanup
 from openenv_hub.errors import (
     ClusterError,
     ConfigurationError,
@@ -36,7 +37,6 @@ from openenv_hub.errors import (
 )
 from openenv_hub.manifest import Manifest, load_manifest
 from openenv_hub.progress import SHORT_WAIT_S, report_progress
-from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
 from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects
 from openenv_hub.runtimes.registry import register

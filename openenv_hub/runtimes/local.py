@@ -24,11 +24,11 @@ import tempfile
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+import openenv_hub.runtimes.cleanup as cleanup
 from openenv_hub.errors import ConnectError, ServerStartError
 from openenv_hub.manifest import ManifestError, load_manifest
 from openenv_hub.network import free_port, port_in_use, wait_for_health
 from openenv_hub.progress import SHORT_WAIT_S, report_progress
-from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
 

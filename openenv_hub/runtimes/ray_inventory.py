@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 
-from openenv_hub.runtimes import labels
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.runtimes.ray import replica_names
 from openenv_hub.runtimes.ray_cluster import (
     NAMESPACE,

@@ -31,6 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
+import openenv_hub.runtimes._reaper as _reaper
+import openenv_hub.runtimes.cleanup as cleanup
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.docker import (
     container_name,
     docker_client,
@@ -39,7 +42,6 @@ from openenv_hub.docker import (
     sdk_errors,
 )
 from openenv_hub.errors import DockerError
-from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import StopsOnExit
 
 if TYPE_CHECKING:

@@ -28,6 +28,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import openenv_hub.runtimes._reaper as _reaper
+import openenv_hub.runtimes.cleanup as cleanup
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.docker import (
     Network,
     docker_client,
@@ -38,7 +41,6 @@ from openenv_hub.docker import (
 from openenv_hub.errors import DockerError, ServerStartError
 from openenv_hub.network import port_in_use, wait_for_health
 from openenv_hub.progress import Progress, report_progress
-from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.docker import BUILD_OPTIONS, build_folder_image, build_space_image
 from openenv_hub.runtimes.registry import register
