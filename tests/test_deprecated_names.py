@@ -40,7 +40,7 @@ def test_spaces_module_is_gym_spaces_under_its_old_name() -> None:
         """
     )
     assert warned == {
-        "openenv_hub.spaces is deprecated: import openenv_hub.gym_spaces instead.": "<string>"
+        "openenv_hub.spaces is deprecated and will be removed in 0.2: import openenv_hub.gym_spaces instead.": "<string>"
     }
 
 
@@ -59,7 +59,7 @@ def test_images_module_is_frames_under_its_old_name() -> None:
         """
     )
     assert warned == {
-        "openenv_hub.images is deprecated: import openenv_hub.frames instead.": "<string>"
+        "openenv_hub.images is deprecated and will be removed in 0.2: import openenv_hub.frames instead.": "<string>"
     }
 
 
@@ -83,7 +83,7 @@ def test_run_is_serve_app_under_its_old_name() -> None:
         """
     )
     assert warned == {
-        "openenv_hub.run is deprecated: use openenv_hub.serve_app (same arguments) instead.": (
+        "openenv_hub.run is deprecated and will be removed in 0.2: use openenv_hub.serve_app (same arguments) instead.": (
             "<string>"
         )
     }
@@ -105,10 +105,10 @@ def test_max_sessions_is_max_concurrent_envs_under_its_old_name() -> None:
         """
     )
     assert warned == {
-        "SessionPool(max_sessions=...) is deprecated: use max_concurrent_envs=... instead.": (
+        "SessionPool(max_sessions=...) is deprecated and will be removed in 0.2: use max_concurrent_envs=... instead.": (
             "<string>"
         ),
-        "SessionPool.max_sessions is deprecated: use SessionPool.max_concurrent_envs instead.": (
+        "SessionPool.max_sessions is deprecated and will be removed in 0.2: use SessionPool.max_concurrent_envs instead.": (
             "<string>"
         ),
     }
@@ -129,6 +129,6 @@ def test_ray_replicas_take_max_concurrent_envs_and_warn_of_max_sessions() -> Non
         """
     )
     assert warned == {
-        "RayProvider.start(max_sessions=...) is deprecated: use max_concurrent_envs=... "
+        "RayProvider.start(max_sessions=...) is deprecated and will be removed in 0.2: use max_concurrent_envs=... "
         "instead.": "<string>"
     }

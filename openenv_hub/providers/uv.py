@@ -8,4 +8,4 @@ from openenv_hub.runtimes import uv as _moved_to
 from openenv_hub.runtimes.uv import *  # noqa: F403 - the deprecated name of that module
 
 __all__ = list(_moved_to.__all__)
-warn_moved(__name__, _moved_to.__name__)
+warn_moved(__name__, _moved_to.__name__, removed_in="0.2")

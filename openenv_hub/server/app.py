@@ -18,9 +18,9 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+import openenv_hub.server.settings as settings
 from openenv_hub.deprecation import warn_renamed
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
-from openenv_hub.server import settings
 from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
 from openenv_hub.server.episodes import build_episodes_router
 from openenv_hub.server.http import build_router
@@ -326,5 +326,5 @@ def serve_app(
 
 def run(app: FastAPI | str, **options: Any) -> None:
     """Deprecated: the old name of :func:`serve_app` (same arguments)."""
-    warn_renamed("openenv_hub.run", "openenv_hub.serve_app (same arguments)")
+    warn_renamed("openenv_hub.run", "openenv_hub.serve_app (same arguments)", removed_in="0.2")
     serve_app(app, **options)
