@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -30,7 +30,7 @@ from openenv_hub_cli._utils import CommandError, err_console
 __all__ = ["app", "run"]
 
 SPACE_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
-OutputOption = typer.Option(Path("eval-results"), "--output", "-o", help="Results folder.")
+OutputOption = Annotated[Path, typer.Option("--output", "-o", help="Results folder.")]
 
 
 class _RunUnlessNamed(TyperGroup):
@@ -55,91 +55,127 @@ app.command("compare")(_eval_more.compare)
 
 @app.command("run")
 def run(
-    env: str = typer.Argument(
-        ...,
-        help="The environment: a server URL, a folder, or a dataset that declares one "
-        "(hf://datasets/NS/NAME).",
-    ),
-    model: str | None = typer.Option(None, "--model", help="Model name at --base-url."),
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="An OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1."
-    ),
-    api_key_env: str = typer.Option(
-        "OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."
-    ),
-    policy: str | None = typer.Option(
-        None, "--policy", help="module:function(messages, tools, seed) instead of a model."
-    ),
-    tasks: str | None = typer.Option(
-        None, "--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."
-    ),
-    split: str | None = typer.Option(None, "--split", help="Evaluate this split only."),
-    limit: int | None = typer.Option(
-        None, "--limit", min=1, help="Play only the first N tasks (default: all)."
-    ),
-    rollouts_per_task: int = typer.Option(1, "--rollouts-per-task", "-k", min=1),
-    concurrency: int = typer.Option(4, "--concurrency", "-c", min=1),
-    max_turns: int = typer.Option(8, "--max-turns", min=1, help="Model turns per rollout."),
-    temperature: float = typer.Option(1.0, "--temperature", min=0.0),
-    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
-    max_tokens: int = typer.Option(256, "--max-tokens", min=1, help="Tokens per model turn."),
-    sampling_args: str | None = typer.Option(
-        None,
-        "--sampling-args",
-        metavar="JSON",
-        help="More settings sent with each request, as a JSON object (recorded).",
-    ),
-    seed: int = typer.Option(0, "--seed", help="Base seed; each rollout's is derived from it."),
-    pass_threshold: float = typer.Option(
-        1.0, "--pass-threshold", help="A rollout passes when its return reaches this."
-    ),
-    max_retries: int = typer.Option(
-        4, "--max-retries", min=0, help="Retries of a failed request, and of a failed rollout."
-    ),
-    request_timeout: float = typer.Option(
-        120.0, "--request-timeout", min=0.1, metavar="SECONDS", help="Bound of one model request."
-    ),
-    rollout_timeout: float | None = typer.Option(
-        None, "--rollout-timeout", min=0.1, metavar="SECONDS", help="Bound of one rollout."
-    ),
-    fail_on_error: float = typer.Option(
-        0.0,
-        "--fail-on-error",
-        min=0.0,
-        max=1.0,
-        metavar="RATIO",
-        help="Exit non-zero when more than this share of rollouts failed on infrastructure "
-        "errors (default 0: any).",
-    ),
-    output: Path = OutputOption,
-    resume: bool = typer.Option(
-        False, "--resume", help="Play only the missing rollouts, and those that failed."
-    ),
-    keep_errors: bool = typer.Option(
-        False, "--keep-errors", help="With --resume, do not play failed rollouts again."
-    ),
-    push_to_hub: str | None = typer.Option(
-        None, "--push-to-hub", help="Upload the results as this dataset (NS/NAME)."
-    ),
-    partial: bool = typer.Option(
-        False, "--partial", help="Push even an incomplete run, or one with errors."
-    ),
-    space: str | None = typer.Option(
-        None,
-        "--space",
-        help="The environment's Space (NS/NAME): recorded, and tagged on the pushed results, "
-        "which the catalog then shows on the environment's page.",
-    ),
-    private: bool | None = typer.Option(None, "--private/--public", help="Visibility on push."),
-    runtime: str | None = typer.Option(
-        None,
-        "--runtime",
-        help="Where a folder or a dataset's environment runs (local, uv, docker, ...).",
-        show_default="local; for a dataset, what it declares",
-    ),
-    yes: bool = typer.Option(
-        False, "--yes", "-y", help="Run a dataset's environment without asking (it runs code)."
-    ),
+    env: Annotated[
+        str,
+        typer.Argument(
+            help="The environment: a server URL, a folder, or a dataset that declares one "
+            "(hf://datasets/NS/NAME)."
+        ),
+    ],
+    model: Annotated[str | None, typer.Option("--model", help="Model name at --base-url.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="An OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1."),
+    ] = None,
+    api_key_env: Annotated[
+        str, typer.Option("--api-key-env", help="Environment variable holding the API key.")
+    ] = "OPENAI_API_KEY",
+    policy: Annotated[
+        str | None,
+        typer.Option("--policy", help="module:function(messages, tools, seed) instead of a model."),
+    ] = None,
+    tasks: Annotated[
+        str | None,
+        typer.Option("--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."),
+    ] = None,
+    split: Annotated[str | None, typer.Option("--split", help="Evaluate this split only.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Play only the first N tasks (default: all)."),
+    ] = None,
+    rollouts_per_task: Annotated[int, typer.Option("--rollouts-per-task", "-k", min=1)] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1)] = 4,
+    max_turns: Annotated[
+        int, typer.Option("--max-turns", min=1, help="Model turns per rollout.")
+    ] = 8,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0)] = 1.0,
+    top_p: Annotated[float, typer.Option("--top-p", min=0.0, max=1.0)] = 1.0,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=1, help="Tokens per model turn.")
+    ] = 256,
+    sampling_args: Annotated[
+        str | None,
+        typer.Option(
+            "--sampling-args",
+            metavar="JSON",
+            help="More settings sent with each request, as a JSON object (recorded).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Base seed; each rollout's is derived from it.")
+    ] = 0,
+    pass_threshold: Annotated[
+        float,
+        typer.Option("--pass-threshold", help="A rollout passes when its return reaches this."),
+    ] = 1.0,
+    max_retries: Annotated[
+        int,
+        typer.Option(
+            "--max-retries", min=0, help="Retries of a failed request, and of a failed rollout."
+        ),
+    ] = 4,
+    request_timeout: Annotated[
+        float,
+        typer.Option(
+            "--request-timeout", min=0.1, metavar="SECONDS", help="Bound of one model request."
+        ),
+    ] = 120.0,
+    rollout_timeout: Annotated[
+        float | None,
+        typer.Option("--rollout-timeout", min=0.1, metavar="SECONDS", help="Bound of one rollout."),
+    ] = None,
+    fail_on_error: Annotated[
+        float,
+        typer.Option(
+            "--fail-on-error",
+            min=0.0,
+            max=1.0,
+            metavar="RATIO",
+            help="Exit non-zero when more than this share of rollouts failed on infrastructure "
+            "errors (default 0: any).",
+        ),
+    ] = 0.0,
+    output: OutputOption = Path("eval-results"),
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Play only the missing rollouts, and those that failed."),
+    ] = False,
+    keep_errors: Annotated[
+        bool,
+        typer.Option("--keep-errors", help="With --resume, do not play failed rollouts again."),
+    ] = False,
+    push_to_hub: Annotated[
+        str | None,
+        typer.Option("--push-to-hub", help="Upload the results as this dataset (NS/NAME)."),
+    ] = None,
+    partial: Annotated[
+        bool, typer.Option("--partial", help="Push even an incomplete run, or one with errors.")
+    ] = False,
+    space: Annotated[
+        str | None,
+        typer.Option(
+            "--space",
+            help="The environment's Space (NS/NAME): recorded, and tagged on the pushed results, "
+            "which the catalog then shows on the environment's page.",
+        ),
+    ] = None,
+    private: Annotated[
+        bool | None, typer.Option("--private/--public", help="Visibility on push.")
+    ] = None,
+    runtime: Annotated[
+        str | None,
+        typer.Option(
+            "--runtime",
+            help="Where a folder or a dataset's environment runs (local, uv, docker, ...).",
+            show_default="local; for a dataset, what it declares",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes", "-y", help="Run a dataset's environment without asking (it runs code)."
+        ),
+    ] = False,
 ) -> None:
     """Evaluate a model (or a policy) on an environment's tasks (see docs/eval.md).
 

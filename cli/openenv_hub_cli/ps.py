@@ -4,6 +4,7 @@ process."""
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -15,22 +16,29 @@ __all__ = ["command"]
 
 
 def command(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-    ray_address: str | None = typer.Option(
-        None,
-        "--ray",
-        envvar="RAY_ADDRESS",
-        metavar="[ADDRESS]",
-        help="Also list the replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
-    ),
-    jobs: bool = typer.Option(
-        False, "--jobs", help="List the Hugging Face Jobs this toolkit ran in your namespace."
-    ),
-    daytona: bool = typer.Option(
-        False,
-        "--daytona",
-        help="List the Daytona sandboxes this toolkit created ($DAYTONA_API_KEY, $DAYTONA_API_URL).",
-    ),
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            envvar="RAY_ADDRESS",
+            metavar="[ADDRESS]",
+            help="Also list the replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
+        ),
+    ] = None,
+    jobs: Annotated[
+        bool,
+        typer.Option(
+            "--jobs", help="List the Hugging Face Jobs this toolkit ran in your namespace."
+        ),
+    ] = False,
+    daytona: Annotated[
+        bool,
+        typer.Option(
+            "--daytona",
+            help="List the Daytona sandboxes this toolkit created ($DAYTONA_API_KEY, $DAYTONA_API_URL).",
+        ),
+    ] = False,
 ) -> None:
     """List running (and left-behind) servers started by from_docker_image, serve, LocalHub..."""
     from openenv_hub.runtimes.inventory import list_managed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from openenv_hub_cli._utils import CommandError, console
@@ -10,26 +12,36 @@ __all__ = ["command"]
 
 
 def command(
-    names: list[str] = typer.Argument(  # noqa: B008 - typer reads defaults from here
-        None,
-        metavar="NAME...",
-        help="Names or id prefixes, as 'openenv ps' shows them.",
-        show_default=False,
-    ),
-    stop_all: bool = typer.Option(False, "--all", help="Remove everything 'openenv ps' lists."),
-    ray_address: str | None = typer.Option(
-        None,
-        "--ray",
-        envvar="RAY_ADDRESS",
-        metavar="[ADDRESS]",
-        help="Also stop replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
-    ),
-    jobs: bool = typer.Option(
-        False, "--jobs", help="Cancel Hugging Face Jobs this toolkit ran (ids, or --all)."
-    ),
-    daytona: bool = typer.Option(
-        False, "--daytona", help="Delete Daytona sandboxes this toolkit created (ids, or --all)."
-    ),
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="NAME...",
+            help="Names or id prefixes, as 'openenv ps' shows them.",
+            show_default=False,
+        ),
+    ] = None,
+    stop_all: Annotated[
+        bool, typer.Option("--all", help="Remove everything 'openenv ps' lists.")
+    ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            envvar="RAY_ADDRESS",
+            metavar="[ADDRESS]",
+            help="Also stop replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
+        ),
+    ] = None,
+    jobs: Annotated[
+        bool,
+        typer.Option("--jobs", help="Cancel Hugging Face Jobs this toolkit ran (ids, or --all)."),
+    ] = False,
+    daytona: Annotated[
+        bool,
+        typer.Option(
+            "--daytona", help="Delete Daytona sandboxes this toolkit created (ids, or --all)."
+        ),
+    ] = False,
 ) -> None:
     """Stop and remove servers started by openenv-hub (also those a crashed process left)."""
     from openenv_hub.runtimes.inventory import remove_managed

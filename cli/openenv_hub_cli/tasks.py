@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 from rich.table import Table
 
@@ -15,12 +17,15 @@ DEFAULT_LIMIT = 20
 
 
 def command(
-    env: str = typer.Argument(..., help="The environment: a server URL or a folder."),
-    split: str | None = typer.Option(None, "--split", help="List this split only."),
-    tasks: str | None = typer.Option(
-        None, "--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."
-    ),
-    limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="List the first N tasks."),
+    env: Annotated[str, typer.Argument(help="The environment: a server URL or a folder.")],
+    split: Annotated[str | None, typer.Option("--split", help="List this split only.")] = None,
+    tasks: Annotated[
+        str | None,
+        typer.Option("--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, help="List the first N tasks.")
+    ] = DEFAULT_LIMIT,
 ) -> None:
     """List the tasks an evaluation of ENV would play: key, split, reset arguments, prompt.
 
