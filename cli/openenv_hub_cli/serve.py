@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -36,72 +36,98 @@ def _runtime_help() -> str:
 
 
 def command(
-    env: str = ServeTargetArg,
-    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
-    port: int | None = typer.Option(
-        None,
-        "--port",
-        "-p",
-        min=1,
-        max=65535,
-        help="Port to listen on.",
-        show_default="the manifest's port",
-    ),
-    reload: bool = typer.Option(False, "--reload", help="Restart when a file of the env changes."),
-    web: bool | None = typer.Option(
-        None,
-        "--web/--no-web",
-        help="Mount the web UI at /web.",
-        show_default="$ENABLE_WEB_INTERFACE",
-    ),
-    max_sessions: int | None = typer.Option(
-        None,
-        "--max-concurrent-envs",
-        "--max-sessions",
-        min=1,
-        help="Sessions served at once ($MAX_CONCURRENT_ENVS; --max-sessions is its older name).",
-        show_default="64",
-    ),
-    runtime: str = typer.Option("local", "--runtime", help=_runtime_help()),
-    tag: str | None = typer.Option(
-        None, "--tag", "-t", help="docker, swarm: image tag.", show_default="openenv-NAME:latest"
-    ),
-    base_image: str | None = typer.Option(
-        None,
-        "--base-image",
-        envvar="OPENENV_BASE_IMAGE",
-        help="docker, swarm: BASE_IMAGE build arg.",
-    ),
-    build_arg: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [],
-        "--build-arg",
-        envvar="OPENENV_BUILD_ARGS",
-        help="docker, swarm: KEY=VALUE build arg, repeatable (or $OPENENV_BUILD_ARGS).",
-    ),
-    ray: str | None = typer.Option(
-        None,
-        "--ray",
-        metavar="[ADDRESS]",
-        help="--runtime ray on the cluster at ADDRESS (alone, or 'auto': $RAY_ADDRESS).",
-    ),
-    replicas: int = typer.Option(
-        1, "--replicas", min=1, help="ray, swarm, daytona, --jobs: number of replicas."
-    ),
-    jobs: bool = typer.Option(
-        False, "--jobs", help="Run the Space NS/NAME (given as PATH) as Hugging Face Jobs."
-    ),
-    flavor: str = typer.Option("cpu-basic", "--flavor", help="--jobs: the hardware flavor."),
-    timeout: str = typer.Option(
-        "1h", "--timeout", help="--jobs: longest run of each Job (seconds, or 30m, 2h...)."
-    ),
-    detach: bool = typer.Option(
-        False, "--detach", help="--jobs: leave the Jobs running (until --timeout) and return."
-    ),
-    public: bool = typer.Option(
-        False, "--public", help="--jobs: expose the port without a token (anyone may use it)."
-    ),
+    env: ServeTargetArg = ".",
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port",
+            "-p",
+            min=1,
+            max=65535,
+            help="Port to listen on.",
+            show_default="the manifest's port",
+        ),
+    ] = None,
+    reload: Annotated[
+        bool, typer.Option("--reload", help="Restart when a file of the env changes.")
+    ] = False,
+    web: Annotated[
+        bool | None,
+        typer.Option(
+            "--web/--no-web", help="Mount the web UI at /web.", show_default="$ENABLE_WEB_INTERFACE"
+        ),
+    ] = None,
+    max_sessions: Annotated[
+        int | None,
+        typer.Option(
+            "--max-concurrent-envs",
+            "--max-sessions",
+            min=1,
+            help="Sessions served at once ($MAX_CONCURRENT_ENVS; --max-sessions is its older name).",
+            show_default="64",
+        ),
+    ] = None,
+    runtime: Annotated[str, typer.Option("--runtime", help=_runtime_help())] = "local",
+    tag: Annotated[
+        str | None,
+        typer.Option(
+            "--tag", "-t", help="docker, swarm: image tag.", show_default="openenv-NAME:latest"
+        ),
+    ] = None,
+    base_image: Annotated[
+        str | None,
+        typer.Option(
+            "--base-image", envvar="OPENENV_BASE_IMAGE", help="docker, swarm: BASE_IMAGE build arg."
+        ),
+    ] = None,
+    build_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--build-arg",
+            envvar="OPENENV_BUILD_ARGS",
+            help="docker, swarm: KEY=VALUE build arg, repeatable (or $OPENENV_BUILD_ARGS).",
+        ),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="--runtime ray on the cluster at ADDRESS (alone, or 'auto': $RAY_ADDRESS).",
+        ),
+    ] = None,
+    replicas: Annotated[
+        int,
+        typer.Option("--replicas", min=1, help="ray, swarm, daytona, --jobs: number of replicas."),
+    ] = 1,
+    jobs: Annotated[
+        bool,
+        typer.Option("--jobs", help="Run the Space NS/NAME (given as PATH) as Hugging Face Jobs."),
+    ] = False,
+    flavor: Annotated[
+        str, typer.Option("--flavor", help="--jobs: the hardware flavor.")
+    ] = "cpu-basic",
+    timeout: Annotated[
+        str,
+        typer.Option("--timeout", help="--jobs: longest run of each Job (seconds, or 30m, 2h...)."),
+    ] = "1h",
+    detach: Annotated[
+        bool,
+        typer.Option(
+            "--detach", help="--jobs: leave the Jobs running (until --timeout) and return."
+        ),
+    ] = False,
+    public: Annotated[
+        bool,
+        typer.Option(
+            "--public", help="--jobs: expose the port without a token (anyone may use it)."
+        ),
+    ] = False,
 ) -> None:
     """Serve the environment (HTTP, /ws, /mcp, and the web UI with --web)."""
+    if build_arg is None:
+        build_arg = []
     if jobs:
         from openenv_hub_cli._serve_jobs import serve_jobs
 
