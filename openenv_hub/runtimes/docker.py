@@ -26,7 +26,6 @@ Layer: runtimes.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -55,6 +54,7 @@ from openenv_hub.network import free_port, wait_for_health
 from openenv_hub.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
+from openenv_hub.settings import base_image, build_args
 
 if TYPE_CHECKING:
     import docker
@@ -330,11 +330,11 @@ def build_space_image(
 
 
 def _base_image(given: str | None) -> str | None:
-    return given or os.environ.get("OPENENV_BASE_IMAGE")
+    return given or base_image()
 
 
 def _build_args(given: Sequence[str]) -> list[str]:
-    return list(given) or os.environ.get("OPENENV_BUILD_ARGS", "").split()
+    return list(given) or build_args()
 
 
 register(DockerRuntime())

@@ -25,6 +25,7 @@ from typing import Any
 import openenv_hub.runtimes.labels as labels
 from openenv_hub.docker import docker_client
 from openenv_hub.errors import DependencyNotInstalledError, DockerError
+from openenv_hub.settings import named_variable
 
 __all__ = ["Managed", "list_managed", "remove_managed"]
 
@@ -98,7 +99,7 @@ def _ray_known(ray_address: str | None) -> bool:
 
     if "ray" in sys.modules and sys.modules["ray"].is_initialized():
         return True
-    return bool(os.environ.get("RAY_ADDRESS")) and importlib.util.find_spec("ray") is not None
+    return bool(named_variable("RAY_ADDRESS")) and importlib.util.find_spec("ray") is not None
 
 
 def _docker_managed() -> list[Managed]:

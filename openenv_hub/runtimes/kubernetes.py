@@ -40,6 +40,7 @@ from openenv_hub.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
 from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects
 from openenv_hub.runtimes.registry import register
+from openenv_hub.settings import named_variable
 
 __all__ = [
     "KubernetesProvider",
@@ -74,7 +75,7 @@ def kubeconfig_path(kubeconfig: str | Path | None = None) -> Path:
     ``~/.kube/config``."""
     if kubeconfig:
         return Path(kubeconfig).expanduser()
-    listed = os.environ.get("KUBECONFIG", "")
+    listed = named_variable("KUBECONFIG")
     if listed:
         return Path(listed.split(os.pathsep)[0]).expanduser()
     return Path("~/.kube/config").expanduser()
@@ -91,13 +92,13 @@ def api_client(kubeconfig: str | Path | None = None) -> Any:
     path = kubeconfig_path(kubeconfig)
     configuration = k8s.client.Configuration()
     if not path.is_file():
-        if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        if kubeconfig is None and named_variable("KUBERNETES_SERVICE_HOST"):
             k8s.config.load_incluster_config(client_configuration=configuration)
             return k8s.client.ApiClient(configuration)
         given = (
             "--kubeconfig"
             if kubeconfig
-            else ("$KUBECONFIG" if os.environ.get("KUBECONFIG") else "the default")
+            else ("$KUBECONFIG" if named_variable("KUBECONFIG") else "the default")
         )
         raise ClusterError(
             f"No Kubernetes cluster to apply to: there is no kubeconfig at {path} ({given}), "

@@ -16,7 +16,6 @@ Layer: runtimes.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from openenv_hub.network import free_port, port_in_use, wait_for_health
 from openenv_hub.progress import SHORT_WAIT_S, report_progress
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.registry import register
+from openenv_hub.settings import environment
 
 if TYPE_CHECKING:
     from openenv_hub.discovery import EnvironmentInfo
@@ -99,7 +99,11 @@ class LocalProcessProvider(StopsOnExit):
         command += ["--host", host, "--port", str(port), "--log-level", "warning"]
         log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
         process = subprocess.Popen(
-            command, cwd=cwd or env_dir, env={**os.environ, **(env or {})}, stdout=log, stderr=log
+            command,
+            cwd=cwd or env_dir,
+            env={**environment(), **(env or {})},
+            stdout=log,
+            stderr=log,
         )
         server = cls(process, f"http://{host}:{port}", log)
         cleanup.track(server)

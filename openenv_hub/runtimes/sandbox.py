@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import subprocess
 import tarfile
 import threading
@@ -43,6 +42,7 @@ from openenv_hub.docker import (
 )
 from openenv_hub.errors import DockerError
 from openenv_hub.runtimes.base import StopsOnExit
+from openenv_hub.settings import environment
 
 if TYPE_CHECKING:
     import docker
@@ -201,7 +201,7 @@ class DockerSandbox(StopsOnExit):
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env={**os.environ, **variables},
+            env={**environment(), **variables},
         )
         with process:
             assert process.stdout is not None
