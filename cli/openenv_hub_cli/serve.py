@@ -162,10 +162,12 @@ def command(
         )
     reload_path = target.reload_path() if reload else None
     _set_env(web, max_sessions or target.max_concurrent_envs, target.variables)
+    app = target.make_app()
+    from openenv_hub.server.app import tell_bind_host
     from openenv_hub.server.watch import BIND_HOST_SETTING
 
-    os.environ[BIND_HOST_SETTING] = host  # who may watch its sessions (openenv_hub.server.watch)
-    app = target.make_app()
+    if reload or not tell_bind_host(app, host):  # who may watch (openenv_hub.server.watch)
+        os.environ[BIND_HOST_SETTING] = host  # read by the reloader's child, or a wrapping app
     _print_urls(host, port, web_on=_web_on())
     import uvicorn
 
