@@ -5,15 +5,12 @@ two."""
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-from openenv_hub.shown_urls import shown
 from openenv_hub_cli import _eval_more
 from openenv_hub_cli._eval_run import (
     FIRST_TASKS,
@@ -24,12 +21,10 @@ from openenv_hub_cli._eval_run import (
     play,
     preflight,
 )
-from openenv_hub_cli._eval_tasks import declared_source, find_tasks, served_env
-from openenv_hub_cli._utils import CommandError, err_console
+from openenv_hub_cli._utils import err_console
 
 __all__ = ["app", "run"]
 
-SPACE_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 OutputOption = Annotated[Path, typer.Option("--output", "-o", help="Results folder.")]
 
 
@@ -184,60 +179,40 @@ def run(
     task routes. A dataset's environment runs its code here: it asks first, at a terminal,
     unless --yes is given (see docs/importing.md).
     """
-    from openenv_hub.eval import Backoff, EvalPlan, ResultsFolder, taskset_digest
+    from openenv_hub.eval import (
+        ResultsFolder,
+        RunOptions,
+        declared_source,
+        environment_record,
+        find_tasks,
+        parse_sampling_args,
+        served_env,
+    )
 
-    if space is not None and not SPACE_ID.match(space):
-        raise CommandError(
-            f"--space {space!r} is not a Space id.",
-            hint="Give it as NS/NAME, e.g. my-org/word-game.",
-        )
     sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
-    sampling.update(_sampling_args(sampling_args))
-    backoff = Backoff(max_retries=max_retries)
-    chosen = _policy(model, base_url, api_key_env, policy, sampling, request_timeout, backoff)
-    playing = chosen or _function_policy(str(policy), concurrency)
+    options = RunOptions(
+        model=model, base_url=base_url, api_key_env=api_key_env, policy=policy, tasks=tasks,
+        split=split, limit=limit, rollouts_per_task=rollouts_per_task, concurrency=concurrency,
+        max_turns=max_turns, sampling=sampling | parse_sampling_args(sampling_args), seed=seed,
+        pass_threshold=pass_threshold, max_retries=max_retries,
+        request_timeout_s=request_timeout, rollout_timeout_s=rollout_timeout,
+        keep_errors=keep_errors, space=space,
+    )  # fmt: skip
+    player = options.player()
     results = ResultsFolder(output)
     with served_env(env, runtime=runtime, yes=yes) as served:
-        url = served.url
-        environment = _environment(url, space)
+        environment = environment_record(served.url, space)
         found, _ = find_tasks(
-            env, tasks, split, limit=limit, url=url, name=environment["name"], served=served
+            env, tasks, split, limit=limit, url=served.url, name=environment["name"], served=served
         )
-        plan = EvalPlan(
-            found,
-            rollouts_per_task,
-            concurrency,
-            max_turns,
-            pass_threshold,
-            seed,
-            backoff=backoff,
-            rollout_timeout_s=rollout_timeout,
-            keep_errors=keep_errors,
-        )
-        settings = {
-            "env": shown(served.pinned),
-            "environment": environment,
-            "model": model,
-            "base_url": shown(base_url) if base_url else base_url,
-            "policy": policy,
-            "tasks": tasks or declared_source(served) or "the environment's task routes",
-            "split": split,
-            "limit": limit,
-            "taskset_digest": taskset_digest(found),
-            "sampling": sampling if chosen is not None else {},
-            "seed": seed,
-            "rollouts_per_task": rollouts_per_task,
-            "max_turns": max_turns,
-            "pass_threshold": pass_threshold,
-            "expected_rollouts": len(found) * rollouts_per_task,
-            "max_retries": max_retries,
-            "request_timeout_s": request_timeout,
-            "rollout_timeout_s": rollout_timeout,
-            "toolkit_version": _toolkit_version(),
-        }
+        tasks_from = tasks or declared_source(served) or "the environment's task routes"
+        settings = options.run_settings(served, environment, found, tasks_from)
         results.start(settings, resume=resume, tasks=found)
+        plan = options.plan(found)
         try:
-            summary = _play_and_finish(url, plan, playing, results, settings, chosen is not None)
+            summary = _play_and_finish(
+                served.url, plan, player, results, settings, model is not None
+            )
             if push_to_hub:
                 _eval_more.push_folder(results, push_to_hub, partial=partial, private=private)
         except KeyboardInterrupt:
@@ -271,84 +246,3 @@ def _play_and_finish(
         preflight(url, missing[0][0], policy)
         play(url, plan, policy, results, display)
     return finish(results, settings, [f"{t.split}/{t.key}" for t in plan.tasks], display)
-
-
-def _sampling_args(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CommandError(
-            f"--sampling-args is not JSON: {exc}",
-            hint="""Give a JSON object, e.g. --sampling-args '{"top_k": 20, "stop": ["</answer>"]}'""",
-        ) from None
-    if not isinstance(value, dict):
-        raise CommandError(
-            f"--sampling-args is {type(value).__name__} JSON, not an object.",
-            hint="""Give a JSON object, e.g. --sampling-args '{"top_k": 20}'""",
-        )
-    reserved = sorted(set(value) & {"model", "messages", "tools", "seed", "stream"})
-    if reserved:
-        raise CommandError(
-            f"--sampling-args may not set {', '.join(reserved)}: each request sets them.",
-            hint="The model is --model; the seed is derived from --seed for each rollout.",
-        )
-    return value
-
-
-def _environment(url: str, space: str | None) -> dict[str, Any]:
-    """What the server says it is (its name, version, and a digest of its metadata and
-    schemas), and its Space."""
-    from openenv_hub.eval import environment_digest, environment_metadata
-
-    metadata = environment_metadata(url)
-    return {
-        "name": metadata.get("name"),
-        "version": metadata.get("version"),
-        "space": space,
-        "manifest_digest": environment_digest(url),
-    }
-
-
-def _toolkit_version() -> str:
-    from openenv_hub import __version__
-
-    return __version__
-
-
-def _policy(
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str,
-    policy: str | None,
-    sampling: dict[str, Any],
-    timeout_s: float,
-    backoff: Any,
-) -> Any:
-    """The chat policy for ``--model``, or None when ``--policy`` names a function."""
-    from openenv_hub.eval import ChatPolicy
-
-    if (model is None) == (policy is None):
-        raise CommandError(
-            "Choose one of --model (with --base-url) or --policy.",
-            hint="e.g. --model Qwen/Qwen3-0.6B --base-url http://127.0.0.1:8000/v1",
-        )
-    if model is None:
-        return None
-    if base_url is None:
-        raise CommandError("--model needs --base-url (an OpenAI-compatible API).")
-    return ChatPolicy(
-        base_url,
-        model,
-        api_key_env=api_key_env,
-        sampling=sampling,
-        timeout_s=timeout_s,
-        backoff=backoff,
-    )
-
-
-def _function_policy(spec: str, concurrency: int) -> Any:
-    from openenv_hub.eval import load_function_policy
-
-    return load_function_policy(spec, threads=concurrency)

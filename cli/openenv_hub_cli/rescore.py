@@ -12,7 +12,6 @@ from typing import Annotated, Any
 
 import typer
 
-from openenv_hub_cli._eval_tasks import env_url
 from openenv_hub_cli._utils import CommandError, console
 
 __all__ = ["command"]
@@ -41,7 +40,7 @@ def command(
 
     See docs/eval.md.
     """
-    from openenv_hub.eval import ResultsFolder, rescore_rows, rescored_rows, summarize
+    from openenv_hub.eval import ResultsFolder, env_url, rescore_rows, rescored_rows, summarize
 
     folder = ResultsFolder(results)
     settings = folder.read_json(ResultsFolder.RUN)

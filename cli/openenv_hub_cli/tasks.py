@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from openenv_hub_cli._eval_tasks import find_tasks
 from openenv_hub_cli._utils import console
 
 __all__ = ["command"]
@@ -32,6 +31,8 @@ def command(
     Without --tasks, they are the taskset of the folder's openenv.yaml, else the ones the
     environment lists through its task routes.
     """
+    from openenv_hub.eval import find_tasks
+
     found, total = find_tasks(env, tasks, split, limit=limit)
     table = Table("split", "key", "reset", "prompt")
     for task in found:
