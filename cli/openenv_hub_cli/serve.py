@@ -245,7 +245,9 @@ def _set_env(web: bool | None, max_sessions: int | None, variables: dict[str, An
 
 
 def _web_on() -> bool:
-    return os.environ.get("ENABLE_WEB_INTERFACE", "").lower() in ("1", "true", "yes", "on")
+    from openenv_hub.server.settings import web_interface
+
+    return web_interface()
 
 
 def _print_urls(host: str, port: int, *, web_on: bool) -> None:
