@@ -305,9 +305,15 @@ def serve_app(
             "reload=True needs the app as an import string, e.g. 'pkg.app:app'"
         )
     if isinstance(app, str) and not reload:  # imported here, as uvicorn would, to tell it
-        from uvicorn.importer import import_from_string
+        from uvicorn.importer import ImportFromStringError, import_from_string
 
-        app = import_from_string(app)
+        try:
+            app = import_from_string(app)
+        except ImportFromStringError as exc:
+            raise ConfigurationError(
+                f"The app {app!r} does not load: {exc}",
+                hint="Name it as module.path:attribute, importable from this folder.",
+            ) from None
     if not tell_bind_host(app, host):
         # No app of create_app's to tell: the server runs in the reloader's child process, or
         # the app wraps one; either reads the address from the environment it inherits.

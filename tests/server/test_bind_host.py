@@ -70,3 +70,17 @@ def test_serve_app_leaves_the_environment_alone() -> None:
     assert done.returncode == 0, done.stderr
     said = [line.split() for line in done.stdout.splitlines() if line.startswith("BIND ")]
     assert said == [["BIND", "None", "127.0.0.1"]], done.stdout + done.stderr
+
+
+def test_an_import_string_that_does_not_load_is_an_error_not_a_traceback() -> None:
+    """serve_app imports an import string itself now (to tell the app its address)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "openenv_hub.server", "no_such_module:app", "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Error: The app 'no_such_module:app' does not load" in done.stderr
+    assert "Traceback" not in done.stderr
