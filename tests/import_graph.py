@@ -103,6 +103,24 @@ def edges(
     return result
 
 
+def through_own_package(found: dict[str, Module]) -> dict[tuple[str, str], int]:
+    """(importer, package) for every ``from P import ...`` (``from . import ...`` included) in a
+    module inside package ``P``, with its line: the names come through ``P``'s ``__init__``,
+    which imports the package's modules, so each such import is a cycle through ``__init__``
+    (the importer should name the submodule itself: ``import P.sub as sub``)."""
+    packages = {name for name, module in found.items() if module.is_package}
+    result: dict[tuple[str, str], int] = {}
+    for module in found.values():
+        tree = ast.parse(module.path.read_text(encoding="utf-8"), filename=str(module.path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = _absolute(module, node.module, node.level)
+            if base in packages and module.name.startswith(f"{base}."):
+                result.setdefault((module.name, base), node.lineno)
+    return result
+
+
 def _module_named(name: str, found: dict[str, Module]) -> str | None:
     """``name`` if it is a library module, else the module it is a name in; None outside."""
     while name not in found:

@@ -41,7 +41,7 @@ def test_spaces_module_is_gym_spaces_under_its_old_name() -> None:
         """
     )
     assert warned == {
-        "openenv_hub.spaces is deprecated (it is removed in 0.3.0): "
+        "openenv_hub.spaces is deprecated and will be removed in 0.2: "
         "import openenv_hub.model.gym_spaces instead.": "<string>"
     }
 
@@ -61,7 +61,7 @@ def test_images_module_is_frames_under_its_old_name() -> None:
         """
     )
     assert warned == {
-        "openenv_hub.images is deprecated (it is removed in 0.3.0): "
+        "openenv_hub.images is deprecated and will be removed in 0.2: "
         "import openenv_hub.model.image_fields instead.": "<string>"
     }
 
@@ -80,10 +80,12 @@ def test_every_module_that_left_the_package_root_imports_under_its_old_name() ->
         assert serving.__name__ == "openenv_hub.transport.uvicorn_serving"
         """
     )
-    from openenv_hub.support.moved_modules import MOVED
+    from openenv_hub.support.moved_modules import MOVED, removed_in
 
     assert warned == {
-        f"{old} is deprecated (it is removed in 0.3.0): import {new} instead.": "<string>"
+        f"{old} is deprecated and will be removed in {removed_in(old)}: import {new} instead.": (
+            "<string>"
+        )
         for old, new in MOVED.items()
     }
 
@@ -122,7 +124,7 @@ def test_run_is_serve_app_under_its_old_name() -> None:
         """
     )
     assert warned == {
-        "openenv_hub.run is deprecated: use openenv_hub.serve_app (same arguments) instead.": (
+        "openenv_hub.run is deprecated and will be removed in 0.2: use openenv_hub.serve_app (same arguments) instead.": (
             "<string>"
         )
     }
@@ -144,10 +146,10 @@ def test_max_sessions_is_max_concurrent_envs_under_its_old_name() -> None:
         """
     )
     assert warned == {
-        "SessionPool(max_sessions=...) is deprecated: use max_concurrent_envs=... instead.": (
+        "SessionPool(max_sessions=...) is deprecated and will be removed in 0.2: use max_concurrent_envs=... instead.": (
             "<string>"
         ),
-        "SessionPool.max_sessions is deprecated: use SessionPool.max_concurrent_envs instead.": (
+        "SessionPool.max_sessions is deprecated and will be removed in 0.2: use SessionPool.max_concurrent_envs instead.": (
             "<string>"
         ),
     }
@@ -168,6 +170,6 @@ def test_ray_replicas_take_max_concurrent_envs_and_warn_of_max_sessions() -> Non
         """
     )
     assert warned == {
-        "RayProvider.start(max_sessions=...) is deprecated: use max_concurrent_envs=... "
+        "RayProvider.start(max_sessions=...) is deprecated and will be removed in 0.2: use max_concurrent_envs=... "
         "instead.": "<string>"
     }

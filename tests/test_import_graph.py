@@ -19,7 +19,16 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
-from import_graph import LIBRARY, REPO, Module, cycles, edges, modules, outside_packages
+from import_graph import (
+    LIBRARY,
+    REPO,
+    Module,
+    cycles,
+    edges,
+    modules,
+    outside_packages,
+    through_own_package,
+)
 from import_graph_known import KNOWN_VIOLATIONS, KNOWN_WITHOUT_LAYER_LINE
 
 # The layers, lowest first (docs/architecture.md shows this table; a test keeps the two equal).
@@ -131,6 +140,17 @@ def test_no_module_imports_its_own_package() -> None:
     assert inward == [], "modules importing their own package's __init__:\n" + _show(inward, found)
 
 
+def test_no_module_imports_a_name_through_its_own_package() -> None:
+    """``from openenv_hub.server import settings`` inside ``openenv_hub.server`` reads the name
+    through the package's ``__init__``, which imports the package's modules: a cycle through
+    ``__init__`` (and the name may be a re-export, not the module). Import the submodule."""
+    found = through_own_package(modules())
+    through = sorted(found)
+    assert through == [], "imports through the importer's own package __init__:\n" + _show(
+        through, found
+    )
+
+
 def test_no_cycle_between_modules() -> None:
     remaining = [p for p in _library_edges() if p not in KNOWN_VIOLATIONS]
     found = cycles(remaining)
@@ -228,6 +248,10 @@ def test_the_graph_sees_every_kind_of_import(tmp_path: Path) -> None:
         ("pkg.sub.c", "pkg.sub._hidden"),
     }
     assert cycles(edges(modules(package))) == []
+    assert set(through_own_package(modules(package))) == {
+        ("pkg.a", "pkg"),
+        ("pkg.sub.c", "pkg.sub"),
+    }
     assert cycles([("x", "y"), ("y", "z"), ("z", "x"), ("z", "w")]) == [["x", "y", "z"]]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -14,19 +14,25 @@ from openenv_hub_cli._utils import CommandError, console
 
 __all__ = ["compare", "push", "push_folder"]
 
-FolderArgument = typer.Argument(
-    ..., metavar="FOLDER", help="A results folder written by 'openenv eval'."
-)
-OtherArgument = typer.Argument(..., metavar="FOLDER", help="The results folder to compare with.")
+FolderArgument = Annotated[
+    Path, typer.Argument(metavar="FOLDER", help="A results folder written by 'openenv eval'.")
+]
+OtherArgument = Annotated[
+    Path, typer.Argument(metavar="FOLDER", help="The results folder to compare with.")
+]
 
 
 def push(
-    results: Path = FolderArgument,
-    repo_id: str = typer.Option(..., "--repo-id", "-r", help="The dataset to push to (NS/NAME)."),
-    partial: bool = typer.Option(
-        False, "--partial", help="Push even an incomplete run, or one with errors."
-    ),
-    private: bool | None = typer.Option(None, "--private/--public", help="Visibility on push."),
+    results: FolderArgument,
+    repo_id: Annotated[
+        str, typer.Option("--repo-id", "-r", help="The dataset to push to (NS/NAME).")
+    ],
+    partial: Annotated[
+        bool, typer.Option("--partial", help="Push even an incomplete run, or one with errors.")
+    ] = False,
+    private: Annotated[
+        bool | None, typer.Option("--private/--public", help="Visibility on push.")
+    ] = None,
 ) -> None:
     """Publish a results folder as a Hub dataset (its summary recomputed from its rows first)."""
     from openenv_hub.eval import ResultsFolder, summarize
@@ -66,12 +72,13 @@ def push_folder(folder: Any, repo_id: str, *, partial: bool, private: bool | Non
 
 
 def compare(
-    first: Path = FolderArgument,
-    second: Path = OtherArgument,
-    confidence: float = typer.Option(
-        0.95, "--confidence", min=0.5, max=0.999, help="Level of the confidence intervals."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    first: FolderArgument,
+    second: OtherArgument,
+    confidence: Annotated[
+        float,
+        typer.Option("--confidence", min=0.5, max=0.999, help="Level of the confidence intervals."),
+    ] = 0.95,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
 ) -> None:
     """Compare two runs: per-task differences, pass@k with intervals, a paired test.
 

@@ -175,25 +175,21 @@ def play(url: str, plan: Any, policy: Any, results: Any, display: Display) -> in
 def finish(
     results: Any, settings: dict[str, Any], expected: list[str], display: Display | None
 ) -> dict[str, Any]:
-    """Write the summary (and its plot) of every row in ``results``; print it. ``expected``
+    """Write the summary (and its plot) of every row in ``results``, and print it. ``expected``
     names the tasks of the run (``split/key``)."""
-    from openenv_hub.eval import ResultsFolder, summarize, write_plot
+    from openenv_hub.eval import RunPace, write_summary
 
-    rows = results.rows()
-    summary = summarize(rows, rollouts_per_task=settings["rollouts_per_task"], expected=expected)
+    pace = None
+    if display is not None:
+        pace = RunPace(display.done, display.tokens, time.monotonic() - display.started)
+    summary = write_summary(
+        results,
+        rollouts_per_task=settings["rollouts_per_task"],
+        expected=expected,
+        pace=pace,
+    )
     played = display.done if display is not None else 0
-    tokens = display.tokens if display is not None else 0
-    wall_s = time.monotonic() - display.started if display is not None else 0.0
-    summary["last_run"] = {
-        "played": played,
-        "wall_s": round(wall_s, 3),
-        "rollouts_per_s": round(played / wall_s, 3) if wall_s > 0 else None,
-        "completion_tokens_per_s": round(tokens / wall_s, 3) if wall_s > 0 and tokens else None,
-    }
-    results.write_json(ResultsFolder.SUMMARY, summary)
-    scored = [r for r in rows if r.get("finish") != "error"]
-    write_plot(scored, summary, results.path / ResultsFolder.PLOT)
-    _print_summary(summary, settings, played, len(rows), results.path)
+    _print_summary(summary, settings, played, summary["rollouts"] + summary["errors"], results.path)
     return summary
 
 
@@ -229,10 +225,11 @@ def _print_summary(
 def check_error_policy(summary: dict[str, Any], fail_on_error: float, output: Any) -> None:
     """Raise when the share of rollouts that ended in an infrastructure error is above
     ``fail_on_error`` (at 0, any error fails the run)."""
-    errors = summary["errors"]
-    total = errors + summary["rollouts"]
-    if not errors or (errors / total <= fail_on_error and fail_on_error > 0):
+    from openenv_hub.eval import errors_over_limit
+
+    if not errors_over_limit(summary, fail_on_error):
         return
+    errors, total = summary["errors"], summary["errors"] + summary["rollouts"]
     kinds = ", ".join(f"{kind} {n}" for kind, n in summary["errors_by_kind"].items())
     raise CommandError(
         f"{errors} of {total} rollouts ended in an error, not a result ({kinds}); they are "

@@ -4,7 +4,8 @@ Each :class:`Example` says what else it needs (``needs``): nothing but the files
 example makes (``openenv init my_env``), ``HUB`` (a Hub and a token), ``SERVES`` (it serves
 until stopped), or a sentence saying what (a Docker engine, a running server, ...).
 ``tests/cli/test_help.py`` shows every command's help and runs every example that needs
-nothing, the Hub (against LocalHub) or serves (until it answers), naming those it skips.
+nothing, the Hub (against LocalHub) or serves (until it answers), naming those it skips. The
+groups (``deploy``, ``cache``, ...) and the root show some of their commands' examples.
 """
 
 from __future__ import annotations
@@ -242,4 +243,21 @@ EXAMPLES: dict[str, list[Example]] = {
         Example("openenv help", "the commands"),
         Example("openenv help push", "the help of one command (as openenv push --help)"),
     ],
+}
+
+#: A group's help (and the root's) shows some of its commands' examples: each one is also a
+#: command's, so it is run (or skipped) where that command's are.
+EXAMPLES |= {
+    "": [
+        EXAMPLES["init"][0],
+        EXAMPLES["validate"][1],
+        EXAMPLES["serve"][1],
+        EXAMPLES["push"][1],
+        EXAMPLES["help"][1],
+    ],
+    "deploy": EXAMPLES["deploy kubernetes"],
+    "cache": [*EXAMPLES["cache list"], *EXAMPLES["cache prune"]],
+    "import": [EXAMPLES["import harbor"][0], EXAMPLES["import verifiers"][0]],
+    "export": EXAMPLES["export harbor"],
+    "eval": [EXAMPLES["eval run"][1], EXAMPLES["eval push"][0], EXAMPLES["eval compare"][0]],
 }

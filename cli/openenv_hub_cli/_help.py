@@ -8,7 +8,7 @@ flag shows nothing and a value shows its name (``--port PORT``). The examples co
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -114,12 +114,14 @@ def _plain_metavar(option: Any) -> None:
 
 def command(
     ctx: typer.Context,
-    words: list[str] = typer.Argument(  # noqa: B008 - typer reads defaults from here
-        None,
-        metavar="[COMMAND]...",
-        help="A command (and subcommand) to explain.",
-        show_default=False,
-    ),
+    words: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[COMMAND]...",
+            help="A command (and subcommand) to explain.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Show the help of openenv, or of a command (the same as COMMAND --help)."""
     root = ctx.find_root()

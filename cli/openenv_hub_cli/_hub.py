@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,33 +29,42 @@ __all__ = [
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-TokenOption = typer.Option(
-    None,
-    "--token",
-    help="Hugging Face token. Default: $HF_TOKEN, then your saved login (hf auth login).",
-    show_default=False,
-)
-EnvVarOption = typer.Option(
-    [], "--env-var", "-e", help="Space variable KEY=VALUE (repeatable).", show_default=False
-)
-SecretOption = typer.Option(
-    [],
-    "--secret",
-    "-s",
-    help="Space secret KEY=VALUE, or KEY to take the value from $KEY (repeatable). "
-    "Values are never printed.",
-    show_default=False,
-)
-SpaceArg = typer.Argument(..., metavar="SPACE", help="The Space, NS/NAME.", show_default=False)
-HardwareOption = typer.Option(
-    None, "--hardware", "-H", help="Space hardware, e.g. cpu-basic or t4-small."
-)
+TokenOption = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        help="Hugging Face token. Default: $HF_TOKEN, then your saved login (hf auth login).",
+        show_default=False,
+    ),
+]
+EnvVarOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--env-var", "-e", help="Space variable KEY=VALUE (repeatable).", show_default=False
+    ),
+]
+SecretOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--secret",
+        "-s",
+        help="Space secret KEY=VALUE, or KEY to take the value from $KEY (repeatable). "
+        "Values are never printed.",
+        show_default=False,
+    ),
+]
+SpaceArg = Annotated[
+    str, typer.Argument(metavar="SPACE", help="The Space, NS/NAME.", show_default=False)
+]
+HardwareOption = Annotated[
+    str | None, typer.Option("--hardware", "-H", help="Space hardware, e.g. cpu-basic or t4-small.")
+]
 
 
-def parse_variables(values: Sequence[str], option: str = "--env-var") -> dict[str, str]:
-    """``["K=V", ...]`` -> ``{"K": "V"}``; the value may contain ``=``."""
+def parse_variables(values: Sequence[str] | None, option: str = "--env-var") -> dict[str, str]:
+    """``["K=V", ...]`` -> ``{"K": "V"}``; the value may contain ``=``. None is none given."""
     pairs: dict[str, str] = {}
-    for item in values:
+    for item in values or ():
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not _NAME.match(key):
@@ -67,10 +76,10 @@ def parse_variables(values: Sequence[str], option: str = "--env-var") -> dict[st
     return pairs
 
 
-def parse_secrets(values: Sequence[str], option: str = "--secret") -> dict[str, str]:
+def parse_secrets(values: Sequence[str] | None, option: str = "--secret") -> dict[str, str]:
     """Like :func:`parse_variables`, but ``KEY`` alone reads ``$KEY``; values never echoed."""
     pairs: dict[str, str] = {}
-    for item in values:
+    for item in values or ():
         key, sep, value = item.partition("=")
         key = key.strip()
         if not _NAME.match(key):

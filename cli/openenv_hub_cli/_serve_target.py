@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -37,13 +37,15 @@ _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _GYM_ID = re.compile(r"^([\w.-]+:)?([\w.-]+/)?[\w.-]+-v\d+$")
 _SPACE_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
-ServeTargetArg = typer.Argument(
-    ".",
-    metavar="ENV",
-    help="An environment folder, a Python file defining 'app', module:app, or gym:ID "
-    "(a Gymnasium id).",
-    show_default="current folder",
-)
+ServeTargetArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="ENV",
+        help="An environment folder, a Python file defining 'app', module:app, or gym:ID "
+        "(a Gymnasium id).",
+        show_default="current folder",
+    ),
+]
 
 
 @dataclass

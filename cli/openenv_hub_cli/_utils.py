@@ -10,7 +10,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NoReturn, Protocol, TypeVar
+from typing import Annotated, NoReturn, Protocol, TypeVar
 
 import click
 import typer
@@ -43,12 +43,14 @@ P = TypeVar("P", bound=_Stoppable)
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
-EnvPathArg = typer.Argument(
-    Path("."),
-    metavar="ENV",
-    help="An environment folder (with openenv.yaml).",
-    show_default="current folder",
-)
+EnvPathArg = Annotated[
+    Path,
+    typer.Argument(
+        metavar="ENV",
+        help="An environment folder (with openenv.yaml).",
+        show_default="current folder",
+    ),
+]
 
 
 def resolve_env_dir(path: Path) -> Path:

@@ -4,6 +4,7 @@ holding what ``openenv push`` would upload (the files it leaves out are listed).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -16,35 +17,42 @@ __all__ = ["command"]
 
 
 def command(
-    path: Path = EnvPathArg,
-    tag: str | None = typer.Option(
-        None, "--tag", "-t", help="Image tag.", show_default="openenv-NAME:latest"
-    ),
-    base_image: str | None = typer.Option(
-        None,
-        "--base-image",
-        envvar="OPENENV_BASE_IMAGE",
-        help="Passed as the BASE_IMAGE build arg.",
-    ),
-    build_arg: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [],
-        "--build-arg",
-        envvar="OPENENV_BUILD_ARGS",
-        help="KEY=VALUE, repeatable (or $OPENENV_BUILD_ARGS, space-separated).",
-    ),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Build every layer again."),
-    include_secret: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [],
-        "--include-secret",
-        help="Build this secret-looking file (*.pem, *.key, ...) into the image on purpose; a "
-        "path or a .gitignore-style pattern (repeatable).",
-    ),
-    allow_hard_links: bool = typer.Option(
-        False,
-        "--allow-hard-links",
-        help="Build in files that have more than one hard link (another name of such a file "
-        "may be outside the folder).",
-    ),
+    path: EnvPathArg = Path("."),
+    tag: Annotated[
+        str | None,
+        typer.Option("--tag", "-t", help="Image tag.", show_default="openenv-NAME:latest"),
+    ] = None,
+    base_image: Annotated[
+        str | None,
+        typer.Option(
+            "--base-image", envvar="OPENENV_BASE_IMAGE", help="Passed as the BASE_IMAGE build arg."
+        ),
+    ] = None,
+    build_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--build-arg",
+            envvar="OPENENV_BUILD_ARGS",
+            help="KEY=VALUE, repeatable (or $OPENENV_BUILD_ARGS, space-separated).",
+        ),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Build every layer again.")] = False,
+    include_secret: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--include-secret",
+            help="Build this secret-looking file (*.pem, *.key, ...) into the image on purpose; a "
+            "path or a .gitignore-style pattern (repeatable).",
+        ),
+    ] = None,
+    allow_hard_links: Annotated[
+        bool,
+        typer.Option(
+            "--allow-hard-links",
+            help="Build in files that have more than one hard link (another name of such a file "
+            "may be outside the folder).",
+        ),
+    ] = False,
 ) -> None:
     """Build the environment's image with the local Docker engine (on the host network).
 
@@ -52,6 +60,10 @@ def command(
     no link to outside the folder, no hard link. A development version of openenv-hub is bundled into the
     build context as a wheel, so the image runs the same openenv-hub as this command.
     """
+    if include_secret is None:
+        include_secret = []
+    if build_arg is None:
+        build_arg = []
     env_dir = resolve_env_dir(path)
     manifest = load_manifest(env_dir)
     bad = [arg for arg in build_arg if "=" not in arg or arg.startswith("=")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -45,11 +46,14 @@ def list_envs() -> None:
 
 @app.command("prune")
 def prune(
-    older_than: float = typer.Option(
-        30.0, "--older-than", min=0, help="Remove those not started for this many days."
-    ),
-    remove_all: bool = typer.Option(False, "--all", help="Remove every one not in use."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would go; remove nothing."),
+    older_than: Annotated[
+        float,
+        typer.Option("--older-than", min=0, help="Remove those not started for this many days."),
+    ] = 30.0,
+    remove_all: Annotated[bool, typer.Option("--all", help="Remove every one not in use.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would go; remove nothing.")
+    ] = False,
 ) -> None:
     """Remove unused uv environments (they are made again when needed). Never one in use; an
     entry that is a link is removed alone, never what it points to."""

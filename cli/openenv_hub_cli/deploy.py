@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -28,31 +28,51 @@ _FILES = {
 
 @app.command("kubernetes")
 def kubernetes(
-    path: Path = EnvPathArg,
-    image: str = typer.Option(..., "--image", "-i", help="The image the pods run (pushed)."),
-    replicas: int = typer.Option(1, "--replicas", min=1, help="Pods to run."),
-    max_replicas: int | None = typer.Option(
-        None, "--max-replicas", min=1, help="Add an autoscaler: up to this many pods on CPU use."
-    ),
-    name: str | None = typer.Option(None, "--name", help="Object name.", show_default="ENV"),
-    namespace: str = typer.Option("default", "--namespace", help="Kubernetes namespace."),
-    out: Path | None = typer.Option(  # noqa: B008 - typer reads defaults from here
-        None, "--out", "-o", help="Folder for the manifests.", show_default="k8s/NAME"
-    ),
-    secret: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [],
-        "--secret",
-        help="A secret's name, repeatable; --apply sends $NAME (and only the names given here).",
-    ),
-    apply: bool = typer.Option(False, "--apply", help="Apply to the cluster and wait for pods."),
-    kubeconfig: Path | None = typer.Option(  # noqa: B008 - typer reads defaults from here
-        None, "--kubeconfig", help="Cluster config.", show_default="$KUBECONFIG or ~/.kube/config"
-    ),
-    timeout_s: float = typer.Option(300.0, "--timeout", help="Seconds to wait for ready pods."),
+    *,
+    path: EnvPathArg = Path("."),
+    image: Annotated[str, typer.Option("--image", "-i", help="The image the pods run (pushed).")],
+    replicas: Annotated[int, typer.Option("--replicas", min=1, help="Pods to run.")] = 1,
+    max_replicas: Annotated[
+        int | None,
+        typer.Option(
+            "--max-replicas", min=1, help="Add an autoscaler: up to this many pods on CPU use."
+        ),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Object name.", show_default="ENV")
+    ] = None,
+    namespace: Annotated[
+        str, typer.Option("--namespace", help="Kubernetes namespace.")
+    ] = "default",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Folder for the manifests.", show_default="k8s/NAME"),
+    ] = None,
+    secret: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--secret",
+            help="A secret's name, repeatable; --apply sends $NAME (and only the names given here).",
+        ),
+    ] = None,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Apply to the cluster and wait for pods.")
+    ] = False,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(
+            "--kubeconfig", help="Cluster config.", show_default="$KUBECONFIG or ~/.kube/config"
+        ),
+    ] = None,
+    timeout_s: Annotated[
+        float, typer.Option("--timeout", help="Seconds to wait for ready pods.")
+    ] = 300.0,
 ) -> None:
     """Write (and with --apply, apply) a Deployment, Service, HPA and Secret for ENV."""
     from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects, to_yaml
 
+    if secret is None:
+        secret = []
     env_dir = resolve_env_dir(path)
     manifest = load_manifest(env_dir)
     names = list(dict.fromkeys([*manifest.secrets, *secret]))

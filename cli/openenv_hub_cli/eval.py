@@ -5,15 +5,12 @@ two."""
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-from openenv_hub.shown_urls import shown
 from openenv_hub_cli import _eval_more
 from openenv_hub_cli._eval_run import (
     FIRST_TASKS,
@@ -24,13 +21,11 @@ from openenv_hub_cli._eval_run import (
     play,
     preflight,
 )
-from openenv_hub_cli._eval_tasks import declared_source, find_tasks, served_env
-from openenv_hub_cli._utils import CommandError, err_console
+from openenv_hub_cli._utils import err_console
 
 __all__ = ["app", "run"]
 
-SPACE_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
-OutputOption = typer.Option(Path("eval-results"), "--output", "-o", help="Results folder.")
+OutputOption = Annotated[Path, typer.Option("--output", "-o", help="Results folder.")]
 
 
 class _RunUnlessNamed(TyperGroup):
@@ -55,91 +50,127 @@ app.command("compare")(_eval_more.compare)
 
 @app.command("run")
 def run(
-    env: str = typer.Argument(
-        ...,
-        help="The environment: a server URL, a folder, or a dataset that declares one "
-        "(hf://datasets/NS/NAME).",
-    ),
-    model: str | None = typer.Option(None, "--model", help="Model name at --base-url."),
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="An OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1."
-    ),
-    api_key_env: str = typer.Option(
-        "OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."
-    ),
-    policy: str | None = typer.Option(
-        None, "--policy", help="module:function(messages, tools, seed) instead of a model."
-    ),
-    tasks: str | None = typer.Option(
-        None, "--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."
-    ),
-    split: str | None = typer.Option(None, "--split", help="Evaluate this split only."),
-    limit: int | None = typer.Option(
-        None, "--limit", min=1, help="Play only the first N tasks (default: all)."
-    ),
-    rollouts_per_task: int = typer.Option(1, "--rollouts-per-task", "-k", min=1),
-    concurrency: int = typer.Option(4, "--concurrency", "-c", min=1),
-    max_turns: int = typer.Option(8, "--max-turns", min=1, help="Model turns per rollout."),
-    temperature: float = typer.Option(1.0, "--temperature", min=0.0),
-    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
-    max_tokens: int = typer.Option(256, "--max-tokens", min=1, help="Tokens per model turn."),
-    sampling_args: str | None = typer.Option(
-        None,
-        "--sampling-args",
-        metavar="JSON",
-        help="More settings sent with each request, as a JSON object (recorded).",
-    ),
-    seed: int = typer.Option(0, "--seed", help="Base seed; each rollout's is derived from it."),
-    pass_threshold: float = typer.Option(
-        1.0, "--pass-threshold", help="A rollout passes when its return reaches this."
-    ),
-    max_retries: int = typer.Option(
-        4, "--max-retries", min=0, help="Retries of a failed request, and of a failed rollout."
-    ),
-    request_timeout: float = typer.Option(
-        120.0, "--request-timeout", min=0.1, metavar="SECONDS", help="Bound of one model request."
-    ),
-    rollout_timeout: float | None = typer.Option(
-        None, "--rollout-timeout", min=0.1, metavar="SECONDS", help="Bound of one rollout."
-    ),
-    fail_on_error: float = typer.Option(
-        0.0,
-        "--fail-on-error",
-        min=0.0,
-        max=1.0,
-        metavar="RATIO",
-        help="Exit non-zero when more than this share of rollouts failed on infrastructure "
-        "errors (default 0: any).",
-    ),
-    output: Path = OutputOption,
-    resume: bool = typer.Option(
-        False, "--resume", help="Play only the missing rollouts, and those that failed."
-    ),
-    keep_errors: bool = typer.Option(
-        False, "--keep-errors", help="With --resume, do not play failed rollouts again."
-    ),
-    push_to_hub: str | None = typer.Option(
-        None, "--push-to-hub", help="Upload the results as this dataset (NS/NAME)."
-    ),
-    partial: bool = typer.Option(
-        False, "--partial", help="Push even an incomplete run, or one with errors."
-    ),
-    space: str | None = typer.Option(
-        None,
-        "--space",
-        help="The environment's Space (NS/NAME): recorded, and tagged on the pushed results, "
-        "which the catalog then shows on the environment's page.",
-    ),
-    private: bool | None = typer.Option(None, "--private/--public", help="Visibility on push."),
-    runtime: str | None = typer.Option(
-        None,
-        "--runtime",
-        help="Where a folder or a dataset's environment runs (local, uv, docker, ...).",
-        show_default="local; for a dataset, what it declares",
-    ),
-    yes: bool = typer.Option(
-        False, "--yes", "-y", help="Run a dataset's environment without asking (it runs code)."
-    ),
+    env: Annotated[
+        str,
+        typer.Argument(
+            help="The environment: a server URL, a folder, or a dataset that declares one "
+            "(hf://datasets/NS/NAME)."
+        ),
+    ],
+    model: Annotated[str | None, typer.Option("--model", help="Model name at --base-url.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="An OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1."),
+    ] = None,
+    api_key_env: Annotated[
+        str, typer.Option("--api-key-env", help="Environment variable holding the API key.")
+    ] = "OPENAI_API_KEY",
+    policy: Annotated[
+        str | None,
+        typer.Option("--policy", help="module:function(messages, tools, seed) instead of a model."),
+    ] = None,
+    tasks: Annotated[
+        str | None,
+        typer.Option("--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."),
+    ] = None,
+    split: Annotated[str | None, typer.Option("--split", help="Evaluate this split only.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Play only the first N tasks (default: all)."),
+    ] = None,
+    rollouts_per_task: Annotated[int, typer.Option("--rollouts-per-task", "-k", min=1)] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1)] = 4,
+    max_turns: Annotated[
+        int, typer.Option("--max-turns", min=1, help="Model turns per rollout.")
+    ] = 8,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0)] = 1.0,
+    top_p: Annotated[float, typer.Option("--top-p", min=0.0, max=1.0)] = 1.0,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=1, help="Tokens per model turn.")
+    ] = 256,
+    sampling_args: Annotated[
+        str | None,
+        typer.Option(
+            "--sampling-args",
+            metavar="JSON",
+            help="More settings sent with each request, as a JSON object (recorded).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Base seed; each rollout's is derived from it.")
+    ] = 0,
+    pass_threshold: Annotated[
+        float,
+        typer.Option("--pass-threshold", help="A rollout passes when its return reaches this."),
+    ] = 1.0,
+    max_retries: Annotated[
+        int,
+        typer.Option(
+            "--max-retries", min=0, help="Retries of a failed request, and of a failed rollout."
+        ),
+    ] = 4,
+    request_timeout: Annotated[
+        float,
+        typer.Option(
+            "--request-timeout", min=0.1, metavar="SECONDS", help="Bound of one model request."
+        ),
+    ] = 120.0,
+    rollout_timeout: Annotated[
+        float | None,
+        typer.Option("--rollout-timeout", min=0.1, metavar="SECONDS", help="Bound of one rollout."),
+    ] = None,
+    fail_on_error: Annotated[
+        float,
+        typer.Option(
+            "--fail-on-error",
+            min=0.0,
+            max=1.0,
+            metavar="RATIO",
+            help="Exit non-zero when more than this share of rollouts failed on infrastructure "
+            "errors (default 0: any).",
+        ),
+    ] = 0.0,
+    output: OutputOption = Path("eval-results"),
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Play only the missing rollouts, and those that failed."),
+    ] = False,
+    keep_errors: Annotated[
+        bool,
+        typer.Option("--keep-errors", help="With --resume, do not play failed rollouts again."),
+    ] = False,
+    push_to_hub: Annotated[
+        str | None,
+        typer.Option("--push-to-hub", help="Upload the results as this dataset (NS/NAME)."),
+    ] = None,
+    partial: Annotated[
+        bool, typer.Option("--partial", help="Push even an incomplete run, or one with errors.")
+    ] = False,
+    space: Annotated[
+        str | None,
+        typer.Option(
+            "--space",
+            help="The environment's Space (NS/NAME): recorded, and tagged on the pushed results, "
+            "which the catalog then shows on the environment's page.",
+        ),
+    ] = None,
+    private: Annotated[
+        bool | None, typer.Option("--private/--public", help="Visibility on push.")
+    ] = None,
+    runtime: Annotated[
+        str | None,
+        typer.Option(
+            "--runtime",
+            help="Where a folder or a dataset's environment runs (local, uv, docker, ...).",
+            show_default="local; for a dataset, what it declares",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes", "-y", help="Run a dataset's environment without asking (it runs code)."
+        ),
+    ] = False,
 ) -> None:
     """Evaluate a model (or a policy) on an environment's tasks (see docs/eval.md).
 
@@ -148,60 +179,40 @@ def run(
     task routes. A dataset's environment runs its code here: it asks first, at a terminal,
     unless --yes is given (see docs/importing.md).
     """
-    from openenv_hub.eval import Backoff, EvalPlan, ResultsFolder, taskset_digest
+    from openenv_hub.eval import (
+        ResultsFolder,
+        RunOptions,
+        declared_source,
+        environment_record,
+        find_tasks,
+        parse_sampling_args,
+        served_env,
+    )
 
-    if space is not None and not SPACE_ID.match(space):
-        raise CommandError(
-            f"--space {space!r} is not a Space id.",
-            hint="Give it as NS/NAME, e.g. my-org/word-game.",
-        )
     sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
-    sampling.update(_sampling_args(sampling_args))
-    backoff = Backoff(max_retries=max_retries)
-    chosen = _policy(model, base_url, api_key_env, policy, sampling, request_timeout, backoff)
-    playing = chosen or _function_policy(str(policy), concurrency)
+    options = RunOptions(
+        model=model, base_url=base_url, api_key_env=api_key_env, policy=policy, tasks=tasks,
+        split=split, limit=limit, rollouts_per_task=rollouts_per_task, concurrency=concurrency,
+        max_turns=max_turns, sampling=sampling | parse_sampling_args(sampling_args), seed=seed,
+        pass_threshold=pass_threshold, max_retries=max_retries,
+        request_timeout_s=request_timeout, rollout_timeout_s=rollout_timeout,
+        keep_errors=keep_errors, space=space,
+    )  # fmt: skip
+    player = options.player()
     results = ResultsFolder(output)
     with served_env(env, runtime=runtime, yes=yes) as served:
-        url = served.url
-        environment = _environment(url, space)
+        environment = environment_record(served.url, space)
         found, _ = find_tasks(
-            env, tasks, split, limit=limit, url=url, name=environment["name"], served=served
+            env, tasks, split, limit=limit, url=served.url, name=environment["name"], served=served
         )
-        plan = EvalPlan(
-            found,
-            rollouts_per_task,
-            concurrency,
-            max_turns,
-            pass_threshold,
-            seed,
-            backoff=backoff,
-            rollout_timeout_s=rollout_timeout,
-            keep_errors=keep_errors,
-        )
-        settings = {
-            "env": shown(served.pinned),
-            "environment": environment,
-            "model": model,
-            "base_url": shown(base_url) if base_url else base_url,
-            "policy": policy,
-            "tasks": tasks or declared_source(served) or "the environment's task routes",
-            "split": split,
-            "limit": limit,
-            "taskset_digest": taskset_digest(found),
-            "sampling": sampling if chosen is not None else {},
-            "seed": seed,
-            "rollouts_per_task": rollouts_per_task,
-            "max_turns": max_turns,
-            "pass_threshold": pass_threshold,
-            "expected_rollouts": len(found) * rollouts_per_task,
-            "max_retries": max_retries,
-            "request_timeout_s": request_timeout,
-            "rollout_timeout_s": rollout_timeout,
-            "toolkit_version": _toolkit_version(),
-        }
+        tasks_from = tasks or declared_source(served) or "the environment's task routes"
+        settings = options.run_settings(served, environment, found, tasks_from)
         results.start(settings, resume=resume, tasks=found)
+        plan = options.plan(found)
         try:
-            summary = _play_and_finish(url, plan, playing, results, settings, chosen is not None)
+            summary = _play_and_finish(
+                served.url, plan, player, results, settings, model is not None
+            )
             if push_to_hub:
                 _eval_more.push_folder(results, push_to_hub, partial=partial, private=private)
         except KeyboardInterrupt:
@@ -235,84 +246,3 @@ def _play_and_finish(
         preflight(url, missing[0][0], policy)
         play(url, plan, policy, results, display)
     return finish(results, settings, [f"{t.split}/{t.key}" for t in plan.tasks], display)
-
-
-def _sampling_args(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CommandError(
-            f"--sampling-args is not JSON: {exc}",
-            hint="""Give a JSON object, e.g. --sampling-args '{"top_k": 20, "stop": ["</answer>"]}'""",
-        ) from None
-    if not isinstance(value, dict):
-        raise CommandError(
-            f"--sampling-args is {type(value).__name__} JSON, not an object.",
-            hint="""Give a JSON object, e.g. --sampling-args '{"top_k": 20}'""",
-        )
-    reserved = sorted(set(value) & {"model", "messages", "tools", "seed", "stream"})
-    if reserved:
-        raise CommandError(
-            f"--sampling-args may not set {', '.join(reserved)}: each request sets them.",
-            hint="The model is --model; the seed is derived from --seed for each rollout.",
-        )
-    return value
-
-
-def _environment(url: str, space: str | None) -> dict[str, Any]:
-    """What the server says it is (its name, version, and a digest of its metadata and
-    schemas), and its Space."""
-    from openenv_hub.eval import environment_digest, environment_metadata
-
-    metadata = environment_metadata(url)
-    return {
-        "name": metadata.get("name"),
-        "version": metadata.get("version"),
-        "space": space,
-        "manifest_digest": environment_digest(url),
-    }
-
-
-def _toolkit_version() -> str:
-    from openenv_hub import __version__
-
-    return __version__
-
-
-def _policy(
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str,
-    policy: str | None,
-    sampling: dict[str, Any],
-    timeout_s: float,
-    backoff: Any,
-) -> Any:
-    """The chat policy for ``--model``, or None when ``--policy`` names a function."""
-    from openenv_hub.eval import ChatPolicy
-
-    if (model is None) == (policy is None):
-        raise CommandError(
-            "Choose one of --model (with --base-url) or --policy.",
-            hint="e.g. --model Qwen/Qwen3-0.6B --base-url http://127.0.0.1:8000/v1",
-        )
-    if model is None:
-        return None
-    if base_url is None:
-        raise CommandError("--model needs --base-url (an OpenAI-compatible API).")
-    return ChatPolicy(
-        base_url,
-        model,
-        api_key_env=api_key_env,
-        sampling=sampling,
-        timeout_s=timeout_s,
-        backoff=backoff,
-    )
-
-
-def _function_policy(spec: str, concurrency: int) -> Any:
-    from openenv_hub.eval import load_function_policy
-
-    return load_function_policy(spec, threads=concurrency)

@@ -4,6 +4,7 @@ docs/importing.md)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -11,17 +12,20 @@ from openenv_hub_cli._utils import EnvPathArg, console, resolve_env_dir
 
 __all__ = ["app"]
 
-OutputOption = typer.Option(..., "--output", "-o", help="The folder of task folders.")
+OutputOption = Annotated[Path, typer.Option("--output", "-o", help="The folder of task folders.")]
 
 app = typer.Typer(help="Write an environment's tasks in another format.", no_args_is_help=True)
 
 
 @app.command("harbor")
 def harbor(
-    path: Path = EnvPathArg,
-    output: Path = OutputOption,
-    split: str | None = typer.Option(None, "--split", help="Export this split only."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Export the first N tasks."),
+    *,
+    path: EnvPathArg = Path("."),
+    output: OutputOption,
+    split: Annotated[str | None, typer.Option("--split", help="Export this split only.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Export the first N tasks.")
+    ] = None,
 ) -> None:
     """Write the environment's tasks as Harbor task folders: an environment imported from
     Harbor gets its tasks back unchanged; another one's taskset becomes one task a task, each

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from openenv_hub_cli._hub import (
@@ -19,17 +21,21 @@ __all__ = ["command"]
 
 
 def command(
-    src: str = typer.Argument(..., metavar="SPACE", help="The Space to copy, NS/NAME."),
-    repo_id: str | None = typer.Option(
-        None, "--repo-id", "-r", help="NS/NAME of the copy.", show_default="YOU/NAME"
-    ),
-    private: bool | None = typer.Option(
-        None, "--private/--public", help="Visibility of the copy.", show_default="as the source"
-    ),
-    hardware: str | None = HardwareOption,
-    env_var: list[str] = EnvVarOption,
-    secret: list[str] = SecretOption,
-    token: str | None = TokenOption,
+    src: Annotated[str, typer.Argument(metavar="SPACE", help="The Space to copy, NS/NAME.")],
+    repo_id: Annotated[
+        str | None,
+        typer.Option("--repo-id", "-r", help="NS/NAME of the copy.", show_default="YOU/NAME"),
+    ] = None,
+    private: Annotated[
+        bool | None,
+        typer.Option(
+            "--private/--public", help="Visibility of the copy.", show_default="as the source"
+        ),
+    ] = None,
+    hardware: HardwareOption = None,
+    env_var: EnvVarOption = None,
+    secret: SecretOption = None,
+    token: TokenOption = None,
 ) -> None:
     """Duplicate a Space (files, history and variables; secrets only those you pass)."""
     from openenv_hub.hub import fork

@@ -4,6 +4,7 @@ environment folder (see docs/importing.md)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -16,21 +17,31 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-OutputOption = typer.Option(..., "--output", "-o", help="The environment folder to write.")
-NameOption = typer.Option(None, "--name", help="Its package name (default: the folder's).")
+OutputOption = Annotated[
+    Path, typer.Option("--output", "-o", help="The environment folder to write.")
+]
+NameOption = Annotated[
+    str | None, typer.Option("--name", help="Its package name (default: the folder's).")
+]
 
 
 @app.command("harbor")
 def harbor(
-    source: str = typer.Argument(
-        ..., help="A Harbor task folder, a folder of them, or hf://datasets/NS/NAME."
-    ),
-    output: Path = OutputOption,
-    name: str | None = NameOption,
-    build: bool = typer.Option(
-        False, "--build", help="Build each task's image now (runs its Dockerfile: asks first)."
-    ),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Consent to building without asking."),
+    source: Annotated[
+        str,
+        typer.Argument(help="A Harbor task folder, a folder of them, or hf://datasets/NS/NAME."),
+    ],
+    output: OutputOption,
+    name: NameOption = None,
+    build: Annotated[
+        bool,
+        typer.Option(
+            "--build", help="Build each task's image now (runs its Dockerfile: asks first)."
+        ),
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Consent to building without asking.")
+    ] = False,
 ) -> None:
     """Serve a Harbor task set: each episode one task in a container of its own, graded by its
     hidden test; the oracle is each task's solution/solve.sh."""
@@ -47,17 +58,21 @@ def harbor(
 
 @app.command("verifiers")
 def verifiers(
-    source: str = typer.Argument(
-        ..., help="The environment's .py file, its folder, or an installed module's name."
-    ),
-    output: Path = OutputOption,
-    name: str | None = NameOption,
-    module: str | None = typer.Option(
-        None, "--module", help="The module to take when the source holds several."
-    ),
-    arguments: str = typer.Option(
-        "{}", "--args", help="load_environment's arguments, as a JSON object."
-    ),
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="The environment's .py file, its folder, or an installed module's name."
+        ),
+    ],
+    output: OutputOption,
+    name: NameOption = None,
+    module: Annotated[
+        str | None,
+        typer.Option("--module", help="The module to take when the source holds several."),
+    ] = None,
+    arguments: Annotated[
+        str, typer.Option("--args", help="load_environment's arguments, as a JSON object.")
+    ] = "{}",
 ) -> None:
     """Serve a verifiers environment (load_environment()), found by reading its source: nothing
     of it runs until the folder is served."""

@@ -10,7 +10,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -105,12 +105,18 @@ def _context(name: str, description: str | None, rng: random.Random) -> dict[str
 
 
 def command(
-    name: str = typer.Argument(
-        ..., metavar="NAME", help="Package name of the environment, e.g. my_env."
-    ),
-    output_dir: Path = typer.Option(Path("."), "--output-dir", "-o", help="Where to create it."),  # noqa: B008 - typer reads defaults from here
-    description: str | None = typer.Option(None, "--description", "-d", help="One line about it."),
-    no_input: bool = typer.Option(False, "--no-input", help="Never prompt; use defaults."),
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="Package name of the environment, e.g. my_env.")
+    ],
+    output_dir: Annotated[
+        Path, typer.Option("--output-dir", "-o", help="Where to create it.")
+    ] = Path("."),
+    description: Annotated[
+        str | None, typer.Option("--description", "-d", help="One line about it.")
+    ] = None,
+    no_input: Annotated[
+        bool, typer.Option("--no-input", help="Never prompt; use defaults.")
+    ] = False,
 ) -> None:
     """Create a new environment: a Space repo with server, client, Dockerfile and tests."""
     problem = name_problem(name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -17,19 +18,23 @@ INTERRUPTED_EXIT_CODE = 130
 
 
 def command(
-    spec: str = typer.Argument(
-        ...,
-        metavar="SPACE",
-        help="The Space, NS/NAME, or NS/NAME@VERSION (a tag, branch or commit).",
-    ),
-    yes: bool = typer.Option(
-        False,
-        "--yes",
-        "-y",
-        help="Trust the Space's code; do not ask. ($OPENENV_TRUST_REMOTE_CODE=1)",
-    ),
-    upgrade: bool = typer.Option(False, "--upgrade", "-U", help="Reinstall if installed."),
-    token: str | None = TokenOption,
+    spec: Annotated[
+        str,
+        typer.Argument(
+            metavar="SPACE",
+            help="The Space, NS/NAME, or NS/NAME@VERSION (a tag, branch or commit).",
+        ),
+    ],
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes", "-y", help="Trust the Space's code; do not ask. ($OPENENV_TRUST_REMOTE_CODE=1)"
+        ),
+    ] = False,
+    upgrade: Annotated[
+        bool, typer.Option("--upgrade", "-U", help="Reinstall if installed.")
+    ] = False,
+    token: TokenOption = None,
 ) -> None:
     """Install an environment (client, models and server) into this Python with pip.
 

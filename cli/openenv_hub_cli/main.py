@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -60,13 +61,15 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def root(
-    version: bool = typer.Option(
-        False,
-        "--version",
-        callback=_print_version,
-        is_eager=True,
-        help="Show the version, and which package the 'openenv' command on PATH belongs to.",
-    ),
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Show the version, and which package the 'openenv' command on PATH belongs to.",
+        ),
+    ] = False,
 ) -> None:
     """Make, serve, validate, build and publish OpenEnv environments."""
 

@@ -6,7 +6,7 @@ from any process: each runtime's servers by its inventory
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -21,37 +21,46 @@ __all__ = ["command"]
 
 
 def command(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-    runtimes: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [],
-        "--runtime",
-        metavar="NAME",
-        help="List only what the runtime NAME started (repeatable; e.g. jobs, daytona, "
-        "kubernetes, which plain 'openenv ps' does not ask).",
-        show_default="this machine's and a known Ray cluster's",
-    ),
-    ray_address: str | None = typer.Option(
-        None,
-        "--ray",
-        envvar="RAY_ADDRESS",
-        metavar="[ADDRESS]",
-        help="Also list the replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
-    ),
-    jobs: bool = typer.Option(
-        False, "--jobs", help="List the Hugging Face Jobs this toolkit ran (--runtime jobs)."
-    ),
-    daytona: bool = typer.Option(
-        False,
-        "--daytona",
-        help="List the Daytona sandboxes this toolkit created (--runtime daytona; "
-        "$DAYTONA_API_KEY, $DAYTONA_API_URL).",
-    ),
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    runtimes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--runtime",
+            metavar="NAME",
+            help="List only what the runtime NAME started (repeatable; e.g. jobs, daytona, "
+            "kubernetes, which plain 'openenv ps' does not ask).",
+            show_default="this machine's and a known Ray cluster's",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            envvar="RAY_ADDRESS",
+            metavar="[ADDRESS]",
+            help="Also list the replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
+        ),
+    ] = None,
+    jobs: Annotated[
+        bool,
+        typer.Option(
+            "--jobs", help="List the Hugging Face Jobs this toolkit ran (--runtime jobs)."
+        ),
+    ] = False,
+    daytona: Annotated[
+        bool,
+        typer.Option(
+            "--daytona",
+            help="List the Daytona sandboxes this toolkit created (--runtime daytona; "
+            "$DAYTONA_API_KEY, $DAYTONA_API_URL).",
+        ),
+    ] = False,
 ) -> None:
     """List running (and left-behind) servers started by serve, from_docker_image, LocalHub..."""
     from openenv_hub.runtimes import get_runtime
     from openenv_hub.runtimes.everywhere import list_running
 
-    named = [*runtimes, *(["jobs"] if jobs else []), *(["daytona"] if daytona else [])]
+    named = [*(runtimes or []), *(["jobs"] if jobs else []), *(["daytona"] if daytona else [])]
     for name in named:
         get_runtime(name)  # an unknown name: the error lists the runtimes
     if named == ["jobs"]:

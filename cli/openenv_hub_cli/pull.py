@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -13,17 +14,18 @@ __all__ = ["command"]
 
 
 def command(
-    repo_id: str = SpaceArg,
-    dest: Path | None = typer.Argument(  # noqa: B008 - typer reads defaults from here
-        None,
-        metavar="FOLDER",
-        help="Folder to create (must be new or empty).",
-        show_default="./NAME",
-    ),
-    revision: str | None = typer.Option(
-        None, "--revision", help="A version, branch or commit.", show_default="main"
-    ),
-    token: str | None = TokenOption,
+    repo_id: SpaceArg,
+    dest: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="FOLDER", help="Folder to create (must be new or empty).", show_default="./NAME"
+        ),
+    ] = None,
+    revision: Annotated[
+        str | None,
+        typer.Option("--revision", help="A version, branch or commit.", show_default="main"),
+    ] = None,
+    token: TokenOption = None,
 ) -> None:
     """Download a Space's files into a new folder, to run, change and push them.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -35,59 +35,76 @@ __all__ = ["command"]
 
 
 def command(
-    path: Path = EnvPathArg,
-    repo_id: str | None = typer.Option(
-        None,
-        "--repo-id",
-        "-r",
-        help="NS/NAME of the Space.",
-        show_default="the Space the folder was pulled from or last pushed to, else "
-        "YOU/<manifest name>",
-    ),
-    private: bool | None = typer.Option(
-        None,
-        "--private/--public",
-        help="Make the Space private, or public.",
-        show_default="a new Space public; an existing one as it is",
-    ),
-    token: str | None = TokenOption,
-    env_var: list[str] = EnvVarOption,
-    secret: list[str] = SecretOption,
-    hardware: str | None = HardwareOption,
-    version: str | None = typer.Option(
-        None, "--version", help="Tag this push as a version, e.g. 0.1.0."
-    ),
-    exclude: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [], "--exclude", help="Also leave out files matching this .gitignore-style pattern."
-    ),
-    include_secret: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [],
-        "--include-secret",
-        help="Upload this secret-looking file (*.pem, *.key, id_rsa*, credentials*.json, ...) "
-        "on purpose; a path or a .gitignore-style pattern (repeatable).",
-    ),
-    allow_hard_links: bool = typer.Option(
-        False,
-        "--allow-hard-links",
-        help="Upload files that have more than one hard link (another name of such a file may "
-        "be outside the folder).",
-    ),
-    force: bool = typer.Option(False, "--force", help="Move an existing version tag here."),
-    dry_run: bool = typer.Option(
-        False, "--dry-run", help="Show what would change; change nothing."
-    ),
-    wait: bool = typer.Option(
-        False, "--wait", help="Wait until the Space runs; print its build log if it fails."
-    ),
-    wait_timeout: float = typer.Option(
-        900.0, "--wait-timeout", min=1, help="Seconds --wait waits.", show_default=True
-    ),
-    dataset: bool = typer.Option(
-        False,
-        "--dataset",
-        help="Publish it as a dataset that declares the environment (environment.yaml), for "
-        "'openenv eval hf://datasets/NS/NAME', instead of a Space.",
-    ),
+    path: EnvPathArg = Path("."),
+    repo_id: Annotated[
+        str | None,
+        typer.Option(
+            "--repo-id",
+            "-r",
+            help="NS/NAME of the Space.",
+            show_default="the Space the folder was pulled from or last pushed to, else "
+            "YOU/<manifest name>",
+        ),
+    ] = None,
+    private: Annotated[
+        bool | None,
+        typer.Option(
+            "--private/--public",
+            help="Make the Space private, or public.",
+            show_default="a new Space public; an existing one as it is",
+        ),
+    ] = None,
+    token: TokenOption = None,
+    env_var: EnvVarOption = None,
+    secret: SecretOption = None,
+    hardware: HardwareOption = None,
+    version: Annotated[
+        str | None, typer.Option("--version", help="Tag this push as a version, e.g. 0.1.0.")
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude", help="Also leave out files matching this .gitignore-style pattern."
+        ),
+    ] = None,
+    include_secret: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--include-secret",
+            help="Upload this secret-looking file (*.pem, *.key, id_rsa*, credentials*.json, ...) "
+            "on purpose; a path or a .gitignore-style pattern (repeatable).",
+        ),
+    ] = None,
+    allow_hard_links: Annotated[
+        bool,
+        typer.Option(
+            "--allow-hard-links",
+            help="Upload files that have more than one hard link (another name of such a file may "
+            "be outside the folder).",
+        ),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Move an existing version tag here.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change; change nothing.")
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option("--wait", help="Wait until the Space runs; print its build log if it fails."),
+    ] = False,
+    wait_timeout: Annotated[
+        float,
+        typer.Option("--wait-timeout", min=1, help="Seconds --wait waits.", show_default=True),
+    ] = 900.0,
+    dataset: Annotated[
+        bool,
+        typer.Option(
+            "--dataset",
+            help="Publish it as a dataset that declares the environment (environment.yaml), for "
+            "'openenv eval hf://datasets/NS/NAME', instead of a Space.",
+        ),
+    ] = False,
 ) -> None:
     """Validate the environment and upload it to a Space in one commit (.gitignore honoured).
 
@@ -109,6 +126,10 @@ def command(
     """
     from openenv_hub.hub import push
 
+    if include_secret is None:
+        include_secret = []
+    if exclude is None:
+        exclude = []
     env_dir = resolve_env_dir(path)
     if dataset:
         _refuse_space_options(env_var, secret, hardware, wait)
@@ -154,7 +175,7 @@ def command(
 
 
 def _refuse_space_options(
-    env_var: list[str], secret: list[str], hardware: str | None, wait: bool
+    env_var: list[str] | None, secret: list[str] | None, hardware: str | None, wait: bool
 ) -> None:
     given = [
         name

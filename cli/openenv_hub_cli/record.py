@@ -10,12 +10,12 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from openenv_hub.errors import ConnectError
-from openenv_hub.model.manifest import MANIFEST_FILE, load_manifest
+from openenv_hub.model.manifest import MANIFEST_FILE
 from openenv_hub.support.plots import plots_available, require_plots
 from openenv_hub_cli._hub import TokenOption
 from openenv_hub_cli._record_summary import print_episodes, warn_errors, write_plot
@@ -23,43 +23,58 @@ from openenv_hub_cli._utils import DEBUG_ENV, CommandError, console, err_console
 
 __all__ = ["command", "load_policy"]
 
-OutputOption = typer.Option(
-    Path("trajectories.jsonl"), "--output", "-o", help="File to write: *.jsonl or *.parquet."
-)
+OutputOption = Annotated[
+    Path, typer.Option("--output", "-o", help="File to write: *.jsonl or *.parquet.")
+]
 
 
 def command(
-    env: str = typer.Argument(
-        ...,
-        metavar="ENV",
-        help="An environment folder (served while recording), or a running server's URL.",
-    ),
-    episodes: int = typer.Option(..., "--episodes", "-n", min=1, help="Episodes to record."),
-    policy: str = typer.Option(
-        ...,
-        "--policy",
-        help="module:function choosing each action from the observation (a dict), "
-        "imported from the current folder.",
-    ),
-    output: Path = OutputOption,
-    max_steps: int = typer.Option(100, "--max-steps", min=1, help="Step limit of an episode."),
-    seed: int | None = typer.Option(
-        None, "--seed", min=0, help="Seed of the first reset; episode i gets seed + i."
-    ),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
-    push_to_hub: str | None = typer.Option(
-        None, "--push-to-hub", help="Also upload the file to this dataset repo (NS/NAME)."
-    ),
-    private: bool | None = typer.Option(
-        None, "--private/--public", help="Visibility of a dataset repo created by the push."
-    ),
-    token: str | None = TokenOption,
-    plot: bool | None = typer.Option(
-        None,
-        "--plot/--no-plot",
-        help="Write a PNG of the returns beside the output (needs matplotlib).",
-        show_default="when matplotlib is installed",
-    ),
+    env: Annotated[
+        str,
+        typer.Argument(
+            metavar="ENV",
+            help="An environment folder (served while recording), or a running server's URL.",
+        ),
+    ],
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to record.")],
+    policy: Annotated[
+        str,
+        typer.Option(
+            "--policy",
+            help="module:function choosing each action from the observation (a dict), "
+            "imported from the current folder.",
+        ),
+    ],
+    output: OutputOption = Path("trajectories.jsonl"),
+    max_steps: Annotated[
+        int, typer.Option("--max-steps", min=1, help="Step limit of an episode.")
+    ] = 100,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", min=0, help="Seed of the first reset; episode i gets seed + i."),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing output file.")
+    ] = False,
+    push_to_hub: Annotated[
+        str | None,
+        typer.Option("--push-to-hub", help="Also upload the file to this dataset repo (NS/NAME)."),
+    ] = None,
+    private: Annotated[
+        bool | None,
+        typer.Option(
+            "--private/--public", help="Visibility of a dataset repo created by the push."
+        ),
+    ] = None,
+    token: TokenOption = None,
+    plot: Annotated[
+        bool | None,
+        typer.Option(
+            "--plot/--no-plot",
+            help="Write a PNG of the returns beside the output (needs matplotlib).",
+            show_default="when matplotlib is installed",
+        ),
+    ] = None,
 ) -> None:
     """Play episodes with a policy and record every step: observation, action, reward, done.
 

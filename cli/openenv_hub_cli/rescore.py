@@ -8,37 +8,39 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
-from openenv_hub_cli._eval_tasks import env_url
 from openenv_hub_cli._utils import CommandError, console
 
 __all__ = ["command"]
 
-ResultsArgument = typer.Argument(
-    ..., metavar="FOLDER", help="A results folder written by 'openenv eval'."
-)
+ResultsArgument = Annotated[
+    Path, typer.Argument(metavar="FOLDER", help="A results folder written by 'openenv eval'.")
+]
 
 
 def command(
-    results: Path = ResultsArgument,
-    env: str | None = typer.Option(
-        None, "--env", help="The environment: a URL or a folder (default: the run's)."
-    ),
-    concurrency: int = typer.Option(4, "--concurrency", "-c", min=1),
-    pass_threshold: float | None = typer.Option(
-        None,
-        "--pass-threshold",
-        help="A rollout passes when its return reaches this (default: the run's).",
-    ),
+    results: ResultsArgument,
+    env: Annotated[
+        str | None,
+        typer.Option("--env", help="The environment: a URL or a folder (default: the run's)."),
+    ] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1)] = 4,
+    pass_threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--pass-threshold",
+            help="A rollout passes when its return reaches this (default: the run's).",
+        ),
+    ] = None,
 ) -> None:
     """Replay saved rollouts with no model; recompute rewards, passes and pass@k.
 
     See docs/eval.md.
     """
-    from openenv_hub.eval import ResultsFolder, rescore_rows, rescored_rows, summarize
+    from openenv_hub.eval import ResultsFolder, env_url, rescore_rows, rescored_rows, summarize
 
     folder = ResultsFolder(results)
     settings = folder.read_json(ResultsFolder.RUN)

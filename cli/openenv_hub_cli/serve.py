@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -36,88 +36,120 @@ def _runtime_help() -> str:
 
 
 def command(
-    env: str = ServeTargetArg,
-    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
-    port: int | None = typer.Option(
-        None,
-        "--port",
-        "-p",
-        min=1,
-        max=65535,
-        help="Port to listen on.",
-        show_default="the manifest's port",
-    ),
-    reload: bool = typer.Option(False, "--reload", help="Restart when a file of the env changes."),
-    web: bool | None = typer.Option(
-        None,
-        "--web/--no-web",
-        help="Mount the web UI at /web.",
-        show_default="$ENABLE_WEB_INTERFACE",
-    ),
-    max_sessions: int | None = typer.Option(
-        None,
-        "--max-concurrent-envs",
-        "--max-sessions",
-        min=1,
-        help="Sessions served at once ($MAX_CONCURRENT_ENVS; --max-sessions is its older name).",
-        show_default="64",
-    ),
-    workers: int = typer.Option(
-        1,
-        "--workers",
-        min=1,
-        max=64,
-        help="local: serve the address from N processes, each with its own sessions (up to "
-        "--max-sessions each); a request naming a session reaches the process that holds it.",
-    ),
-    runtime: str = typer.Option(
-        "local", "--runtime", help=_runtime_help() + " --ray and --jobs are older names of two."
-    ),
-    tag: str | None = typer.Option(
-        None, "--tag", "-t", help="docker, swarm: image tag.", show_default="openenv-NAME:latest"
-    ),
-    base_image: str | None = typer.Option(
-        None,
-        "--base-image",
-        envvar="OPENENV_BASE_IMAGE",
-        help="docker, swarm: BASE_IMAGE build arg.",
-    ),
-    build_arg: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [],
-        "--build-arg",
-        envvar="OPENENV_BUILD_ARGS",
-        help="docker, swarm: KEY=VALUE build arg, repeatable (or $OPENENV_BUILD_ARGS).",
-    ),
-    ray: str | None = typer.Option(
-        None,
-        "--ray",
-        metavar="[ADDRESS]",
-        help="--runtime ray on the cluster at ADDRESS (alone, or 'auto': $RAY_ADDRESS).",
-    ),
-    replicas: int = typer.Option(
-        1, "--replicas", min=1, help="ray, swarm, daytona, --jobs: number of replicas."
-    ),
-    jobs: bool = typer.Option(
-        False,
-        "--jobs",
-        help="--runtime jobs: run the Space NS/NAME (given as PATH) as Hugging Face Jobs.",
-    ),
-    flavor: str = typer.Option("cpu-basic", "--flavor", help="--jobs: the hardware flavor."),
-    timeout: str = typer.Option(
-        "1h", "--timeout", help="--jobs: longest run of each Job (seconds, or 30m, 2h...)."
-    ),
-    detach: bool = typer.Option(
-        False, "--detach", help="--jobs: leave the Jobs running (until --timeout) and return."
-    ),
-    public: bool = typer.Option(
-        False, "--public", help="--jobs: expose the port without a token (anyone may use it)."
-    ),
+    env: ServeTargetArg = ".",
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port",
+            "-p",
+            min=1,
+            max=65535,
+            help="Port to listen on.",
+            show_default="the manifest's port",
+        ),
+    ] = None,
+    reload: Annotated[
+        bool, typer.Option("--reload", help="Restart when a file of the env changes.")
+    ] = False,
+    web: Annotated[
+        bool | None,
+        typer.Option(
+            "--web/--no-web", help="Mount the web UI at /web.", show_default="$ENABLE_WEB_INTERFACE"
+        ),
+    ] = None,
+    max_sessions: Annotated[
+        int | None,
+        typer.Option(
+            "--max-concurrent-envs",
+            "--max-sessions",
+            min=1,
+            help="Sessions served at once ($MAX_CONCURRENT_ENVS; --max-sessions is its older name).",
+            show_default="64",
+        ),
+    ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=64,
+            help="local: serve the address from N processes, each with its own sessions (up to "
+            "--max-sessions each); a request naming a session reaches the process that holds it.",
+        ),
+    ] = 1,
+    runtime: Annotated[
+        str,
+        typer.Option(
+            "--runtime", help=_runtime_help() + " --ray and --jobs are older names of two."
+        ),
+    ] = "local",
+    tag: Annotated[
+        str | None,
+        typer.Option(
+            "--tag", "-t", help="docker, swarm: image tag.", show_default="openenv-NAME:latest"
+        ),
+    ] = None,
+    base_image: Annotated[
+        str | None,
+        typer.Option(
+            "--base-image", envvar="OPENENV_BASE_IMAGE", help="docker, swarm: BASE_IMAGE build arg."
+        ),
+    ] = None,
+    build_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--build-arg",
+            envvar="OPENENV_BUILD_ARGS",
+            help="docker, swarm: KEY=VALUE build arg, repeatable (or $OPENENV_BUILD_ARGS).",
+        ),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="--runtime ray on the cluster at ADDRESS (alone, or 'auto': $RAY_ADDRESS).",
+        ),
+    ] = None,
+    replicas: Annotated[
+        int,
+        typer.Option("--replicas", min=1, help="ray, swarm, daytona, --jobs: number of replicas."),
+    ] = 1,
+    jobs: Annotated[
+        bool,
+        typer.Option(
+            "--jobs",
+            help="--runtime jobs: run the Space NS/NAME (given as PATH) as Hugging Face Jobs.",
+        ),
+    ] = False,
+    flavor: Annotated[
+        str, typer.Option("--flavor", help="--jobs: the hardware flavor.")
+    ] = "cpu-basic",
+    timeout: Annotated[
+        str,
+        typer.Option("--timeout", help="--jobs: longest run of each Job (seconds, or 30m, 2h...)."),
+    ] = "1h",
+    detach: Annotated[
+        bool,
+        typer.Option(
+            "--detach", help="--jobs: leave the Jobs running (until --timeout) and return."
+        ),
+    ] = False,
+    public: Annotated[
+        bool,
+        typer.Option(
+            "--public", help="--jobs: expose the port without a token (anyone may use it)."
+        ),
+    ] = False,
 ) -> None:
     """Serve the environment (HTTP, /ws, /mcp, and the web UI with --web)."""
     runtime, address = _one_runtime(runtime, ray, jobs, reload)
     if workers > 1 and (reload or runtime != "local"):
         raise CommandError("--workers N serves from this machine's processes: drop --reload "
                            "and --runtime (ray, swarm and --jobs take --replicas).")  # fmt: skip
+    if build_arg is None:
+        build_arg = []
     if runtime == "jobs":
         from openenv_hub_cli._serve_jobs import serve_jobs
 
@@ -147,10 +179,12 @@ def command(
         )
     reload_path = target.reload_path() if reload else None
     _set_env(web, max_sessions or target.max_concurrent_envs, target.variables)
+    app = target.make_app()
+    from openenv_hub.server.app import tell_bind_host
     from openenv_hub.server.watch import BIND_HOST_SETTING
 
-    os.environ[BIND_HOST_SETTING] = host  # who may watch its sessions (openenv_hub.server.watch)
-    app = target.make_app()
+    if reload or not tell_bind_host(app, host):  # who may watch (openenv_hub.server.watch)
+        os.environ[BIND_HOST_SETTING] = host  # read by the reloader's child, or a wrapping app
     _print_urls(host, port, web_on=_serves_web_ui(app))
     import uvicorn
 
@@ -258,7 +292,9 @@ def _serves_web_ui(app: Any) -> bool:
     """Whether the app serves the web UI: as it was built (``create_app(web=True)`` in its
     code, or ``--web``), which an import string (``--reload``) leaves to the environment."""
     if isinstance(app, str) or getattr(app, "router", None) is None:  # not a FastAPI app
-        return os.environ.get("ENABLE_WEB_INTERFACE", "").lower() in ("1", "true", "yes", "on")
+        from openenv_hub.server.settings import web_interface
+
+        return web_interface()
     from openenv_hub.server.index import serves_web_ui
 
     return serves_web_ui(app)

@@ -4,6 +4,8 @@ Deployments when named), whichever process started it."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from openenv_hub_cli._utils import CommandError, console, err_console
@@ -12,35 +14,45 @@ __all__ = ["command"]
 
 
 def command(
-    names: list[str] = typer.Argument(  # noqa: B008 - typer reads defaults from here
-        None,
-        metavar="NAME...",
-        help="Names or id prefixes, as 'openenv ps' shows them.",
-        show_default=False,
-    ),
-    stop_all: bool = typer.Option(False, "--all", help="Remove everything 'openenv ps' lists."),
-    runtimes: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [],
-        "--runtime",
-        metavar="NAME",
-        help="Stop only what the runtime NAME started (repeatable), as 'openenv ps --runtime'.",
-        show_default="what plain 'openenv ps' lists",
-    ),
-    ray_address: str | None = typer.Option(
-        None,
-        "--ray",
-        envvar="RAY_ADDRESS",
-        metavar="[ADDRESS]",
-        help="Also stop replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
-    ),
-    jobs: bool = typer.Option(
-        False, "--jobs", help="Cancel Hugging Face Jobs this toolkit ran (--runtime jobs)."
-    ),
-    daytona: bool = typer.Option(
-        False,
-        "--daytona",
-        help="Delete Daytona sandboxes this toolkit created (--runtime daytona).",
-    ),
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="NAME...",
+            help="Names or id prefixes, as 'openenv ps' shows them.",
+            show_default=False,
+        ),
+    ] = None,
+    stop_all: Annotated[
+        bool, typer.Option("--all", help="Remove everything 'openenv ps' lists.")
+    ] = False,
+    runtimes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--runtime",
+            metavar="NAME",
+            help="Stop only what the runtime NAME started (repeatable), as 'openenv ps --runtime'.",
+            show_default="what plain 'openenv ps' lists",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            envvar="RAY_ADDRESS",
+            metavar="[ADDRESS]",
+            help="Also stop replicas on the Ray cluster at ADDRESS (alone: $RAY_ADDRESS).",
+        ),
+    ] = None,
+    jobs: Annotated[
+        bool,
+        typer.Option("--jobs", help="Cancel Hugging Face Jobs this toolkit ran (--runtime jobs)."),
+    ] = False,
+    daytona: Annotated[
+        bool,
+        typer.Option(
+            "--daytona", help="Delete Daytona sandboxes this toolkit created (--runtime daytona)."
+        ),
+    ] = False,
 ) -> None:
     """Stop and remove servers started by openenv-hub (also those a crashed process left)."""
     from openenv_hub.runtimes import get_runtime
@@ -50,7 +62,7 @@ def command(
         raise CommandError(
             "Name what to stop, or pass --all.", hint="See what runs with 'openenv ps'."
         )
-    named = [*runtimes, *(["jobs"] if jobs else []), *(["daytona"] if daytona else [])]
+    named = [*(runtimes or []), *(["jobs"] if jobs else []), *(["daytona"] if daytona else [])]
     for name in named:
         get_runtime(name)  # an unknown name: the error lists the runtimes
     if named == ["jobs"]:

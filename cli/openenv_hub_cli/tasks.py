@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 from rich.table import Table
 
-from openenv_hub_cli._eval_tasks import find_tasks
 from openenv_hub_cli._utils import console
 
 __all__ = ["command"]
@@ -15,18 +16,23 @@ DEFAULT_LIMIT = 20
 
 
 def command(
-    env: str = typer.Argument(..., help="The environment: a server URL or a folder."),
-    split: str | None = typer.Option(None, "--split", help="List this split only."),
-    tasks: str | None = typer.Option(
-        None, "--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."
-    ),
-    limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, help="List the first N tasks."),
+    env: Annotated[str, typer.Argument(help="The environment: a server URL or a folder.")],
+    split: Annotated[str | None, typer.Option("--split", help="List this split only.")] = None,
+    tasks: Annotated[
+        str | None,
+        typer.Option("--tasks", help="Taskset: a folder of .jsonl, or hf://datasets/NS/NAME."),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, help="List the first N tasks.")
+    ] = DEFAULT_LIMIT,
 ) -> None:
     """List the tasks an evaluation of ENV would play: key, split, reset arguments, prompt.
 
     Without --tasks, they are the taskset of the folder's openenv.yaml, else the ones the
     environment lists through its task routes.
     """
+    from openenv_hub.eval import find_tasks
+
     found, total = find_tasks(env, tasks, split, limit=limit)
     table = Table("split", "key", "reset", "prompt")
     for task in found:

@@ -6,7 +6,7 @@ import contextlib
 import json
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -36,52 +36,72 @@ class Level(str, Enum):
 
 
 def command(
-    target: str = typer.Argument(
-        ".",
-        metavar="ENV",
-        help="An environment folder, or the URL of a running server.",
-        show_default="current folder",
-    ),
-    json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-    level: Level = typer.Option(  # noqa: B008 - typer reads defaults from here
-        Level.runtime,
-        "--level",
-        "-l",
-        help="How far to go: each level includes the ones before; quality adds a scorecard "
-        "(docs/quality.md) to runtime, without docker. A URL is checked at runtime, or quality.",
-    ),
-    save: bool = typer.Option(
-        False,
-        "--save",
-        help="With --level quality on a folder: write the scorecard to FOLDER/quality.json, "
-        "which openenv push shows on the Space card.",
-    ),
-    manifest: Path | None = typer.Option(  # noqa: B008 - typer reads defaults from here
-        None,
-        "--manifest",
-        help="With a URL and --level quality: the environment folder whose openenv.yaml holds "
-        "the quality settings (its oracle included).",
-    ),
-    timeout_s: float = typer.Option(
-        10.0,
-        "--timeout",
-        min=0.1,
-        help="Seconds for each check in total, however slowly the server answers (URL mode); "
-        "the whole validation gets six times as long.",
-    ),
-    wait_s: float = typer.Option(
-        0.0, "--wait", min=0.0, help="Seconds to wait for the URL to answer."
-    ),
-    base_image: str | None = typer.Option(
-        None, "--base-image", envvar="OPENENV_BASE_IMAGE", help="BASE_IMAGE for --level docker."
-    ),
-    build_arg: list[str] = typer.Option([], "--build-arg", help="KEY=VALUE for --level docker."),  # noqa: B008 - typer reads defaults from here
-    security_opt: list[str] = typer.Option(  # noqa: B008 - typer reads defaults from here
-        [], "--security-opt", help="docker run --security-opt value for --level docker."
-    ),
+    target: Annotated[
+        str,
+        typer.Argument(
+            metavar="ENV",
+            help="An environment folder, or the URL of a running server.",
+            show_default="current folder",
+        ),
+    ] = ".",
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    level: Annotated[
+        Level,
+        typer.Option(
+            "--level",
+            "-l",
+            help="How far to go: each level includes the ones before; quality adds a scorecard "
+            "(docs/quality.md) to runtime, without docker. A URL is checked at runtime, or quality.",
+        ),
+    ] = Level.runtime,
+    save: Annotated[
+        bool,
+        typer.Option(
+            "--save",
+            help="With --level quality on a folder: write the scorecard to FOLDER/quality.json, "
+            "which openenv push shows on the Space card.",
+        ),
+    ] = False,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest",
+            help="With a URL and --level quality: the environment folder whose openenv.yaml holds "
+            "the quality settings (its oracle included).",
+        ),
+    ] = None,
+    timeout_s: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=0.1,
+            help="Seconds for each check in total, however slowly the server answers (URL mode); "
+            "the whole validation gets six times as long.",
+        ),
+    ] = 10.0,
+    wait_s: Annotated[
+        float, typer.Option("--wait", min=0.0, help="Seconds to wait for the URL to answer.")
+    ] = 0.0,
+    base_image: Annotated[
+        str | None,
+        typer.Option(
+            "--base-image", envvar="OPENENV_BASE_IMAGE", help="BASE_IMAGE for --level docker."
+        ),
+    ] = None,
+    build_arg: Annotated[
+        list[str] | None, typer.Option("--build-arg", help="KEY=VALUE for --level docker.")
+    ] = None,
+    security_opt: Annotated[
+        list[str] | None,
+        typer.Option("--security-opt", help="docker run --security-opt value for --level docker."),
+    ] = None,
 ) -> None:
     """Check that an environment is complete and serves OpenEnv's protocol. Exit 1 on failure
     (3 when nothing failed but a quality check could not run)."""
+    if security_opt is None:
+        security_opt = []
+    if build_arg is None:
+        build_arg = []
     cards: list[Scorecard] = []
     if target.startswith(("http://", "https://")):
         if save:

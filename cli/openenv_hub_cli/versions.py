@@ -11,8 +11,8 @@ __all__ = ["command"]
 
 
 def command(
-    repo_id: str = SpaceArg,
-    token: str | None = TokenOption,
+    repo_id: SpaceArg,
+    token: TokenOption = None,
 ) -> None:
     """List the versions (git tags) of a Space, oldest first, with the line that installs each."""
     from openenv_hub.hub import versions

@@ -13,7 +13,7 @@ from openenv_hub_cli._utils import EnvPathArg, console
 __all__ = ["command"]
 
 
-def command(path: Path = EnvPathArg, token: str | None = TokenOption) -> None:
+def command(path: EnvPathArg = Path("."), token: TokenOption = None) -> None:
     """Show the account of the Hub token (never the token), and, in an environment folder, the
     Space a push would go to and why."""
     from openenv_hub.hub import account, push_target

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from openenv_hub.client import _pool_core as core
+import openenv_hub.client._pool_core as core
 from openenv_hub.client._core import ActT, ObsT, StateT
 from openenv_hub.client._pool_core import OnError, Opening, Placement, Slot, SlotMachine
 from openenv_hub.client.generic import GenericEnvClient

@@ -11,7 +11,6 @@ Layer: services.
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -24,6 +23,7 @@ from openenv_hub.docker.engine import require_engine
 from openenv_hub.errors import DockerError
 from openenv_hub.packaging import bundle_wheels
 from openenv_hub.support.progress import Progress, report_progress
+from openenv_hub.support.settings import environment
 
 if TYPE_CHECKING:
     from openenv_hub.hub import FileSelection
@@ -102,7 +102,7 @@ def build_image(
         for arg in args:
             command += ["--build-arg", arg]
         command += ["--no-cache"] if no_cache else []
-        env = {**os.environ, "DOCKER_BUILDKIT": "0"}
+        env = {**environment(), "DOCKER_BUILDKIT": "0"}
         output = BuildOutput(build_args=args)
         with _reported(tag, quiet=quiet) as progress:
             code = _run_build([*command, str(context)], env=env, output=output, progress=progress)
@@ -148,7 +148,7 @@ def build_context(
     command = [cli, "build", "--network", "host", "--force-rm", "-t", tag]
     for arg in build_args:
         command += ["--build-arg", arg]
-    env = {**os.environ, "DOCKER_BUILDKIT": "0"}
+    env = {**environment(), "DOCKER_BUILDKIT": "0"}
     try:
         done = subprocess.run(
             [*command, str(context)],

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
 
 from openenv_hub.errors import DependencyNotInstalledError, DockerError
+from openenv_hub.support.settings import docker_host
 
 if TYPE_CHECKING:
     import docker
@@ -60,7 +61,7 @@ def docker_client() -> docker.DockerClient:
         raise DependencyNotInstalledError(
             "docker", "docker", feature="The Docker runtime"
         ) from None
-    host = os.environ.get("DOCKER_HOST", "")
+    host = docker_host() or ""
     socket_path = host.removeprefix("unix://") if host.startswith("unix://") else None
     if not host and os.name != "nt":
         socket_path = DEFAULT_SOCKET
@@ -91,7 +92,7 @@ def _close_clients() -> None:
 
 
 def _raise_no_engine(exc: Exception) -> NoReturn:
-    host = os.environ.get("DOCKER_HOST", f"the default socket {DEFAULT_SOCKET}")
+    host = docker_host() or f"the default socket {DEFAULT_SOCKET}"
     raise DockerError(
         f"No Docker engine answers at {host}: {str(exc)[:300]}",
         hint="Start one, or point DOCKER_HOST at a running engine, "
@@ -115,7 +116,7 @@ def require_engine() -> str:
         check=False,
     )
     if done.returncode != 0:
-        host = os.environ.get("DOCKER_HOST", "the default socket /var/run/docker.sock")
+        host = docker_host() or "the default socket /var/run/docker.sock"
         raise DockerError(
             f"No Docker engine answers at {host}: {done.stderr.strip()[:300]}",
             hint="Start one, or point DOCKER_HOST at a running engine, "

@@ -20,6 +20,12 @@ from openenv_hub.eval.generators import (
     generated_tasks,
     load_generator,
 )
+from openenv_hub.eval.options import (
+    RESERVED_SAMPLING,
+    RunOptions,
+    environment_record,
+    parse_sampling_args,
+)
 from openenv_hub.eval.passk import pass_at_k, summarize, usage_totals
 from openenv_hub.eval.plot import write_plot
 from openenv_hub.eval.policies import (
@@ -39,6 +45,15 @@ from openenv_hub.eval.runner import (
     rollout_seed,
     run_eval,
 )
+from openenv_hub.eval.sources import (
+    DATASET_PREFIX,
+    ServedEnv,
+    declared_source,
+    env_url,
+    find_tasks,
+    served_env,
+)
+from openenv_hub.eval.summary import RunPace, errors_over_limit, write_summary
 from openenv_hub.eval.tasksets import (
     KEY_COLUMNS,
     Task,
@@ -55,8 +70,10 @@ from openenv_hub.eval.toolset import (
 )
 
 __all__ = [
+    "DATASET_PREFIX",
     "ERROR_KINDS",
     "KEY_COLUMNS",
+    "RESERVED_SAMPLING",
     "RESULTS_TAG_PREFIX",
     "Backoff",
     "ChatPolicy",
@@ -69,6 +86,9 @@ __all__ = [
     "Policy",
     "Rescored",
     "ResultsFolder",
+    "RunOptions",
+    "RunPace",
+    "ServedEnv",
     "Task",
     "TaskDifference",
     "TaskGenerator",
@@ -78,15 +98,21 @@ __all__ = [
     "compare_runs",
     "dataset_card",
     "dataset_tasks",
+    "declared_source",
     "declared_tasks",
+    "env_url",
     "environment_digest",
     "environment_metadata",
+    "environment_record",
+    "errors_over_limit",
+    "find_tasks",
     "generated_task",
     "generated_tasks",
     "load_function_policy",
     "load_generator",
     "load_tasks",
     "missing_pairs",
+    "parse_sampling_args",
     "pass_at_k",
     "push_results",
     "render_observation",
@@ -95,10 +121,12 @@ __all__ = [
     "results_tag",
     "rollout_seed",
     "run_eval",
+    "served_env",
     "server_tasks",
     "summarize",
     "task_from_row",
     "taskset_digest",
     "usage_totals",
     "write_plot",
+    "write_summary",
 ]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ from openenv_hub.eval.failures import (
 )
 from openenv_hub.eval.policies import Completion, assistant_message
 from openenv_hub.shown_urls import hide_credentials, shown
+from openenv_hub.support.settings import named_variable
 
 __all__ = ["ChatPolicy"]
 
@@ -121,7 +121,7 @@ class ChatPolicy:
 
     def _open(self) -> Any:
         if self._client is None:
-            key = os.environ.get(self.api_key_env) or "EMPTY"
+            key = named_variable(self.api_key_env) or "EMPTY"
             self._client = _openai().AsyncOpenAI(
                 base_url=self.base_url, api_key=key, timeout=self.timeout_s, max_retries=0
             )

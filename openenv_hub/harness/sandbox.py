@@ -53,6 +53,7 @@ from openenv_hub.harness.sandbox_layout import (
 from openenv_hub.sandbox.bwrap import BwrapPipes, Launcher, Mechanism, child_pid
 from openenv_hub.sandbox.cgroups import CgroupUnavailable, Group
 from openenv_hub.sandbox.ipc_limits import limit_ipc
+from openenv_hub.support.settings import named_variable
 
 __all__ = ["HOME", "WORKSPACE", "HarnessLimits", "HarnessSandbox", "Relay", "RunResult"]
 
@@ -166,7 +167,7 @@ class HarnessSandbox:
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 start_new_session=True,
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                env={"PATH": named_variable("PATH") or "/usr/bin:/bin"},
                 cwd="/",
                 pass_fds=pipes.child_ends,
             )

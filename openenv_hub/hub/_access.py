@@ -9,13 +9,13 @@ understand is left for the Hub to judge.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from openenv_hub.errors import HubPermissionError
 from openenv_hub.hub._client import HubContext
 from openenv_hub.hub._errors import hub_call
+from openenv_hub.support.settings import hub_token_in_environment
 
 __all__ = ["Account", "account", "check_write_access", "read_only_token", "whoami"]
 
@@ -56,7 +56,7 @@ def account(*, token: str | None = None, endpoint: str | None = None) -> Account
     """
     ctx = HubContext.create(endpoint=endpoint, token=token, required=True, action="ask who you are")
     user = whoami(ctx)
-    source = "--token" if token else "$HF_TOKEN" if os.environ.get("HF_TOKEN") else "saved login"
+    source = "--token" if token else "$HF_TOKEN" if hub_token_in_environment() else "saved login"
     orgs = {
         str(org.get("name")): org.get("roleInOrg")
         for org in user.get("orgs") or []

@@ -8,7 +8,6 @@ is first imported.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -18,6 +17,7 @@ from openenv_hub.errors import (
     HubAuthenticationError,
     InvalidRepoIdError,
 )
+from openenv_hub.support.settings import hub_endpoint
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -50,7 +50,7 @@ def hf() -> Any:
 
 def resolve_endpoint(endpoint: str | None = None) -> str:
     """``endpoint``, else ``HF_ENDPOINT`` (read now), else https://huggingface.co."""
-    value = endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT
+    value = endpoint or hub_endpoint() or DEFAULT_ENDPOINT
     return value.rstrip("/")
 
 

@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from openenv_hub.support.settings import environment
+
 __all__ = ["credentials_env"]
 
 
@@ -30,9 +32,9 @@ __all__ = ["credentials_env"]
 def credentials_env(
     endpoint: str, token: str | None, base: Mapping[str, str] | None = None
 ) -> Iterator[dict[str, str]]:
-    """``base`` (default ``os.environ``) plus what hands ``token`` to git and pip for
+    """``base`` (default this process's environment) plus what hands ``token`` to git and pip for
     ``endpoint``; the plain copy when ``token`` is ``None``."""
-    env = dict(os.environ if base is None else base)
+    env = dict(environment() if base is None else base)
     if not token:
         yield env
         return

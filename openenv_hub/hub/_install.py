@@ -17,7 +17,6 @@ every line of pip's output also passes through :func:`~openenv_hub.hub._urls.red
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -39,10 +38,11 @@ from openenv_hub.hub._kept import (
 )
 from openenv_hub.hub._reads import find_space
 from openenv_hub.hub._urls import SpaceUrls, redact, strip_credentials
+from openenv_hub.support.settings import TRUST_REMOTE_CODE_VARIABLE, environment, trusts_remote_code
 
 __all__ = ["TRUST_ENV", "InstallResult", "ensure_trusted", "install", "parse_spec"]
 
-TRUST_ENV = "OPENENV_TRUST_REMOTE_CODE"
+TRUST_ENV = TRUST_REMOTE_CODE_VARIABLE
 _ELSEWHERE = {"--target", "-t", "--prefix", "--root", "--user"}
 _NETWORK_SIGNS = (
     "could not resolve host",
@@ -267,7 +267,7 @@ def ensure_trusted(
 ) -> None:
     """Return if the user trusts the code of ``repo_id`` (a ``kind``: Space, dataset); raise
     :class:`RemoteCodeNotTrustedError`."""
-    if yes or os.environ.get(TRUST_ENV, "").strip().lower() in ("1", "true", "yes"):
+    if yes or trusts_remote_code():
         return
     if not sys.stdin.isatty():
         raise RemoteCodeNotTrustedError(
@@ -294,7 +294,11 @@ def run_pip(
     error: Callable[[str], Exception],
 ) -> list[str]:
     """Run pip, streaming its lines (credentials removed); raise ``error(tail)`` on failure."""
-    env = {**(os.environ if env is None else env), "GIT_TERMINAL_PROMPT": "0", "PIP_NO_INPUT": "1"}
+    env = {
+        **(environment() if env is None else env),
+        "GIT_TERMINAL_PROMPT": "0",
+        "PIP_NO_INPUT": "1",
+    }
     lines: list[str] = []
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env

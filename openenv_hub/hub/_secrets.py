@@ -16,11 +16,12 @@ Space will still lack is reported, with why it was not uploaded and how to add i
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from openenv_hub.support.settings import environment
 
 __all__ = ["HUB_TOKEN_VARIABLES", "MissingSecret", "SecretChoice", "choose_secrets"]
 
@@ -81,9 +82,9 @@ def choose_secrets(
         token: The Hub token the push uses (never offered at the prompt, whatever its name).
         confirm: Asks a yes/no question; consulted only when stdin is a terminal. ``None``
             (a dry run, a library call that asks nobody) uploads no declared secret.
-        environ: Where declared values are read (default ``os.environ``).
+        environ: Where declared values are read (default this process's environment).
     """
-    env = os.environ if environ is None else environ
+    env = environment() if environ is None else environ
     choice = SecretChoice(values=dict(given or {}))
     choice.hub_tokens = sorted(name for name, value in choice.values.items() if value == token)
     ask = confirm if confirm is not None and sys.stdin.isatty() else None

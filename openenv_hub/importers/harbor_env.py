@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import time
 import uuid
 from pathlib import Path
@@ -47,6 +46,7 @@ from openenv_hub.importers.harbor_grading import REWARD_FILES, GradingRun, run_t
 from openenv_hub.importers.harbor_tasks import HarborTask, environment_digest, read_task_set
 from openenv_hub.model.tools import MCPEnvironment, tool
 from openenv_hub.runtimes.sandbox import DockerSandbox, RunResult, SandboxLimits
+from openenv_hub.support.settings import base_image, build_args
 from openenv_hub.types import Action, EnvironmentMetadata, Observation
 
 __all__ = ["HarborEnvironment", "HarborObservation", "task_image"]
@@ -259,10 +259,8 @@ def task_image(task: HarborTask) -> str:
 def _build_args() -> list[str]:
     """``BASE_IMAGE`` from ``$OPENENV_BASE_IMAGE`` and ``$OPENENV_BUILD_ARGS``, as the Docker
     runtime builds environments (for engines that reach no registry)."""
-    base = os.environ.get("OPENENV_BASE_IMAGE")
-    return ([f"BASE_IMAGE={base}"] if base else []) + os.environ.get(
-        "OPENENV_BUILD_ARGS", ""
-    ).split()
+    base = base_image()
+    return ([f"BASE_IMAGE={base}"] if base else []) + build_args()
 
 
 def _reward_of(outcome: GradingRun) -> tuple[float | None, dict[str, Any]]:

@@ -40,6 +40,7 @@ from openenv_hub.eval import (
     run_eval,
 )
 from openenv_hub.model.manifest import load_manifest
+from openenv_hub.support.settings import named_variable
 
 __all__ = ["Episode", "main"]
 
@@ -54,13 +55,13 @@ class Episode:
 
     @classmethod
     def from_environment(cls) -> Episode:
-        raw = os.environ.get("OPENENV_TASK")
+        raw = named_variable("OPENENV_TASK")
         if not raw:
             raise ConfigurationError("OPENENV_TASK is not set: this runs inside an exported task.")
         row = json.loads(raw)
         task = Task(row["key"], row.get("split", "test"), row.get("prompt", ""), row["reset"])
-        app_dir = Path(os.environ.get("OPENENV_APP_DIR") or Path.cwd())
-        return cls(app_dir, task, Path(os.environ.get("OPENENV_EPISODE") or DEFAULT_EPISODE))
+        app_dir = Path(named_variable("OPENENV_APP_DIR") or Path.cwd())
+        return cls(app_dir, task, Path(named_variable("OPENENV_EPISODE") or DEFAULT_EPISODE))
 
     def actions(self) -> list[dict[str, Any]]:
         if not self.log.is_file():

@@ -26,7 +26,6 @@ Layer: client.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError
+from openenv_hub.support.settings import named_variable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -272,8 +272,8 @@ def _variables(table: Any, folder: Path) -> dict[str, str]:
         match = _TEMPLATE.fullmatch(str(value))
         if match is None:
             resolved[str(key)] = str(value)
-        elif match.group(1) in os.environ:
-            resolved[str(key)] = os.environ[match.group(1)]
+        elif (found := named_variable(match.group(1))) is not None:
+            resolved[str(key)] = found
         elif match.group(2) is not None:
             resolved[str(key)] = match.group(2)
         else:

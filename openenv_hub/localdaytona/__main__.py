@@ -12,14 +12,15 @@ Layer: runtimes.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import threading
 from collections.abc import Sequence
 
+from openenv_hub.support.settings import LOCALDAYTONA_API_KEY_VARIABLE, named_variable
+
 from .server import LocalDaytona
 
-API_KEY_VARIABLE = "OPENENV_LOCALDAYTONA_API_KEY"
+API_KEY_VARIABLE = LOCALDAYTONA_API_KEY_VARIABLE
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -34,7 +35,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     options = parse_args(argv)
-    given_key = os.environ.get(API_KEY_VARIABLE)
+    given_key = named_variable(API_KEY_VARIABLE)
     daytona = LocalDaytona(api_key=given_key, host=options.host, port=options.port).start()
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())

@@ -10,16 +10,18 @@ would show.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import threading
 from collections.abc import Sequence
+
+from openenv_hub.support.settings import LOCALHUB_ADMIN_TOKEN_VARIABLE, base_image, named_variable
+from openenv_hub.support.settings import build_args as build_args_setting
 
 from .app import DEFAULT_MAX_UPLOAD_MB
 from .auth import DEMO_TOKENS
 from .server import LocalHub
 
-ADMIN_TOKEN_VARIABLE = "OPENENV_LOCALHUB_ADMIN_TOKEN"
+ADMIN_TOKEN_VARIABLE = LOCALHUB_ADMIN_TOKEN_VARIABLE
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -59,12 +61,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--space-base-image",
-        default=os.environ.get("OPENENV_BASE_IMAGE"),
+        default=base_image(),
         help="BASE_IMAGE build argument of Space images (default: $OPENENV_BASE_IMAGE)",
     )
     parser.add_argument(
         "--space-wheelhouse",
-        default=os.environ.get("OPENENV_SPACE_WHEELHOUSE"),
+        default=named_variable("OPENENV_SPACE_WHEELHOUSE"),
         metavar="DIR",
         help="a folder of wheels, the packages Space builds may install: builds have no "
         "network (default: $OPENENV_SPACE_WHEELHOUSE)",
@@ -84,7 +86,7 @@ def build_args(args: argparse.Namespace) -> dict[str, str]:
     """``BASE_IMAGE`` and the other build arguments of Space images."""
     pairs = args.space_build_arg
     if pairs is None:
-        pairs = os.environ.get("OPENENV_BUILD_ARGS", "").split()
+        pairs = build_args_setting()
     found: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -125,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    admin_token = os.environ.get(ADMIN_TOKEN_VARIABLE) or None
+    admin_token = named_variable(ADMIN_TOKEN_VARIABLE)
     with LocalHub(
         data_dir=args.data,
         tokens=DEMO_TOKENS if args.demo_tokens else None,

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from openenv_hub.support.settings import environment
+
 ZERO_OID = "0" * 40
 
 _HEX_REV = re.compile(r"[0-9a-f]{7,40}")
@@ -41,7 +43,7 @@ def git_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     dropped, and user/system config is ignored so settings such as
     ``commit.gpgsign`` cannot break commits.
     """
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env = {key: value for key, value in environment().items() if not key.startswith("GIT_")}
     env.update(
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL=os.devnull,

@@ -39,7 +39,7 @@ _CLASSES = {
 }
 
 
-warn_moved(__name__, "openenv_hub.runtimes")
+warn_moved(__name__, "openenv_hub.runtimes", removed_in="0.2")
 
 
 def __getattr__(name: str) -> Any:

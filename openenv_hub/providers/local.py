@@ -8,4 +8,4 @@ from openenv_hub.runtimes.local import *  # noqa: F403 - the deprecated name of 
 from openenv_hub.support.deprecation import warn_moved
 
 __all__ = list(_moved_to.__all__)
-warn_moved(__name__, _moved_to.__name__)
+warn_moved(__name__, _moved_to.__name__, removed_in="0.2")

@@ -20,7 +20,6 @@ Layer: model.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
@@ -29,6 +28,7 @@ import httpx
 
 from openenv_hub.errors import JudgeError
 from openenv_hub.rubrics.base import Rubric, Step
+from openenv_hub.support.settings import named_variable
 
 __all__ = ["Judge", "JudgeError", "LLMJudge", "OpenAIJudge"]
 
@@ -79,7 +79,7 @@ class OpenAIJudge:
     def _headers(self) -> dict[str, str]:
         if self.api_key_env is None:
             return {}
-        key = os.environ.get(self.api_key_env)
+        key = named_variable(self.api_key_env)
         if not key:
             raise JudgeError(
                 f"The judge's API key variable ${self.api_key_env} is not set",

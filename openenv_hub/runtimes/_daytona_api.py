@@ -8,12 +8,12 @@ the variables the SDK reads. The key is never shown (not in a repr, not in a mes
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from openenv_hub.errors import ConfigurationError, DependencyNotInstalledError
+from openenv_hub.support.settings import named_variable
 
 __all__ = [
     "DEFAULT_API_URL",
@@ -69,14 +69,14 @@ class DaytonaSettings:
         Raises:
             ConfigurationError: No API key.
         """
-        key = api_key or os.environ.get("DAYTONA_API_KEY")
+        key = api_key or named_variable("DAYTONA_API_KEY")
         if not key:
             raise ConfigurationError(
                 "The daytona runtime needs a Daytona API key: set DAYTONA_API_KEY (and "
                 "DAYTONA_API_URL for a Daytona other than the cloud), or pass api_key=."
             )
-        url = api_url or os.environ.get("DAYTONA_API_URL") or DEFAULT_API_URL
-        return cls(url, key, target or os.environ.get("DAYTONA_TARGET") or None)
+        url = api_url or named_variable("DAYTONA_API_URL") or DEFAULT_API_URL
+        return cls(url, key, target or named_variable("DAYTONA_TARGET"))
 
     def client(self) -> Any:
         """A ``daytona.Daytona`` client of this Daytona."""

@@ -16,7 +16,7 @@ import contextlib
 import json
 import sys
 
-from openenv_hub.runtimes import labels
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.runtimes._daytona_api import OWNER_LABEL, daytona_client
 from openenv_hub.runtimes._reaper import tell_watcher
 

@@ -17,7 +17,7 @@ import contextlib
 import json
 import sys
 
-from openenv_hub.runtimes import labels
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.runtimes._reaper import tell_watcher
 
 __all__ = ["OWNER_LABEL", "reap_jobs", "watch_jobs"]

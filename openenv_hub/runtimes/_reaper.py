@@ -14,7 +14,8 @@ import os
 import sys
 import threading
 
-from openenv_hub.runtimes import labels
+import openenv_hub.runtimes.labels as labels
+from openenv_hub.support.settings import environment
 
 __all__ = ["ensure_reaper", "reap", "spawn_watcher", "tell_watcher"]
 
@@ -55,9 +56,13 @@ def spawn_watcher(read_end: int, module: str) -> int:
         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
     ]
     try:  # a session of its own: a Ctrl-C for this process group leaves it watching
-        return os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+        return os.posix_spawn(
+            sys.executable, argv, environment(), file_actions=actions, setsid=True
+        )
     except NotImplementedError:  # no POSIX_SPAWN_SETSID: a process group of its own will do
-        return os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setpgroup=0)
+        return os.posix_spawn(
+            sys.executable, argv, environment(), file_actions=actions, setpgroup=0
+        )
 
 
 def tell_watcher(module: str, line: str) -> None:

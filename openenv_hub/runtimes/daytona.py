@@ -43,9 +43,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import openenv_hub.runtimes._daytona_server as server
+import openenv_hub.runtimes.cleanup as cleanup
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.errors import ConfigurationError, ServerStartError
-from openenv_hub.runtimes import _daytona_server as server
-from openenv_hub.runtimes import cleanup, labels
 from openenv_hub.runtimes._daytona_api import (
     MANAGED_LABEL,
     OWNER_LABEL,

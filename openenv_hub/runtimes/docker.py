@@ -26,12 +26,14 @@ Layer: runtimes.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import openenv_hub.runtimes._reaper as _reaper
+import openenv_hub.runtimes.cleanup as cleanup
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.docker import (
     Network,
     build_image,
@@ -48,9 +50,9 @@ from openenv_hub.docker import (
     space_image_tag,
 )
 from openenv_hub.errors import ConnectError, ServerStartError
-from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
+from openenv_hub.support.settings import base_image, build_args
 from openenv_hub.transport.local_ports import free_port, wait_for_health
 
 if TYPE_CHECKING:
@@ -330,8 +332,8 @@ def build_space_image(
 
 
 def _base_image(given: str | None) -> str | None:
-    return given or os.environ.get("OPENENV_BASE_IMAGE")
+    return given or base_image()
 
 
 def _build_args(given: Sequence[str]) -> list[str]:
-    return list(given) or os.environ.get("OPENENV_BUILD_ARGS", "").split()
+    return list(given) or build_args()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Sequence
 
-from openenv_hub.runtimes import labels
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.runtimes.base import Running
 
 __all__ = ["EngineInventory", "Managed", "list_managed", "managed", "remove_managed"]

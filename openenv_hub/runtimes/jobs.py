@@ -34,8 +34,9 @@ from typing import Any
 
 import httpx
 
+import openenv_hub.runtimes.cleanup as cleanup
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.errors import ConfigurationError, ServerStartError
-from openenv_hub.runtimes import cleanup, labels
 from openenv_hub.runtimes._jobs_reaper import OWNER_LABEL, watch_jobs
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import openenv_hub.runtimes.cleanup as cleanup
 from openenv_hub.errors import (
     ClusterError,
     ConfigurationError,
@@ -35,10 +36,10 @@ from openenv_hub.errors import (
     ServerStartError,
 )
 from openenv_hub.model.manifest import Manifest, load_manifest
-from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes.base import RuntimeBase, StopsOnExit
 from openenv_hub.runtimes.kubernetes_manifests import kubernetes_objects
 from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
+from openenv_hub.support.settings import named_variable
 
 __all__ = [
     "KubernetesProvider",
@@ -73,7 +74,7 @@ def kubeconfig_path(kubeconfig: str | Path | None = None) -> Path:
     ``~/.kube/config``."""
     if kubeconfig:
         return Path(kubeconfig).expanduser()
-    listed = os.environ.get("KUBECONFIG", "")
+    listed = named_variable("KUBECONFIG")
     if listed:
         return Path(listed.split(os.pathsep)[0]).expanduser()
     return Path("~/.kube/config").expanduser()
@@ -90,13 +91,13 @@ def api_client(kubeconfig: str | Path | None = None) -> Any:
     path = kubeconfig_path(kubeconfig)
     configuration = k8s.client.Configuration()
     if not path.is_file():
-        if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        if kubeconfig is None and named_variable("KUBERNETES_SERVICE_HOST"):
             k8s.config.load_incluster_config(client_configuration=configuration)
             return k8s.client.ApiClient(configuration)
         given = (
             "--kubeconfig"
             if kubeconfig
-            else ("$KUBECONFIG" if os.environ.get("KUBECONFIG") else "the default")
+            else ("$KUBECONFIG" if named_variable("KUBECONFIG") else "the default")
         )
         raise ClusterError(
             f"No Kubernetes cluster to apply to: there is no kubeconfig at {path} ({given}), "

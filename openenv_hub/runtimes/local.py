@@ -26,13 +26,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+import openenv_hub.runtimes.cleanup as cleanup
 from openenv_hub.errors import ConnectError, ServerStartError
 from openenv_hub.model.manifest import ManifestError, load_manifest
-from openenv_hub.runtimes import cleanup
-from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
-from openenv_hub.transport.local_ports import free_port, port_in_use, wait_for_health
 from openenv_hub.runtimes.base import ReplicaStatus, RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.processes import forget_process, record_process
+from openenv_hub.support.progress import SHORT_WAIT_S, report_progress
+from openenv_hub.support.settings import environment
+from openenv_hub.transport.local_ports import free_port, port_in_use, wait_for_health
 
 if TYPE_CHECKING:
     from openenv_hub.discovery import EnvironmentInfo
@@ -102,7 +103,11 @@ class LocalProcessProvider(StopsOnExit):
         command += ["--host", host, "--port", str(port), "--log-level", "warning"]
         log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
         process = subprocess.Popen(
-            command, cwd=cwd or env_dir, env={**os.environ, **(env or {})}, stdout=log, stderr=log
+            command,
+            cwd=cwd or env_dir,
+            env={**environment(), **(env or {})},
+            stdout=log,
+            stderr=log,
         )
         server = cls(process, f"http://{host}:{port}", log)
         cleanup.track(server)

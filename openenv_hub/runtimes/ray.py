@@ -32,8 +32,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+import openenv_hub.runtimes.cleanup as cleanup
 from openenv_hub.errors import ServerStartError
-from openenv_hub.runtimes import cleanup
 from openenv_hub.runtimes._ray_replica import ReplicaServer, ReplicaSpec
 from openenv_hub.runtimes.base import ReplicaStatus, RuntimeBase, StopsOnExit
 from openenv_hub.runtimes.ray_cluster import (
@@ -106,7 +106,9 @@ class RayProvider(StopsOnExit):
             ServerStartError: A replica failed to start (with its error).
         """
         if max_sessions is not None:
-            warn_renamed("RayProvider.start(max_sessions=...)", "max_concurrent_envs=...")
+            warn_renamed(
+                "RayProvider.start(max_sessions=...)", "max_concurrent_envs=...", removed_in="0.2"
+            )
             max_concurrent_envs = max_concurrent_envs or max_sessions
         cluster = connect(address)
         ray = ray_module()

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from openenv_hub.errors import ClusterError, DependencyNotInstalledError
+from openenv_hub.support.settings import named_variable
 
 __all__ = ["NAMESPACE", "actor_record", "connect", "ray_module", "replica_infos"]
 
@@ -57,7 +58,7 @@ def _connect(address: str | None) -> str:
     if ray.is_initialized():
         return str(ray.get_runtime_context().gcs_address)
     if not address or address == "auto":
-        address = os.environ.get("RAY_ADDRESS", "")
+        address = named_variable("RAY_ADDRESS") or ""
     if not address:
         raise ClusterError("No Ray cluster address was given.", hint=_CLUSTER_HINT)
     host, _, port = address.removeprefix("ray://").rpartition(":")

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 
-from openenv_hub.runtimes import labels
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.runtimes.base import Running
 from openenv_hub.runtimes.inventory import managed
 from openenv_hub.runtimes.ray import replica_names

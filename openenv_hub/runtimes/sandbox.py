@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import subprocess
 import tarfile
 import threading
@@ -31,6 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
+import openenv_hub.runtimes._reaper as _reaper
+import openenv_hub.runtimes.cleanup as cleanup
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.docker import (
     container_name,
     docker_client,
@@ -40,8 +42,8 @@ from openenv_hub.docker import (
     sdk_not_found,
 )
 from openenv_hub.errors import DockerError
-from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import StopsOnExit
+from openenv_hub.support.settings import environment
 
 if TYPE_CHECKING:
     from openenv_hub.docker.engine import Container, DockerClient
@@ -199,7 +201,7 @@ class DockerSandbox(StopsOnExit):
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env={**os.environ, **variables},
+            env={**environment(), **variables},
         )
         with process:
             assert process.stdout is not None

@@ -28,6 +28,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import openenv_hub.runtimes._reaper as _reaper
+import openenv_hub.runtimes.cleanup as cleanup
+import openenv_hub.runtimes.labels as labels
 from openenv_hub.docker import (
     Network,
     docker_client,
@@ -37,7 +40,6 @@ from openenv_hub.docker import (
 )
 from openenv_hub.docker.services import create_service
 from openenv_hub.errors import DockerError, ServerStartError
-from openenv_hub.runtimes import _reaper, cleanup, labels
 from openenv_hub.runtimes.base import RuntimeBase, SpaceRef, StopsOnExit
 from openenv_hub.runtimes.docker import BUILD_OPTIONS, build_folder_image, build_space_image
 from openenv_hub.support.progress import Progress, report_progress

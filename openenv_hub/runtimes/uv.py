@@ -39,6 +39,7 @@ from openenv_hub.runtimes.base import RuntimeBase, SpaceRef
 from openenv_hub.runtimes.local import LocalProcessProvider
 from openenv_hub.support.progress import report_progress
 from openenv_hub.support.settings import cache_dir
+from openenv_hub.support.settings import environment as process_environment
 
 __all__ = ["UvProvider", "UvRuntime", "cache_root", "uv_binary"]
 
@@ -230,7 +231,7 @@ def _find_links(source: Path) -> list[Path]:
 
 
 def _run(command: list[str]) -> None:
-    environment = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+    environment = {**process_environment(), "UV_PYTHON_DOWNLOADS": "never"}
     environment.pop("VIRTUAL_ENV", None)
     done = subprocess.run(
         command, capture_output=True, text=True, env=environment, timeout=900, check=False

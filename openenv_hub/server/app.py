@@ -18,8 +18,8 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+import openenv_hub.server.settings as settings
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
-from openenv_hub.server import settings
 from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
 from openenv_hub.server.episodes import build_episodes_router
 from openenv_hub.server.http import build_router
@@ -41,18 +41,23 @@ from openenv_hub.transport.uvicorn_serving import (
 )
 from openenv_hub.types import Action, Observation, State
 
-__all__ = ["ServerMode", "create_app", "serve_app", "uvicorn_options", "web_enabled_by_env"]
+__all__ = [
+    "ServerMode",
+    "create_app",
+    "serve_app",
+    "tell_bind_host",
+    "uvicorn_options",
+    "web_enabled_by_env",
+]
 
 ServerMode = Literal["simulation", "production"]
 
 logger = logging.getLogger("openenv_hub.server")
 
-_TRUE = {"1", "true", "yes", "on"}
-
 
 def web_enabled_by_env() -> bool:
     """Whether ``ENABLE_WEB_INTERFACE`` asks for the web UI."""
-    return os.environ.get("ENABLE_WEB_INTERFACE", "").strip().lower() in _TRUE
+    return settings.web_interface()
 
 
 def create_app(
@@ -79,6 +84,7 @@ def create_app(
     allowed_hosts: Sequence[str] | None = None,
     watch: bool | None = None,
     trusted_proxies: Sequence[str] | None = None,
+    bind_host: str | None = None,
 ) -> FastAPI:
     """Serve an environment over HTTP, ``/ws`` and ``/mcp`` (and the web UI at ``/web``).
 
@@ -132,6 +138,9 @@ def create_app(
             Sessions tab, the recorded episodes). Default ``$OPENENV_WATCH``, else on only for
             a server bound to a loopback address and not on a Space
             (:func:`~openenv_hub.server.watch.watch_rule`).
+        bind_host: The address the server is bound to, for that rule, when known here;
+            :func:`serve_app` and ``openenv serve`` tell the app (:func:`tell_bind_host`).
+            Default ``$OPENENV_BIND_HOST``.
     """
     action_cls = action_cls or getattr(env_factory, "action_cls", None) or Action
     observation_cls = (
@@ -149,6 +158,7 @@ def create_app(
         env_name=env_name,
     )
     pool.watch = watch
+    pool.bind_host = bind_host
     message_mb = settings.max_message_size_mb(max_message_size_mb)
     browsers = BrowserPolicy.from_settings(allowed_origins, allowed_hosts, trusted_proxies)
     redact_session_keys_in_logs()
@@ -241,7 +251,7 @@ def _add_sockets(app: FastAPI, pool: SessionPool) -> None:
 
 
 def _server_mode(mode: str | None) -> ServerMode:
-    chosen = (mode or os.environ.get("OPENENV_MODE") or "simulation").strip().lower()
+    chosen = (mode or settings.mode() or "simulation").strip().lower()
     if chosen == "simulation":
         return "simulation"
     if chosen == "production":
@@ -306,14 +316,21 @@ def serve_app(
         )
     if reload and workers > 1:
         raise ConfigurationError("reload=True serves from one process: drop workers, or reload")
-    if workers > 1 and isinstance(app, str):
-        from uvicorn.importer import import_from_string
+    if isinstance(app, str) and not reload:  # imported here, as uvicorn would, to tell it
+        # (and, for workers > 1, built once before the processes fork)
+        from uvicorn.importer import ImportFromStringError, import_from_string
 
-        app = import_from_string(app)  # built once, before the processes fork
-    os.environ[BIND_HOST_SETTING] = host  # for the rule of who may watch (server.watch)
-    pool = getattr(getattr(app, "state", None), "sessions", None)
-    if pool is not None:
-        pool.bind_host = host
+        try:
+            app = import_from_string(app)
+        except ImportFromStringError as exc:
+            raise ConfigurationError(
+                f"The app {app!r} does not load: {exc}",
+                hint="Name it as module.path:attribute, importable from this folder.",
+            ) from None
+    if not tell_bind_host(app, host):
+        # No app of create_app's to tell: the server runs in the reloader's child process, or
+        # the app wraps one; either reads the address from the environment it inherits.
+        os.environ[BIND_HOST_SETTING] = host
     options = uvicorn_options(
         ws_ping_interval_s=ws_ping_interval_s,
         ws_ping_timeout_s=ws_ping_timeout_s,
@@ -347,7 +364,17 @@ def serve_app(
         raise SystemExit(3)  # what uvicorn.run exits with when the app does not start
 
 
+def tell_bind_host(app: Any, host: str) -> bool:
+    """Tell an app made by :func:`create_app` the address it is served on (for the rule of who
+    may watch its sessions); False when ``app`` is not one (an import string, another app)."""
+    pool = getattr(getattr(app, "state", None), "sessions", None)
+    if pool is None:
+        return False
+    pool.bind_host = host
+    return True
+
+
 def run(app: FastAPI | str, **options: Any) -> None:
     """Deprecated: the old name of :func:`serve_app` (same arguments)."""
-    warn_renamed("openenv_hub.run", "openenv_hub.serve_app (same arguments)")
+    warn_renamed("openenv_hub.run", "openenv_hub.serve_app (same arguments)", removed_in="0.2")
     serve_app(app, **options)

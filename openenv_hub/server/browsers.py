@@ -60,7 +60,7 @@ import pydantic_core
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from openenv_hub.server import settings
+import openenv_hub.server.settings as settings
 from openenv_hub.server.proxies import TrustedProxies
 
 __all__ = ["SPACE_PAGES", "BrowserGuard", "BrowserPolicy", "Refusal", "add_browser_guard"]

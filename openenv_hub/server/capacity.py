@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import openenv_hub.server.settings as settings
 from openenv_hub.errors import ConcurrencyConfigurationError, SessionCapacityError
-from openenv_hub.server import settings
 
 try:
     import resource

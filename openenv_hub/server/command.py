@@ -19,10 +19,10 @@ Layer: server.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
+import openenv_hub.server.settings as settings
 from openenv_hub.errors import OpenEnvError
 from openenv_hub.server.app import serve_app
 
@@ -74,13 +74,13 @@ def _parser(app: str | None) -> argparse.ArgumentParser:
         parser.add_argument("app", help="the ASGI app, as module.path:attribute")
     parser.add_argument(
         "--host",
-        default=os.environ.get("OPENENV_HOST") or "127.0.0.1",
+        default=settings.default_host() or "127.0.0.1",
         help="interface (default: $OPENENV_HOST, else 127.0.0.1)",
     )
     parser.add_argument(
         "--port",
         type=_port,
-        default=os.environ.get("PORT") or str(DEFAULT_PORT),  # parsed by _port, as given ones
+        default=settings.default_port() or str(DEFAULT_PORT),  # parsed by _port, as given ones
         help=f"port (default: $PORT, else {DEFAULT_PORT})",
     )
     parser.add_argument("--log-level", default="info")

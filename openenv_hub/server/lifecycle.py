@@ -25,6 +25,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import openenv_hub.server.settings as settings
 from openenv_hub.errors import (
     ConfigurationError,
     EnvironmentFactoryError,
@@ -34,7 +35,6 @@ from openenv_hub.errors import (
 from openenv_hub.model.environment import Environment
 from openenv_hub.rubrics.episode import EpisodeScorer
 from openenv_hub.rubrics.ranges import declared_reward_range
-from openenv_hub.server import settings
 from openenv_hub.server.capacity import SessionRoom, check_client_share, resolve_capacity
 from openenv_hub.server.observers import SessionObserver, notify
 from openenv_hub.server.session import Session, SessionUse
@@ -100,7 +100,9 @@ class SessionLifecycle:
         max_sessions: int | None = None,
     ) -> None:
         if max_sessions is not None:
-            warn_renamed("SessionPool(max_sessions=...)", "max_concurrent_envs=...")
+            warn_renamed(
+                "SessionPool(max_sessions=...)", "max_concurrent_envs=...", removed_in="0.2"
+            )
             max_concurrent_envs = (
                 max_sessions if max_concurrent_envs is None else max_concurrent_envs
             )
@@ -150,7 +152,9 @@ class SessionLifecycle:
     @property
     def max_sessions(self) -> int:
         """Deprecated: the old name of ``max_concurrent_envs``."""
-        warn_renamed("SessionPool.max_sessions", "SessionPool.max_concurrent_envs")
+        warn_renamed(
+            "SessionPool.max_sessions", "SessionPool.max_concurrent_envs", removed_in="0.2"
+        )
         return self.max_concurrent_envs
 
     @property

@@ -24,7 +24,7 @@ from typing import Any
 
 from starlette.types import Scope
 
-from openenv_hub.server import settings
+import openenv_hub.server.settings as settings
 
 __all__ = ["TrustedProxies", "add_trusted_proxies"]
 

@@ -21,6 +21,14 @@
   are allowed.
 - ``OPENENV_SESSION_THREADS``: the threads sessions' synchronous calls run on, each session
   pinned to one (default four per CPU this process may use, from 8 to 32).
+- ``ENABLE_WEB_INTERFACE``: mount the web UI at ``/web`` (``create_app(web=None)``).
+- ``OPENENV_MODE``: ``simulation`` (default) or ``production`` (``create_app(mode=None)``).
+- ``OPENENV_HOST``, ``PORT``: where ``python -m openenv_hub.server`` binds by default.
+- ``OPENENV_WATCH`` (earlier ``OPENENV_WATCH_SESSIONS``), ``OPENENV_BIND_HOST``, ``SPACE_ID``:
+  the rule of who may watch sessions (:mod:`openenv_hub.server.watch_rule`) reads them from
+  :func:`openenv_hub.support.settings.environment` unless given a mapping; ``OPENENV_BIND_HOST`` is
+  written only for a server that runs in a child process (``--reload``), or for an app that
+  wraps one made by ``create_app``; elsewhere the address is passed to the app.
 
 An argument passed in code wins over the variable.
 
@@ -38,7 +46,9 @@ from urllib.parse import urlsplit
 from openenv_hub.errors import ConfigurationError
 from openenv_hub.support.settings import (
     DEFAULT_MAX_MESSAGE_SIZE_MB,
+    is_true,
     max_message_size_mb,
+    named_variable,
     number_setting,
 )
 
@@ -48,14 +58,18 @@ __all__ = [
     "DEFAULT_STEP_HARD_TIMEOUT_S",
     "allowed_hosts",
     "allowed_origins",
+    "default_host",
+    "default_port",
     "default_session_threads",
     "max_concurrent_envs",
     "max_message_size_mb",
     "max_sessions_per_client",
+    "mode",
     "session_threads",
     "space_host",
     "step_hard_timeout_s",
     "trusted_proxies",
+    "web_interface",
 ]
 
 DEFAULT_MAX_SESSIONS = 64
@@ -158,6 +172,26 @@ def trusted_proxies(requested: Sequence[str] | None) -> tuple[str, ...]:
                 ) from None
         proxies.append(entry)
     return tuple(proxies)
+
+
+def web_interface() -> bool:
+    """Whether ``$ENABLE_WEB_INTERFACE`` asks for the web UI."""
+    return is_true("ENABLE_WEB_INTERFACE")
+
+
+def mode() -> str | None:
+    """``$OPENENV_MODE``: the server's mode when ``create_app`` is given none."""
+    return named_variable("OPENENV_MODE")
+
+
+def default_host() -> str | None:
+    """``$OPENENV_HOST``: the interface ``python -m openenv_hub.server`` binds by default."""
+    return named_variable("OPENENV_HOST")
+
+
+def default_port() -> str | None:
+    """``$PORT``: the port ``python -m openenv_hub.server`` binds by default (as given)."""
+    return named_variable("PORT")
 
 
 def space_host() -> str | None:

@@ -19,9 +19,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from openenv_hub.errors import ServerReplyError
 from openenv_hub.model.environment import Environment
 from openenv_hub.model.episode_rules import checked_observation, needs_reset
-from openenv_hub.errors import ServerReplyError
 from openenv_hub.protocol import observation_payload
 from openenv_hub.rubrics.ranges import declared_reward_range
 from openenv_hub.server.calls import CallPlan, environment_failed

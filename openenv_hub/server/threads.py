@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import openenv_hub.server.settings as settings
 from openenv_hub.errors import ConfigurationError
-from openenv_hub.server import settings
 from openenv_hub.server.worker import Worker
 
 __all__ = ["INLINE_WARN_AFTER_S", "SLOW_CALL_WARN_S", "SessionThreads"]

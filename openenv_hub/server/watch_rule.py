@@ -8,9 +8,10 @@ Layer: server.
 from __future__ import annotations
 
 import ipaddress
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from openenv_hub.support.settings import environment
 
 __all__ = [
     "BIND_HOST_SETTING",
@@ -80,7 +81,7 @@ def watch_rule(
     """The rule of the module's docstring: ``explicit`` (``create_app(watch=...)``), else
     ``$OPENENV_WATCH``, else on only for a server bound to a loopback address (``bind_host``,
     else ``$OPENENV_BIND_HOST``) that is not on a Space."""
-    env = os.environ if environ is None else environ
+    env = environment() if environ is None else environ
     host = bind_host or env.get(BIND_HOST_SETTING) or None
     local = is_loopback_host(host) and not env.get("SPACE_ID")
     chosen = explicit if explicit is not None else _chosen(env)

@@ -1,5 +1,8 @@
 """The warnings a name that moved gives when its old name is used.
 
+Every old name says the version that removes it (``removed_in``, a later minor release than
+the current one), and CHANGELOG.md lists it under "Deprecated" with that version.
+
 A module kept under its old name re-exports the new module's objects and calls
 :func:`warn_moved` in its body. The :class:`DeprecationWarning` is issued on behalf of the code
 that imports the old name (so a warning filter for that code's module applies), with the line
@@ -15,7 +18,7 @@ import sys
 import warnings
 from types import FrameType
 
-__all__ = ["warn_moved", "warn_renamed"]
+__all__ = ["deprecation_message", "warn_moved", "warn_renamed"]
 
 #: Functions of the import machinery (importlib's, and any loader's ``exec_module``) that sit
 #: between an ``import`` statement and the module it runs.
@@ -25,14 +28,23 @@ _IMPORTING = frozenset(
 )  # fmt: skip
 
 
-def warn_moved(old: str, new: str, *, removed_in: str | None = None) -> None:
-    """Warn that the module ``old`` is deprecated and ``new`` is the same module.
+def deprecation_message(old: str, instead: str, *, removed_in: str) -> str:
+    """What an old name says: it is deprecated, the version that removes it, what to use.
+
+    >>> deprecation_message("openenv_hub.images", "import openenv_hub.model.image_fields", removed_in="0.2")
+    'openenv_hub.images is deprecated and will be removed in 0.2: import openenv_hub.model.image_fields instead.'
+    """
+    return f"{old} is deprecated and will be removed in {removed_in}: {instead} instead."
+
+
+def warn_moved(old: str, new: str, *, removed_in: str) -> None:
+    """Warn that the module ``old`` is deprecated, removed in version ``removed_in``, and
+    ``new`` is the same module.
 
     Call it from the body of the module ``old`` (or from the loader that answers for it).
     ``removed_in`` names the version that no longer has ``old``.
     """
-    until = f" (it is removed in {removed_in})" if removed_in else ""
-    text = f"{old} is deprecated{until}: import {new} instead."
+    text = deprecation_message(old, f"import {new}", removed_in=removed_in)
     importer = _importer(sys._getframe(2))  # 1 is the deprecated module's own body
     if importer is None:
         warnings.warn(text, DeprecationWarning, stacklevel=3)
@@ -47,14 +59,17 @@ def warn_moved(old: str, new: str, *, removed_in: str | None = None) -> None:
     )
 
 
-def warn_renamed(old: str, new: str, *, stacklevel: int = 2) -> None:
-    """Warn that ``old`` is deprecated and ``new`` is the same thing under its new name.
+def warn_renamed(old: str, new: str, *, removed_in: str, stacklevel: int = 2) -> None:
+    """Warn that ``old`` is deprecated, removed in version ``removed_in``, and ``new`` is the
+    same thing under its new name.
 
     ``stacklevel`` counts as :func:`warnings.warn` does, from the caller of this function: the
     default 2 points at the code that called the function that calls this one.
     """
     warnings.warn(
-        f"{old} is deprecated: use {new} instead.", DeprecationWarning, stacklevel=stacklevel + 1
+        deprecation_message(old, f"use {new}", removed_in=removed_in),
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
     )
 
 

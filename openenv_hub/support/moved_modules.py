@@ -2,8 +2,8 @@
 
 The package root once held the environment model, the transport and the support modules side
 by side; they now live in :mod:`openenv_hub.model`, :mod:`openenv_hub.transport` and
-:mod:`openenv_hub.support`. ``import openenv_hub.manifest`` still works until the version in
-:data:`REMOVED_IN`: a finder on :data:`sys.meta_path` hands back the module itself (the same
+:mod:`openenv_hub.support`. ``import openenv_hub.manifest`` still works until the version
+:func:`removed_in` names: a finder on :data:`sys.meta_path` hands back the module itself (the same
 object, so ``isinstance`` and module state agree under both names) and warns on behalf of the
 code that imported the old name.
 
@@ -21,10 +21,13 @@ from types import ModuleType
 
 from openenv_hub.support.deprecation import warn_moved
 
-__all__ = ["MOVED", "REMOVED_IN", "install"]
+__all__ = ["MOVED", "REMOVED_IN", "install", "removed_in"]
 
-#: The version whose release no longer answers the old names.
-REMOVED_IN = "0.3.0"
+#: The version whose release no longer answers the old names of this release's move.
+REMOVED_IN = "0.3"
+
+#: Old names deprecated before the move, which go sooner (CHANGELOG.md lists each).
+_REMOVED_SOONER = {"openenv_hub.images": "0.2", "openenv_hub.spaces": "0.2"}
 
 #: Old dotted name -> the module it is now.
 MOVED: dict[str, str] = {
@@ -69,7 +72,7 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         new = MOVED[spec.name]
-        warn_moved(spec.name, new, removed_in=REMOVED_IN)
+        warn_moved(spec.name, new, removed_in=removed_in(spec.name))
         return importlib.import_module(new)
 
     def exec_module(self, module: ModuleType) -> None:
@@ -77,6 +80,11 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 _FINDER = _MovedModules()
+
+
+def removed_in(old: str) -> str:
+    """The version whose release no longer answers the old name ``old`` of :data:`MOVED`."""
+    return _REMOVED_SOONER.get(old, REMOVED_IN)
 
 
 def install() -> None:

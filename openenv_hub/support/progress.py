@@ -32,13 +32,14 @@ Layer: core.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+from openenv_hub.support.settings import DISABLE_PROGRESS_VARIABLE, progress_disabled
 
 __all__ = [
     "DISABLE_ENV",
@@ -50,7 +51,7 @@ __all__ = [
     "report_progress",
 ]
 
-DISABLE_ENV = "OPENENV_DISABLE_PROGRESS"
+DISABLE_ENV = DISABLE_PROGRESS_VARIABLE
 #: ``show_after_s`` of waits that are often short (a server answering ``/health``).
 SHORT_WAIT_S = 1.0
 #: Outside a terminal, a wait that has lasted this long is told on stderr (see the module).
@@ -59,7 +60,6 @@ logger = logging.getLogger("openenv_hub.support.progress")
 
 _listeners: list[Callable[[ProgressEvent], None]] = []
 _listeners_lock = threading.Lock()
-_TRUE = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,4 @@ def _write_line(text: str) -> None:
 
 
 def _disabled() -> bool:
-    return any(
-        os.environ.get(name, "").strip().lower() in _TRUE
-        for name in (DISABLE_ENV, "HF_HUB_DISABLE_PROGRESS_BARS")
-    )
+    return progress_disabled()

@@ -13,8 +13,9 @@ Layer: ui.
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any
+
+from openenv_hub.support.deprecation import warn_renamed
 
 if TYPE_CHECKING:
     from openenv_hub.localhub import LocalHub, User
@@ -26,13 +27,18 @@ pytest_plugins = ["openenv_hub.testing.pytest_plugin"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from openenv_hub import localhub
-
-        warnings.warn(
-            f"openenv_hub.testing.{name} is deprecated: import it from openenv_hub.localhub",
-            DeprecationWarning,
-            stacklevel=2,
+    if name == "LocalHub":
+        warn_renamed(
+            "openenv_hub.testing.LocalHub", "openenv_hub.localhub.LocalHub", removed_in="0.2"
         )
-        return getattr(localhub, name)
+        return _localhub().LocalHub
+    if name == "User":
+        warn_renamed("openenv_hub.testing.User", "openenv_hub.localhub.User", removed_in="0.2")
+        return _localhub().User
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _localhub() -> Any:
+    import openenv_hub.localhub as localhub
+
+    return localhub

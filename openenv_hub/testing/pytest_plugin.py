@@ -51,6 +51,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import pytest
 
+from openenv_hub.support.settings import base_image as base_image_setting
+from openenv_hub.support.settings import environment, is_true, named_variable
+
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
@@ -91,7 +94,7 @@ def _free_port() -> int:
 
 
 def _export(name: str, value: str | None) -> None:
-    _saved_environment.setdefault(name, os.environ.get(name))
+    _saved_environment.setdefault(name, environment().get(name))
     if value is None:
         os.environ.pop(name, None)
     else:
@@ -106,7 +109,7 @@ def configure_environment() -> SessionSettings:
     """
     global _settings
     if _settings is None:
-        port = int(os.environ.get(PORT_VARIABLE) or 0) or _free_port()
+        port = int(named_variable(PORT_VARIABLE) or 0) or _free_port()
         root = Path(tempfile.mkdtemp(prefix="localhub-pytest-"))
         # pytest_unconfigure deletes it; this covers a process that imported the plugin alone.
         atexit.register(shutil.rmtree, root, ignore_errors=True)
@@ -183,7 +186,7 @@ def local_hub() -> Iterator[LocalHub]:
     if problem:
         pytest.fail(problem, pytrace=False)
     settings = configure_environment()
-    base_image = os.environ.get("OPENENV_BASE_IMAGE")
+    base_image = base_image_setting()
     hub = LocalHub(
         data_dir=settings.root / "data",
         tokens=DEMO_TOKENS,
@@ -191,7 +194,7 @@ def local_hub() -> Iterator[LocalHub]:
         port=settings.port,
         run_spaces=_enabled(RUN_SPACES_VARIABLE),
         space_build_args={"BASE_IMAGE": base_image} if base_image else None,
-        space_wheelhouse=os.environ.get("OPENENV_SPACE_WHEELHOUSE") or None,
+        space_wheelhouse=named_variable("OPENENV_SPACE_WHEELHOUSE"),
         run_jobs=_enabled(RUN_JOBS_VARIABLE),
     )
     try:
@@ -206,7 +209,7 @@ def local_hub() -> Iterator[LocalHub]:
 
 
 def _enabled(variable: str) -> bool:
-    return os.environ.get(variable, "").lower() in ("1", "true", "yes")
+    return is_true(variable)
 
 
 @dataclass

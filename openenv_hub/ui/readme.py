@@ -6,10 +6,11 @@ Layer: ui.
 from __future__ import annotations
 
 import inspect
-import os
 import re
 from pathlib import Path
 from typing import Any
+
+from openenv_hub.support.settings import named_variable
 
 __all__ = ["find_readme", "strip_front_matter"]
 
@@ -35,8 +36,9 @@ def find_readme(env_factory: Any, readme_content: str | None = None) -> str | No
     if readme_content:
         return readme_content
     candidates = []
-    if os.environ.get("ENV_README_PATH"):
-        candidates.append(Path(os.environ["ENV_README_PATH"]))
+    given = named_variable("ENV_README_PATH")
+    if given:
+        candidates.append(Path(given))
     folder = _env_folder(env_factory)
     if folder is not None:
         candidates.append(folder / "README.md")

@@ -43,8 +43,8 @@ def test_a_space_id_is_not_a_missing_path(
 @contextlib.contextmanager
 def _banner(spec: str, cwd: Path, *args: str) -> Iterator[str]:
     """The first lines ``openenv serve SPEC`` prints (its banner); the server is stopped."""
-    from openenv_hub.transport.local_ports import wait_for_health
     from openenv_hub.runtimes.local import LocalProcessProvider
+    from openenv_hub.transport.local_ports import wait_for_health
 
     port = free_port()
     command = [sys.executable, "-m", "openenv_hub_cli.main", "serve", spec, "--port", str(port)]

@@ -42,11 +42,34 @@ def _commands(command: Any, path: str = "") -> list[tuple[str, Any]]:
     return [pair for name, sub in subs.items() for pair in _commands(sub, f"{path} {name}".strip())]
 
 
+def _groups(command: Any, path: str = "") -> list[str]:
+    """The path of ``command`` (``""`` for the root) and of every group under it."""
+    subs = getattr(command, "commands", {})
+    if not subs:
+        return []
+    return [path, *(g for name, sub in subs.items() for g in _groups(sub, f"{path} {name}"))]
+
+
 COMMANDS = [path for path, _ in _commands(_root())]
+GROUPS = [path.strip() for path in _groups(_root())]
 
 
-def test_every_command_has_examples() -> None:
-    assert sorted(EXAMPLES) == sorted(COMMANDS)
+def test_every_command_and_group_has_examples() -> None:
+    assert sorted(EXAMPLES) == sorted(COMMANDS + GROUPS)
+    assert {"", "deploy", "cache", "eval"} <= set(GROUPS)
+
+
+@pytest.mark.parametrize("path", GROUPS)
+def test_a_group_help_ends_with_examples_of_its_commands(
+    cli: Callable[..., Any], path: str
+) -> None:
+    result = cli(*path.split(), "-h")
+    assert result.code == 0, result.text
+    assert "Examples" in result.out and result.out.rindex("╰") < result.out.index("Examples")
+    for example in EXAMPLES[path]:
+        assert example.line in result.out and example.what in result.out
+        owners = [c for c in COMMANDS if c.startswith(path) and example in EXAMPLES[c]]
+        assert owners, f"{example.line!r} is no example of a command under {path!r}"
 
 
 @pytest.mark.parametrize("path", COMMANDS)
@@ -54,7 +77,7 @@ def test_help_shows_the_examples_without_type_noise(cli: Callable[..., Any], pat
     words = path.split()
     result = cli(*words, "-h")
     assert result.code == 0, result.text
-    assert "Examples" in result.out
+    assert "Examples" in result.out and result.out.rindex("╰") < result.out.index("Examples")
     for example in EXAMPLES[path]:
         assert example.line in result.out and example.what in result.out
     for noise in ("<bool>", "<str>", "<path>", "<int"):

@@ -32,7 +32,9 @@ def test_the_old_package_name_warns_and_gives_the_same_modules(
 ) -> None:
     for name in [OLD, f"{OLD}.auth"]:
         monkeypatch.delitem(sys.modules, name, raising=False)
-    with pytest.warns(DeprecationWarning, match="LocalHub is now openenv_hub.localhub"):
+    with pytest.warns(
+        DeprecationWarning, match="removed in 0.2: import openenv_hub.localhub instead"
+    ):
         old = importlib.import_module(OLD)
     assert old.LocalHub is openenv_hub.localhub.LocalHub
     assert importlib.import_module(f"{OLD}.auth") is openenv_hub.localhub.auth
@@ -41,7 +43,9 @@ def test_the_old_package_name_warns_and_gives_the_same_modules(
 def test_the_old_testing_names_warn() -> None:
     import openenv_hub.testing as testing
 
-    with pytest.warns(DeprecationWarning, match="import it from openenv_hub.localhub"):
+    with pytest.warns(
+        DeprecationWarning, match="removed in 0.2: use openenv_hub.localhub.LocalHub instead"
+    ):
         assert testing.LocalHub is openenv_hub.localhub.LocalHub
     with pytest.raises(AttributeError):
         _ = testing.Missing
@@ -65,7 +69,7 @@ def test_the_old_module_path_still_runs_localhub(tmp_path: Path) -> None:
             if stream is not None:
                 stream.close()
     assert code == 0
-    assert "deprecated: use python -m openenv_hub.localhub" in notice
+    assert "removed in 0.2: use python -m openenv_hub.localhub instead." in notice
 
 
 def _imports(path: Path) -> list[str]:

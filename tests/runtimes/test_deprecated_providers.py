@@ -47,9 +47,9 @@ def test_the_old_names_import_warn_and_are_the_same_objects() -> None:
     warned = dict(eval(done.stdout))
     new = "import openenv_hub.runtimes{} instead."
     assert warned == {
-        f"openenv_hub.providers is deprecated: {new.format('')}": "<string>",
-        f"openenv_hub.providers.swarm is deprecated: {new.format('.swarm')}": "<string>",
-        "openenv_hub.providers.kubernetes_manifests is deprecated: "
+        f"openenv_hub.providers is deprecated and will be removed in 0.2: {new.format('')}": "<string>",
+        f"openenv_hub.providers.swarm is deprecated and will be removed in 0.2: {new.format('.swarm')}": "<string>",
+        "openenv_hub.providers.kubernetes_manifests is deprecated and will be removed in 0.2: "
         f"{new.format('.kubernetes_manifests')}": "<string>",
-        f"openenv_hub.providers.labels is deprecated: {new.format('.labels')}": "<string>",
+        f"openenv_hub.providers.labels is deprecated and will be removed in 0.2: {new.format('.labels')}": "<string>",
     }

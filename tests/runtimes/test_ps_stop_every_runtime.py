@@ -18,8 +18,8 @@ from child_processes import end_child, start_child
 from cli_runner import CliResult
 from runtime_support import ECHO_ENV, REPO
 
-from openenv_hub.transport.local_ports import free_port, wait_for_health
 from openenv_hub.runtimes import register, start, unregister
+from openenv_hub.transport.local_ports import free_port, wait_for_health
 
 #: The CLI with the ``docker`` package made unimportable, as where it is not installed.
 WITHOUT_DOCKER = (

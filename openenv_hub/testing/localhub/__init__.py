@@ -14,11 +14,11 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
-import warnings
 from types import ModuleType
 
 from openenv_hub.localhub import *  # noqa: F403
 from openenv_hub.localhub import __all__  # noqa: F401
+from openenv_hub.support.deprecation import warn_moved
 
 OLD = __name__
 NEW = "openenv_hub.localhub"
@@ -44,9 +44,4 @@ class _SubmoduleAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 if not any(isinstance(finder, _SubmoduleAlias) for finder in sys.meta_path):
     sys.meta_path.append(_SubmoduleAlias())
 
-warnings.warn(
-    f"{OLD} is deprecated: LocalHub is now {NEW} (import it from there, and run it with "
-    f"`python -m {NEW}`)",
-    DeprecationWarning,
-    stacklevel=2,
-)
+warn_moved(__name__, NEW, removed_in="0.2")

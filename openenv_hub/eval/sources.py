@@ -1,6 +1,11 @@
 """Where an evaluation's tasks and environment come from: ``--tasks``, the folder's manifest, the
 rows of a dataset that declares the environment, or the environment's task routes; a URL as
-given, or a folder or a dataset's environment served for the time it takes."""
+given, or a folder or a dataset's environment served for the time it takes.
+
+The order is ``openenv eval``'s and ``openenv tasks``': the first source that has tasks wins.
+
+Layer: client.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openenv_hub_cli._utils import CommandError
+from openenv_hub.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from openenv_hub.hub import EnvironmentDataset
@@ -34,13 +39,9 @@ def find_tasks(
     --tasks, else the one ``env``'s manifest declares (a folder) or the rows of the dataset
     that declares it, else the tasks the environment lists (serving ``env`` for the time it
     takes when ``url`` is not given)."""
-    from openenv_hub.eval import (
-        dataset_tasks,
-        declared_tasks,
-        environment_metadata,
-        load_tasks,
-        server_tasks,
-    )
+    from openenv_hub.eval.declared import dataset_tasks, declared_tasks
+    from openenv_hub.eval.tasksets import load_tasks, server_tasks
+    from openenv_hub.eval.toolset import environment_metadata
 
     if source:
         found = load_tasks(source, split=split)
@@ -112,7 +113,7 @@ def served_env(env: str, *, runtime: str | None = None, yes: bool = False) -> It
         yield ServedEnv(env, env)
         return
     if not (Path(env) / "openenv.yaml").is_file():
-        raise CommandError(
+        raise ConfigurationError(
             f"{env!r} is neither a server URL nor an environment folder (no openenv.yaml).",
             hint="Pass http://host:port of a running server, a folder made by 'openenv init', "
             "or hf://datasets/NS/NAME of a dataset that declares an environment.",
