@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import os
 import sys
 from collections.abc import Iterable, Sequence
 
@@ -23,6 +22,7 @@ from openenv_hub.runtimes.ray_cluster import (
     ray_module,
     replica_infos,
 )
+from openenv_hub.support.settings import named_variable
 
 __all__ = ["ReplicaInventory", "list_replicas", "remove_replicas"]
 
@@ -73,7 +73,7 @@ class ReplicaInventory:
             return True
         if "ray" in sys.modules and sys.modules["ray"].is_initialized():
             return True
-        return bool(os.environ.get("RAY_ADDRESS")) and importlib.util.find_spec("ray") is not None
+        return bool(named_variable("RAY_ADDRESS")) and importlib.util.find_spec("ray") is not None
 
     def running(self, *, address: str | None = None) -> list[Running]:
         return [managed("actor", *row) for row in list_replicas(address)]

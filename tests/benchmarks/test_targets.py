@@ -11,9 +11,11 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
-
-import core  # noqa: E402
-import targets  # noqa: E402
+try:
+    import core
+    import targets
+finally:  # benchmarks/ui.py and the like must not shadow the tests' own packages (tests/ui)
+    sys.path.remove(str(BENCHMARKS))
 
 
 def test_paired_ratios_divide_each_round_by_the_same_round() -> None:
