@@ -211,9 +211,14 @@ class DockerProvider(StopsOnExit):
         if self._stopped:
             return None
         status = self.status()
-        if status == "removed":
+        if status in ("removed", "removing", "dead"):  # dead: killed for removal, not yet gone
             return "its container was removed (by openenv stop or docker rm)"
-        if status == "exited" and self.container.attrs["State"].get("ExitCode") in (137, 143):
+        state = self.container.attrs["State"]
+        if (
+            status == "exited"
+            and state.get("ExitCode") in (137, 143)
+            and not state.get("OOMKilled")
+        ):
             return "its container was stopped (by docker stop or docker kill)"
         return None
 
