@@ -35,12 +35,16 @@ from openenv_hub.protocol import ResetRequest, StepRequest, describe_validation_
 from openenv_hub.server.sessions import SessionPool
 from openenv_hub.server.stateless import stateless_call
 
-__all__ = ["SESSION_HEADER", "EpisodeDispatch", "answer", "unless_disconnected"]
+__all__ = ["SESSION_HEADER", "WATCH_AFTER_S", "EpisodeDispatch", "answer", "unless_disconnected"]
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 SESSION_HEADER = "X-OpenEnv-Session"
+WATCH_AFTER_S = 0.05
+"""How long a stateless call runs before a task starts watching for its client leaving: most
+calls answer sooner, and then cost no task (a client that leaves is noticed this much later)."""
+
 _SESSION_KEY = SESSION_HEADER.lower().encode()
 _MISSING_BODY = {"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}
 _JSON_TYPES = ("application/json",)
@@ -85,22 +89,28 @@ async def answer(
 async def unless_disconnected(receive: Receive, work: Awaitable[T]) -> T:
     """Await ``work``, but cancel it if the client disconnects first (its session, if any, is
     then closed and its slot freed once the environment's thread lets go). The work runs in the
-    request's own task; one task watches the client."""
+    request's own task; once it has run :data:`WATCH_AFTER_S`, one task watches the client."""
     handler = asyncio.current_task()
     assert handler is not None
-    finished = False
+    loop = asyncio.get_running_loop()
+    watching: list[asyncio.Task[None]] = []
 
     def client_left(watch: asyncio.Future[None]) -> None:
-        if not finished and not watch.cancelled():
+        if watching and not watch.cancelled():
             handler.cancel()
 
-    gone = asyncio.ensure_future(_disconnected(receive))
-    gone.add_done_callback(client_left)
+    def watch() -> None:
+        task = loop.create_task(_disconnected(receive))
+        task.add_done_callback(client_left)
+        watching.append(task)
+
+    later = loop.call_later(WATCH_AFTER_S, watch)
     try:
         return await work
     finally:
-        finished = True
-        gone.cancel()
+        later.cancel()
+        if watching:
+            watching.pop().cancel()
 
 
 async def _disconnected(receive: Receive) -> None:

@@ -1,9 +1,11 @@
-"""``POST /reset`` and ``/step`` are answered before FastAPI's router (EpisodeDispatch), and
-alike whichever way a request goes: the requests the dispatcher passes on (an app under a ``root_path``) reach the routes,
+"""``POST /reset`` and ``/step`` are answered before FastAPI's router (EpisodeDispatch), with no
+task per stateless call that answers within WATCH_AFTER_S, and alike whichever way a request
+goes: the requests the dispatcher passes on (an app under a ``root_path``) reach the routes,
 which answer with the same function."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,6 +30,18 @@ class CountedRouter:
         await self.app(scope, receive, send)
 
 
+class CountedTasks:
+    """The running loop's task factory, counting the tasks created."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.count = 0
+        loop.set_task_factory(self)
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, coro: Any, **options: Any) -> Any:
+        self.count += 1
+        return asyncio.Task(coro, loop=loop, **options)
+
+
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[Any, CountedRouter]]:
     app = create_app(Typed, Message, Echoed)
@@ -45,14 +59,16 @@ def client(app: Any, root_path: str = "") -> httpx.AsyncClient:
 @pytest.mark.parametrize(
     ("path", "body"), [("/step", {"action": {"message": "hi"}}), ("/reset", {"seed": 1})]
 )
-async def test_a_stateless_call_skips_the_router(
+async def test_a_stateless_call_skips_the_router_and_creates_no_task(
     served: tuple[Any, CountedRouter], path: str, body: dict[str, Any]
 ) -> None:
     app, router = served
     async with client(app) as http:
         (await http.post(path, json=body)).raise_for_status()  # threads and caches started
+        tasks = CountedTasks(asyncio.get_running_loop())
         replies = [await http.post(path, json=body) for _ in range(5)]
         assert [reply.status_code for reply in replies] == [200] * 5
+        assert tasks.count == 0
         assert (await http.get("/health")).status_code == 200
     assert router.paths == ["/health"]
 
@@ -86,3 +102,35 @@ async def test_the_dispatcher_and_the_routes_answer_alike(
         answers.append((reply.status_code, content, reply.headers["content-type"]))
     assert answers[0] == answers[1]
     assert router.paths == [path]
+
+
+async def test_a_client_that_leaves_during_a_long_stateless_call_is_noticed(
+    served: tuple[Any, CountedRouter],
+) -> None:
+    app, _ = served
+    body = b'{"action": {"message": "x", "delay_s": 2.0}}'
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/step", "raw_path": b"/step", "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+        "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")],
+    }  # fmt: skip
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await asyncio.sleep(0.2)  # the client leaves while the step runs
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    request = asyncio.create_task(app(scope, receive, send))  # the request's task, as uvicorn's
+    with pytest.raises(asyncio.CancelledError):
+        await request
+    assert loop.time() - started < 1.5  # the step itself runs 2 s
+    assert sent == []
