@@ -8,8 +8,8 @@ located under ``body``, errors rendered by the app's exception handlers.
 
 :class:`EpisodeDispatch` is the innermost middleware: the host and origin checks, the body bound
 and the JSON check have run before it, as before any route. Routing a request through every
-route of the app, resolving its (empty) dependencies and the exception middleware cost more than
-the rest of a stateless call (``benchmarks/README.md``, "The stateless HTTP call without the
+route of the app, resolving its (empty) dependencies and the exception middleware cost about as
+much as the rest of a stateless call (``benchmarks/README.md``, "The stateless HTTP call without the
 router"); a request it does not take (another path or method, a ``root_path``, a request
 FastAPI's telemetry observes) goes on to the router.
 
@@ -28,6 +28,7 @@ from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -167,14 +168,15 @@ class EpisodeDispatch:
         if method is None or scope["method"] != "POST" or _routed(scope):
             await self.app(scope, receive, send)
             return
-        raw = b""
+        chunks = []
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 return
-            raw += message.get("body", b"")
+            chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 break
+        raw = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         try:
             body = await answer(self.pool, method, raw, scope["headers"], receive)
         except Exception as exc:
@@ -196,7 +198,8 @@ async def _handled(exc: Exception, scope: Scope, receive: Receive, send: Send) -
     """Answer ``exc`` with the app's handler for it, as Starlette's exception middleware does
     (by status code for an HTTPException, else by class); re-raised when there is none."""
     handlers: dict[Any, Any] = scope["app"].exception_handlers
-    handler = handlers.get(exc.status_code) if isinstance(exc, HTTPException) else None
+    status = exc.status_code if isinstance(exc, StarletteHTTPException) else None
+    handler = handlers.get(status) if status is not None else None
     for cls in type(exc).__mro__:
         if handler is not None:
             break
@@ -208,5 +211,6 @@ async def _handled(exc: Exception, scope: Scope, receive: Receive, send: Send) -
         response = await handler(request, exc)
     else:
         response = await run_in_threadpool(handler, request, exc)
-    await response(scope, receive, send)
+    if response is not None:
+        await response(scope, receive, send)
     exc.__traceback__ = None
