@@ -3,6 +3,7 @@ turns of the event loop per ``/ws`` step and per HTTP ``POST /step``, here and i
 
     python benchmarks/inprocess.py                          # this checkout
     python benchmarks/inprocess.py --before ../old --rounds 7
+    python benchmarks/inprocess.py --peer                   # and the `openenv` package's servers
 
 A scripted client speaks ASGI to the app directly (a sequential client: the next frame or
 request when the reply is out), so what is measured is the server's work: uvicorn's protocol and
@@ -10,6 +11,8 @@ the kernel are left out. CPU time (``time.process_time``, every thread of the pr
 count time spent waiting for a core, so on a busy machine these figures hold far better than
 wall-clock rates; turns of the event loop are exact. Each round measures every checkout once, in
 alternating order; the table gives medians and each checkout's paired ratio to the first.
+``--peer`` measures the `openenv` package's typed and echo servers (tests/peer) the same way, in
+its own virtual environment (tests/peer_venv.py), as one more checkout named ``openenv``.
 """
 
 from __future__ import annotations
@@ -26,13 +29,21 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+PEER = "openenv"  # the name the `openenv` package's servers are measured under
 KINDS = ("ws typed inline", "ws typed threads", "ws echo", "http typed", "http echo")
 ECHO_ACTION = {"type": "call_tool", "tool_name": "echo_message", "arguments": {"message": "hello"}}
 TYPED_ACTION = {"message": "hello"}
 
 
-def _app(kind: str) -> Any:
-    """The app of ``kind``, built from whichever checkout is on ``sys.path``."""
+def _app(kind: str, peer: bool = False) -> Any:
+    """The app of ``kind``, built from whichever checkout is on ``sys.path`` (``peer``: the
+    `openenv` package's server of that kind, from tests/peer)."""
+    if peer:
+        if kind.endswith("inline"):
+            raise SystemExit(f"the openenv package has no {kind!r} server")
+        sys.path.insert(0, str(ROOT / "tests" / "peer"))
+        server = __import__("echo_server" if "echo" in kind else "typed_server")
+        return server.app
     if "echo" in kind:
         from echo_env.server.app import app
 
@@ -130,8 +141,8 @@ def _scope(
     }
 
 
-async def _measure(kind: str, count: int) -> dict[str, float]:
-    app = _app(kind)
+async def _measure(kind: str, count: int, peer: bool = False) -> dict[str, float]:
+    app = _app(kind, peer)
     action = ECHO_ACTION if "echo" in kind else TYPED_ACTION
     if kind.startswith("ws"):
         step = json.dumps({"type": "step", "data": action})
@@ -153,20 +164,25 @@ async def _measure(kind: str, count: int) -> dict[str, float]:
     return {"cpu µs": cpu / count * 1e6, "loop turns": turns.count / count}
 
 
-def _child(kind: str, count: int) -> None:
-    print(json.dumps(asyncio.run(_measure(kind, count))))
+def _child(kind: str, count: int, peer: bool) -> None:
+    print(json.dumps(asyncio.run(_measure(kind, count, peer))))
 
 
-def _run_in(checkout: Path, kind: str, count: int) -> dict[str, float] | None:
-    """The measurement in a process of its own on ``checkout``'s code (None: it cannot run
-    there, e.g. a checkout from before ``run_on_event_loop``)."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(checkout), str(checkout / "envs" / "echo_env")]),
-    }
+def _run_in(checkout: Path | None, kind: str, count: int) -> dict[str, float] | None:
+    """The measurement in a process of its own on ``checkout``'s code, or the `openenv`
+    package's (``None``) (None: it cannot run there, e.g. a checkout from before
+    ``run_on_event_loop``)."""
+    if checkout is None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from peer_venv import ensure_peer_python
+
+        python, path, extra = str(ensure_peer_python()), "", ["--peer"]
+    else:
+        python, extra = sys.executable, []
+        path = os.pathsep.join([str(checkout), str(checkout / "envs" / "echo_env")])
     out = subprocess.run(
-        [sys.executable, __file__, "--child", kind, "--count", str(count)],
-        env=env,
+        [python, __file__, "--child", kind, "--count", str(count), *extra],
+        env={**os.environ, "PYTHONPATH": path},
         capture_output=True,
         text=True,
     )
@@ -185,12 +201,20 @@ def main() -> None:
     parser.add_argument(
         "--kinds", default=",".join(KINDS), help="a comma-separated subset of: " + ", ".join(KINDS)
     )
+    parser.add_argument(
+        "--peer", action="store_true", help="also measure the openenv package's servers"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(args.child, args.count)
+        _child(args.child, args.count, args.peer)
         return
-    checkouts = {"this": ROOT, **{path.name: path.resolve() for path in args.before}}
+    checkouts: dict[str, Path | None] = {
+        "this": ROOT,
+        **{path.name: path.resolve() for path in args.before},
+    }
+    if args.peer:
+        checkouts[PEER] = None
     kinds = [k.strip() for k in args.kinds.split(",")]
     results: dict[tuple[str, str], list[dict[str, float]]] = {}
     for number in range(args.rounds):

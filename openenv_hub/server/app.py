@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 import openenv_hub.server.settings as settings
 from openenv_hub.errors import ActionValidationError, ConfigurationError, ServerReplyError
 from openenv_hub.server.browsers import BrowserPolicy, add_browser_guard
+from openenv_hub.server.episode_http import EpisodeDispatch
 from openenv_hub.server.episodes import build_episodes_router
 from openenv_hub.server.http import build_router
 from openenv_hub.server.index import add_index
@@ -182,10 +183,12 @@ def create_app(
     )
     app.state.sessions = pool
     app.state.max_message_size_mb = message_mb
+    simulation = _server_mode(mode) == "simulation"
+    if simulation:  # innermost: every check of the middlewares below runs before it
+        app.add_middleware(EpisodeDispatch, pool=pool)
     app.add_middleware(RequestBodyLimit, max_bytes=int(message_mb * 1024 * 1024))
     add_trusted_proxies(app, browsers.proxies)  # inside the guard, which sees the proxy itself
     add_browser_guard(app, browsers)  # outermost: refused requests are never read
-    simulation = _server_mode(mode) == "simulation"
     app.include_router(
         build_router(
             pool,

@@ -49,6 +49,7 @@ Layer: server.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 from collections.abc import Sequence
@@ -187,6 +188,7 @@ class BrowserGuard:
     def __init__(self, app: ASGIApp, *, policy: BrowserPolicy) -> None:
         self.app = app
         self.policy = policy
+        self.frame_headers = policy.frame_headers()  # the same for every answer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -194,7 +196,7 @@ class BrowserGuard:
             return
         refused = self.policy.refusal(scope)
         if refused is None and scope["type"] == "http":
-            await self.app(scope, receive, _with_headers(send, self.policy.frame_headers()))
+            await self.app(scope, receive, _with_headers(send, self.frame_headers))
             return
         if refused is None:
             await self.app(scope, receive, send)
@@ -298,8 +300,10 @@ def _in_process_name(scope: Scope) -> str | None:
     return name
 
 
+@functools.lru_cache(maxsize=256)
 def _is_address(host: str) -> bool:
-    """Whether ``host`` is an IP address (``10.0.0.5``, ``[::1]``), not a name."""
+    """Whether ``host`` is an IP address (``10.0.0.5``, ``[::1]``), not a name (remembered for
+    the last names asked about: a server is asked by a few, each request)."""
     try:
         ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
     except ValueError:

@@ -11,27 +11,23 @@ Layer: server.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
-import pydantic_core
-from fastapi import APIRouter, Header, HTTPException, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from openenv_hub.protocol import ResetRequest, StepRequest, describe_validation_error
+from openenv_hub.protocol import ResetRequest, StepRequest
+from openenv_hub.server.episode_http import SESSION_HEADER, answer, unless_disconnected
 from openenv_hub.server.mcp import handle_jsonrpc
 from openenv_hub.server.sessions import Session, SessionPool
-from openenv_hub.server.stateless import stateless_call
 
 __all__ = ["SESSION_HEADER", "build_router"]
 
 T = TypeVar("T")
 
-SESSION_HEADER = "X-OpenEnv-Session"
 SessionHeader = Annotated[str | None, Header(alias=SESSION_HEADER)]
 
 
@@ -78,7 +74,9 @@ def build_router(
     async def mcp(request: Request) -> Response:
         body = await request.body()
         client = request.client.host if request.client else None
-        reply = await _unless_disconnected(request, handle_jsonrpc(pool, body, client=client))
+        reply = await unless_disconnected(
+            request.receive, handle_jsonrpc(pool, body, client=client)
+        )
         if reply is None:  # a notification
             return Response(status_code=202)
         return JSONResponse(reply)
@@ -98,32 +96,6 @@ async def _session_for(pool: SessionPool, session_id: str | None) -> AsyncIterat
             yield session
 
 
-async def _unless_disconnected(request: Request, work: Awaitable[T]) -> T:
-    """Await ``work``, but cancel it if the client disconnects first (its session, if any, is
-    then closed and its slot freed once the environment's thread lets go). The work runs in the
-    request's own task; one task watches the client."""
-    handler = asyncio.current_task()
-    assert handler is not None
-    finished = False
-
-    def client_left(watch: asyncio.Future[None]) -> None:
-        if not finished and not watch.cancelled():
-            handler.cancel()
-
-    gone = asyncio.ensure_future(_disconnected(request))
-    gone.add_done_callback(client_left)
-    try:
-        return await work
-    finally:
-        finished = True
-        gone.cancel()
-
-
-async def _disconnected(request: Request) -> None:
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
-
-
 async def _stateless(
     request: Request,
     pool: SessionPool,
@@ -138,86 +110,39 @@ async def _stateless(
 
     if session_id:
         return await work()
-    return await _unless_disconnected(request, work())
+    return await unless_disconnected(request.receive, work())
 
 
 def _episode_routes(router: APIRouter, pool: SessionPool) -> None:
-    # The bodies are read and the replies written here rather than by FastAPI's parameters
-    # and response_model (the same validation, the same errors, documented in the OpenAPI
-    # schema alike): FastAPI's own handling of them cost more than the rest of a stateless
-    # call (benchmarks/README.md, "The stateless HTTP call in one hop").
+    # What /reset and /step answer is episode_http.answer, which EpisodeDispatch calls before
+    # the router (create_app); these routes describe them in the OpenAPI schema, and answer
+    # the requests it passes on (an app served under a root_path).
     @router.post(
         "/reset", tags=["Environment Control"], response_model=StepResponse,
         openapi_extra=_documented(ResetRequest, required=False),
     )  # fmt: skip
     async def reset(http: Request) -> Response:
-        request = await _body(http, ResetRequest)
-        params = request.model_dump(exclude_unset=True) if request is not None else {}
-        if session_id := http.headers.get(SESSION_HEADER):
-            return _reply(await pool.reset(pool.get(session_id), params))
-        return _reply(await _unless_disconnected(http, stateless_call(pool, "reset", params)))
+        return await _answered(pool, "reset", http)
 
     @router.post(
         "/step", tags=["Environment Control"], response_model=StepResponse,
         openapi_extra=_documented(StepRequest, required=True),
     )  # fmt: skip
     async def step(http: Request) -> Response:
-        request = await _body(http, StepRequest)
-        if request is None:
-            raise RequestValidationError([_MISSING_BODY])
-        try:
-            action = pool.parse_action(request.action)
-        except ValidationError as exc:
-            _, errors = describe_validation_error(exc, "action")
-            raise HTTPException(status_code=422, detail=errors) from None
-        params = request.model_dump(exclude_unset=True, exclude={"action"})
-        if session_id := http.headers.get(SESSION_HEADER):
-            return _reply(await pool.step(pool.get(session_id), action, params))
-        call = stateless_call(pool, "step", params, action)
-        return _reply(await _unless_disconnected(http, call))
+        return await _answered(pool, "step", http)
 
     @router.get("/state", tags=["State Management"])
     async def state(http: Request, session_id: SessionHeader = None) -> dict[str, Any]:
         return await _stateless(http, pool, session_id, pool.state)
 
 
-_MISSING_BODY = {"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}
-_JSON_TYPES = ("application/json",)
-
-M = TypeVar("M", bound=BaseModel)
-
-
-async def _body(http: Request, model: type[M]) -> M | None:
-    """The request's body as ``model`` (None when there is none), as FastAPI validates a body
-    parameter: JSON when the content type says so, errors located under ``body``."""
-    raw = await http.body()
-    if not raw:
-        return None
-    kind = http.headers.get("content-type", "").split(";")[0].strip().lower()
-    try:
-        if kind in _JSON_TYPES or (kind.startswith("application/") and kind.endswith("+json")):
-            return model.model_validate_json(raw)
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        raise RequestValidationError(
-            [{**error, "loc": ("body", *error["loc"])} for error in errors]
-        ) from None
-
-
-def _reply(payload: dict[str, Any]) -> Response:
-    """A reset's or step's payload in the shape of :class:`StepResponse`."""
-    body = {
-        "observation": payload["observation"],
-        "reward": payload.get("reward"),
-        "done": payload.get("done", False),
-        "metadata": payload.get("metadata"),
-    }
-    return Response(pydantic_core.to_json(body), media_type="application/json")
+async def _answered(pool: SessionPool, method: str, http: Request) -> Response:
+    reply = await answer(pool, method, await http.body(), http.scope["headers"], http.receive)
+    return Response(reply, media_type="application/json")
 
 
 def _documented(model: type[BaseModel], *, required: bool) -> dict[str, Any]:
-    """The OpenAPI description of a body read by :func:`_body` and of the session header."""
+    """The OpenAPI description of a body read by :func:`~openenv_hub.server.episode_http.answer` and of the session header."""
     return {
         "parameters": [
             {"name": SESSION_HEADER, "in": "header", "required": False,
