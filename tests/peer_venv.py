@@ -9,7 +9,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
@@ -36,7 +35,9 @@ def ensure_peer_python() -> Path:
         if not marker.exists():
             venv.EnvBuilder(with_pip=True, clear=True).create(root)
             pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-            subprocess.run([*pip, "-r", str(REQUIREMENTS)], check=True, stdout=sys.stderr)
+            subprocess.run(
+                [*pip, "-r", str(REQUIREMENTS)], check=True, stdout=subprocess.DEVNULL
+            )  # errors: on stderr
             marker.write_text(digest)
     return python
 
@@ -64,10 +65,12 @@ def ensure_venv_of(
                 venv.EnvBuilder(with_pip=True, clear=True).create(root)
             else:
                 made = [str(interpreter), "-m", "venv", "--clear", str(root)]
-                subprocess.run(made, check=True, stdout=sys.stderr)
+                subprocess.run(made, check=True, stdout=subprocess.DEVNULL)  # errors: on stderr
             pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
             extra = [arg for folder in editable for arg in ("-e", str(folder))]
-            subprocess.run([*pip, "-r", str(requirements), *extra], check=True, stdout=sys.stderr)
+            subprocess.run(
+                [*pip, "-r", str(requirements), *extra], check=True, stdout=subprocess.DEVNULL
+            )  # errors: on stderr
             marker.write_text(root.name)
     return python
 

@@ -10,7 +10,7 @@ actions       ActionReader: actions off the wire, a step frame and its action in
 replies       server -> client on /ws: observation_payload, observation_frame, ..., reply_data
 connection    each end's rules: ServerConnection (order, pipelining), ClientConnection (one
               request at a time, lost episodes), request_frame
-urls          where a server's wire is: ws_url, http_url, is_loopback
+urls          where a server's wire is: ws_url, http_url, is_loopback, web_ui_path_hint
 validation    pydantic's errors as the wire carries them
 bodies        HTTP bodies: ResetRequest, StepRequest, CallToolResult
 jsonrpc       JSON-RPC on /mcp: JsonRpcRequest, jsonrpc_result, jsonrpc_error, jsonrpc_error_for
@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     # URLs
     "http_url": "urls",
     "is_loopback": "urls",
+    "web_ui_path_hint": "urls",
     "ws_url": "urls",
     # validation errors
     "describe_validation_error": "validation",
@@ -121,6 +122,7 @@ __all__ = [
     "state_frame",
     "step_frame_reader",
     "validation_error",
+    "web_ui_path_hint",
     "ws_url",
 ]
 
@@ -182,5 +184,5 @@ if TYPE_CHECKING:
         state_frame,
     )
     from openenv_hub.protocol.strict_json import parse_json
-    from openenv_hub.protocol.urls import http_url, is_loopback, ws_url
+    from openenv_hub.protocol.urls import http_url, is_loopback, web_ui_path_hint, ws_url
     from openenv_hub.protocol.validation import describe_validation_error, validation_error

@@ -48,8 +48,9 @@ def test_the_site_builds_strictly_with_a_reference_page_for_each_public_unit(
     hub = (site / "reference" / "hub" / "index.html").read_text(encoding="utf-8")
     assert 'id="openenv_hub.hub.push"' in hub and "openenv_hub.hub._client" not in hub
     assert (site / "architecture" / "index.html").is_file()
-    frames = (site / "reference" / "frames" / "index.html").read_text(encoding="utf-8")
-    assert 'class="language-pycon"' in frames
+    model = (site / "reference" / "model" / "index.html").read_text(encoding="utf-8")
+    assert 'id="openenv_hub.model.image_fields"' in model  # a package's page shows its modules
+    assert 'class="language-pycon"' in model
 
 
 def test_the_reference_lists_the_public_units_of_the_tree(tmp_path: Path) -> None:
