@@ -38,6 +38,7 @@ __all__ = [
     "Source",
     "SpaceRef",
     "StopsOnExit",
+    "process_runs",
 ]
 
 _Started = TypeVar("_Started", bound="StopsOnExit")
@@ -225,15 +226,7 @@ class Running:
     @property
     def owner_alive(self) -> bool:
         """Whether the process that started it still runs (False: it was left behind)."""
-        if self.owner_pid is None:
-            return False
-        try:
-            os.kill(self.owner_pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return process_runs(self.owner_pid)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "owner_alive": self.owner_alive}
@@ -290,3 +283,16 @@ class RuntimeBase:
         return ConfigurationError(
             f"The {self.name} runtime cannot start from {SOURCE_WORDS[source]}."
         )
+
+
+def process_runs(pid: int | None) -> bool:
+    """Whether the process ``pid`` runs on this machine (a process of another user's counts)."""
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

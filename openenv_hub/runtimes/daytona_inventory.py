@@ -13,13 +13,12 @@ Layer: runtimes.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from openenv_hub.runtimes._daytona_api import MANAGED_LABEL, OWNER_LABEL, DaytonaSettings
-from openenv_hub.runtimes.base import Running
+from openenv_hub.runtimes.base import Running, process_runs
 
 __all__ = ["ManagedSandbox", "SandboxInventory", "delete_sandboxes", "list_sandboxes"]
 
@@ -41,15 +40,7 @@ class ManagedSandbox:
     @property
     def owner_alive(self) -> bool:
         """Whether the process that created it runs (on this machine) still."""
-        if self.owner_pid is None:
-            return False
-        try:
-            os.kill(self.owner_pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return process_runs(self.owner_pid)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "owner_alive": self.owner_alive}

@@ -172,9 +172,7 @@ def starter(
     return partial(runtime.start_space, target, **options)
 
 
-def start(
-    name: str, source: Source, target: str | Path | SpaceRef, /, **options: Any
-) -> Provider:
+def start(name: str, source: Source, target: str | Path | SpaceRef, /, **options: Any) -> Provider:
     """Start ``target`` with the runtime ``name`` now; see :func:`starter`."""
     return starter(name, source, target, options)()
 
