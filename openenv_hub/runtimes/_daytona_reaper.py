@@ -15,12 +15,16 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import time
 
 import openenv_hub.runtimes.labels as labels
 from openenv_hub.runtimes._daytona_api import OWNER_LABEL, daytona_client
 from openenv_hub.runtimes._reaper import tell_watcher
 
-__all__ = ["reap_sandboxes", "watch_sandboxes"]
+__all__ = ["REAP_FOR_S", "reap_sandboxes", "watch_sandboxes"]
+
+#: How long the reaper keeps trying a Daytona that fails to list or delete (busy, restarting).
+REAP_FOR_S = 300.0
 
 
 def watch_sandboxes(api_url: str, api_key: str, target: str | None) -> None:
@@ -30,24 +34,41 @@ def watch_sandboxes(api_url: str, api_key: str, target: str | None) -> None:
 
 
 def reap_sandboxes(api_url: str, api_key: str, target: str | None, owner: str) -> int:
-    """Delete the sandboxes of ``owner`` on the Daytona at ``api_url``; return how many."""
+    """Delete the sandboxes of ``owner`` on the Daytona at ``api_url``; return how many are
+    left (0: none). Raises what the Daytona client raises when it cannot list them."""
     from daytona import ListSandboxesQuery
 
     client = daytona_client(api_url, api_key, target)
-    deleted = 0
+    left = 0
     for sandbox in list(client.list(ListSandboxesQuery(labels={OWNER_LABEL: owner}))):
-        with contextlib.suppress(Exception):
+        try:
             client.delete(sandbox)
-            deleted += 1
-    return deleted
+        except Exception:
+            left += 1
+    return left
+
+
+def _reaped(place: dict[str, str | None], owner: str) -> bool:
+    """Whether no sandbox of ``owner`` is left at ``place`` (False: try again)."""
+    try:
+        return reap_sandboxes(place["api_url"] or "", place["api_key"] or "", place["target"],
+                              owner) == 0  # fmt: skip
+    except Exception:  # unreachable or busy: the next round tries again
+        return False
 
 
 def _main(owner: str) -> None:
-    places = sys.stdin.buffer.read().decode().splitlines()  # returns when the owner is gone
-    for line in places:
-        with contextlib.suppress(Exception):
-            place = json.loads(line)
-            reap_sandboxes(place["api_url"], place["api_key"], place["target"], owner)
+    places = []
+    for line in sys.stdin.buffer.read().decode().splitlines():  # returns when the owner is gone
+        with contextlib.suppress(ValueError):
+            places.append(json.loads(line))
+    deadline = time.monotonic() + REAP_FOR_S
+    while places:
+        places = [place for place in places if not _reaped(place, owner)]
+        if time.monotonic() > deadline:
+            return
+        if places:
+            time.sleep(2.0)
 
 
 if __name__ == "__main__":
