@@ -8,14 +8,20 @@ line to the pipe: ``{"api_url", "api_key", "target"}`` as JSON (the key goes thr
 never a command line). When the process exits, even by SIGKILL, the kernel closes the pipe; the
 reaper then deletes every sandbox of those Daytonas labelled with ``OWNER`` and exits. After a
 normal exit the providers have already deleted theirs at ``atexit`` and the reaper finds none.
+
+A Daytona that fails to list or delete (busy, restarting) is tried again every two seconds for
+:data:`REAP_FOR_S`, except one on a loopback address that refuses connections: that is a local
+Daytona that has stopped, and a stopping local Daytona removes its sandboxes itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import sys
 import time
+from urllib.parse import urlsplit
 
 import openenv_hub.runtimes.labels as labels
 from openenv_hub.runtimes._daytona_api import OWNER_LABEL, daytona_client
@@ -48,8 +54,25 @@ def reap_sandboxes(api_url: str, api_key: str, target: str | None, owner: str) -
     return left
 
 
+def _stopped_locally(api_url: str) -> bool:
+    """Whether ``api_url`` is on a loopback address where nothing listens any more."""
+    parts = urlsplit(api_url)
+    if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return False
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def _reaped(place: dict[str, str | None], owner: str) -> bool:
     """Whether no sandbox of ``owner`` is left at ``place`` (False: try again)."""
+    if _stopped_locally(place["api_url"] or ""):
+        return True
     try:
         return reap_sandboxes(place["api_url"] or "", place["api_key"] or "", place["target"],
                               owner) == 0  # fmt: skip

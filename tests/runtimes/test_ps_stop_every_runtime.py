@@ -30,9 +30,12 @@ WITHOUT_DOCKER = (
 
 @pytest.fixture(autouse=True)
 def own_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Server processes recorded in a cache of this test's own (not other runs' servers)."""
+    """Server processes recorded in a cache of this test's own (not other runs' servers), and
+    no Docker engine: ``stop --all`` on the suite's engine would remove the containers of every
+    other test that runs at the same time (a local Daytona's sandboxes among them)."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("OPENENV_HUB_CACHE", str(cache))
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     return cache
 
 

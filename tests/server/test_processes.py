@@ -246,6 +246,7 @@ def test_the_server_command_takes_workers_and_refuses_a_bad_number_by_name() -> 
 
 def test_the_sessions_tab_says_whose_sessions_it_shows() -> None:
     """In process 1 of 3 the tab names it; in a server of one process it says nothing."""
+    pytest.importorskip("gradio")
     script = (
         "from openenv_hub.server import processes\n"
         "from openenv_hub.ui.sessions_tab import processes_note\n"

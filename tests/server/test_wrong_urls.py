@@ -42,6 +42,7 @@ async def test_the_web_ui_does_not_take_the_hint_away(
     serve: Callable[..., ServerThread],
 ) -> None:
     """With the web UI mounted at /web, a socket opened under it still gets the hint."""
+    pytest.importorskip("gradio")
     from echo_env.server.environment import EchoEnvironment
 
     server = serve(create_app(EchoEnvironment, web=True))
