@@ -1,6 +1,6 @@
 """The HTTP protocol the servers of :mod:`openenv_hub.transport.uvicorn_serving` (and LocalHub) run under uvicorn:
 uvicorn's ``httptools`` protocol, with a bound on each request's head (its request line and
-headers) in size and in time, and each response written whole.
+headers) in size and in time.
 
 uvicorn bounds neither: llhttp keeps a header however long it grows (a 100 MB header was read
 whole, the server's memory growing by more than that while other requests waited), and a
@@ -14,9 +14,6 @@ still open after 90 s). With :class:`BoundedHeadsProtocol`:
   for the next request on a kept-alive connection) is answered 408 (Request Timeout) and the
   connection closed. Between requests, uvicorn's own keep-alive timeout closes an idle
   connection, as before.
-
-Each response's head is held until its body's first bytes (:class:`HeadWithBody`), so that a
-short answer is one write to the socket, not two.
 
 Bodies are not concerned: the app bounds them (:mod:`openenv_hub.server.limits`), and a
 WebSocket's frames are its protocol's (:mod:`openenv_hub.transport.uvicorn_websocket`).
@@ -34,7 +31,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from openenv_hub.support.settings import header_timeout_s, max_header_size_kb
 
-__all__ = ["BoundedHeadsProtocol", "HeadWithBody"]
+__all__ = ["BoundedHeadsProtocol"]
 
 HEADER_TOO_LARGE: Final = 431
 REQUEST_TIMEOUT: Final = 408
