@@ -37,41 +37,6 @@ HEADER_TOO_LARGE: Final = 431
 REQUEST_TIMEOUT: Final = 408
 
 
-class HeadWithBody:
-    """The transport as one response sees it: the response's head is held until its body's
-    first bytes, so that a head and a body go out in one write (one TCP segment, one wake-up of
-    the client) instead of two; a head with no body written in the same turn of the event loop
-    (a stream that waits) goes out at the end of that turn."""
-
-    __slots__ = ("_head", "_loop", "_transport")
-
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
-        self._transport, self._loop = transport, loop
-        self._head: bytes | None = b""  # b"": nothing written yet; None: the head went out
-
-    def write(self, data: bytes) -> None:
-        head = self._head
-        if head == b"":
-            self._head = bytes(data)
-            self._loop.call_soon(self._flush)
-            return
-        if head is not None:
-            self._head, data = None, head + data
-        self._transport.write(data)
-
-    def _flush(self) -> None:
-        head, self._head = self._head, None
-        if head:
-            self._transport.write(head)
-
-    def close(self) -> None:
-        self._flush()
-        self._transport.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
-
-
 class BoundedHeadsProtocol(HttpToolsProtocol):
     """See the module's docstring. The size bound is uvicorn's ``h11_max_incomplete_event_size``
     (the same bound with uvicorn's own ``h11`` protocol), else ``$OPENENV_MAX_HEADER_SIZE_KB``
@@ -129,10 +94,6 @@ class BoundedHeadsProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         self.in_message = False
         super().on_message_complete()
-
-    def _start_asgi_task(self, cycle: Any, app: Any) -> None:
-        cycle.transport = HeadWithBody(self.transport, self.loop)
-        super()._start_asgi_task(cycle, app)
 
     def _start_head_timer(self) -> None:
         if self.head_timer is None:
