@@ -134,6 +134,9 @@ def test_serve_with_docker_says_openenv_stop_removed_its_container(
     assert "Error" not in output and "Stopped." in output
 
 
+# Serial: the document's 'openenv stop --all' removes every openenv-hub container on the engine,
+# a neighbouring test's among them.
+@pytest.mark.serial
 @pytest.mark.docker
 @pytest.mark.slow
 def test_the_documented_serve_ps_and_stop(
