@@ -81,6 +81,7 @@ on_exit() {  # a run that fails leaves nothing running
     pkill -TERM -P "$side_pid" 2>/dev/null || true
     kill "$side_pid" 2>/dev/null || true
   fi
+  rm -f "${side_log:-}"
   if [ "$stop_docker" = 1 ]; then bash .ci/docker/stop.sh; fi  # the engine this run started
 }
 trap on_exit EXIT

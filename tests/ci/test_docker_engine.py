@@ -113,5 +113,9 @@ def test_an_engine_with_the_default_bridge_network_is_refused(
 def test_the_test_script_stops_only_an_engine_it_started() -> None:
     script = (REPO / "scripts" / "test.sh").read_text()
     started = script.index('if [ "${OPENENV_DOCKER_STARTED:-0}" = 1 ]; then')
-    assert "trap 'bash .ci/docker/stop.sh' EXIT" in script[started : started + 200]
+    assert "stop_docker=1" in script[started : started + 80]
+    assert script.count("stop_docker=1") == 1  # set there only
+    on_exit = script[script.index("on_exit() {") :]
+    assert 'if [ "$stop_docker" = 1 ]; then bash .ci/docker/stop.sh; fi' in on_exit[:500]
+    assert "trap on_exit EXIT" in script
     assert "python3-venv" in script
