@@ -24,6 +24,7 @@ import time
 from urllib.parse import urlsplit
 
 import openenv_hub.runtimes.labels as labels
+from openenv_hub.protocol.urls import is_loopback
 from openenv_hub.runtimes._daytona_api import OWNER_LABEL, daytona_client
 from openenv_hub.runtimes._reaper import tell_watcher
 
@@ -56,12 +57,12 @@ def reap_sandboxes(api_url: str, api_key: str, target: str | None, owner: str) -
 
 def _stopped_locally(api_url: str) -> bool:
     """Whether ``api_url`` is on a loopback address where nothing listens any more."""
-    parts = urlsplit(api_url)
-    if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+    if not is_loopback(api_url):
         return False
+    parts = urlsplit(api_url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        socket.create_connection((parts.hostname, port), timeout=5).close()
+        socket.create_connection((parts.hostname or "", port), timeout=5).close()
     except ConnectionRefusedError:
         return True
     except OSError:
