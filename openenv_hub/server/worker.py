@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from openenv_hub.server.doorbell import Doorbell
+
 __all__ = ["OnReturn", "SlowCallReport", "Worker", "within"]
 
 logger = logging.getLogger("openenv_hub.server")
@@ -78,6 +80,13 @@ class Worker:
         return thread
 
     def _serve(self, calls: _Queue, busy: list[float | None]) -> None:
+        try:
+            self._serve_calls(calls, busy)
+        finally:
+            if calls is self._queue:  # not a thread replace_thread() left behind
+                self._outcomes.close()
+
+    def _serve_calls(self, calls: _Queue, busy: list[float | None]) -> None:
         while (item := calls.get()) is not None:
             loop, future, fn, on_return = item
             started = time.perf_counter()
@@ -194,9 +203,10 @@ _Outcome = tuple["asyncio.Future[Any] | None", Any, "BaseException | None", "OnR
 
 class _Outcomes:
     """The outcomes of a worker's calls, settled on the event loop in the order they returned:
-    the loop is woken (``call_soon_threadsafe``, a write to its wake-up socket) only when no
-    wake-up is pending, and settles every outcome that arrived until it runs. A busy loop is
-    then woken once for many calls rather than once a call, and no outcome waits for the next.
+    the loop is woken (a :class:`~openenv_hub.server.doorbell.Doorbell` of the worker's own, or
+    ``call_soon_threadsafe`` where the loop has none) only when no wake-up is pending, and
+    settles every outcome that arrived until it runs. A busy loop is then woken once for many
+    calls rather than once a call, and no outcome waits for the next.
     """
 
     def __init__(self) -> None:
@@ -204,10 +214,19 @@ class _Outcomes:
         self._lock = threading.Lock()
         self._ready: list[_Outcome] = []
         self._woken = False
+        self._doorbell: Doorbell | None = None
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         if self.loop is None:
             self.loop = loop
+            self._doorbell = Doorbell.open(loop, self.settle)
+
+    def close(self) -> None:
+        """The worker's thread ended: give back the doorbell (any outcome rung before is still
+        settled); a thread left behind by ``replace_thread`` wakes the loop the slower way."""
+        doorbell, self._doorbell = self._doorbell, None
+        if doorbell is not None:
+            doorbell.close_soon()
 
     def add(self, outcome: _Outcome) -> None:
         """On the worker's thread: one more outcome, and a wake-up unless one is pending."""
@@ -215,8 +234,11 @@ class _Outcomes:
             self._ready.append(outcome)
             wake, self._woken = not self._woken, True
         if wake:
-            assert self.loop is not None
-            _call_soon(self.loop, self.settle)
+            if (doorbell := self._doorbell) is not None:
+                doorbell.ring()
+            else:
+                assert self.loop is not None
+                _call_soon(self.loop, self.settle)
 
     def settle(self) -> None:
         """On the loop: settle every outcome that arrived (a failing ``on_return`` goes to the

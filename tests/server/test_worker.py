@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from openenv_hub.server.doorbell import Doorbell
 from openenv_hub.server.worker import Worker, within
 
 
@@ -97,9 +98,12 @@ async def test_calls_queued_in_a_turn_run_before_a_later_run_and_the_shutdown() 
     assert order == ["call", "post", "run", "last call"]
 
 
-async def test_outcomes_that_return_while_the_loop_is_busy_wake_it_once() -> None:
+async def test_outcomes_that_return_while_the_loop_is_busy_wake_it_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Calls that return while the event loop is busy are settled together, in order, from one
-    wake-up of the loop (one write to its wake-up socket), not one a call."""
+    wake-up of the loop (one ring of the worker's doorbell, or one ``call_soon_threadsafe``),
+    not one a call."""
     loop = asyncio.get_running_loop()
     worker = Worker("test-worker")
     all_ran, settled = threading.Event(), asyncio.Event()
@@ -124,6 +128,14 @@ async def test_outcomes_that_return_while_the_loop_is_busy_wake_it_once() -> Non
             raise ValueError(i)
         return i
 
+    ring = Doorbell.ring
+
+    def counted_ring(doorbell: Doorbell) -> None:
+        nonlocal wakeups
+        wakeups += 1
+        ring(doorbell)
+
+    monkeypatch.setattr(Doorbell, "ring", counted_ring)
     loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
     try:
         assert await worker.run(lambda: "first") == "first"  # the worker knows its loop

@@ -1,0 +1,95 @@
+"""A session's thread hands its results back by ringing a doorbell the event loop watches, which
+lets go of the GIL during the write; its descriptors are closed when the thread ends, and a ring
+after that writes nowhere."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openenv_hub.server.doorbell import Doorbell
+from openenv_hub.server.worker import Worker
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+async def settle_loop() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts /proc/self/fd")
+@pytest.mark.parametrize("kind", ["eventfd", "pipe"])
+async def test_results_come_back_by_the_doorbell_and_its_descriptors_close_with_the_thread(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if kind == "pipe":
+        monkeypatch.delattr(os, "eventfd", raising=False)
+    loop = asyncio.get_running_loop()
+    woken_the_slow_way = 0
+    call_soon_threadsafe = loop.call_soon_threadsafe
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal woken_the_slow_way
+        woken_the_slow_way += 1
+        return call_soon_threadsafe(*args, **kwargs)
+
+    before = open_descriptors()
+    worker = Worker("test-doorbell")
+    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+    try:
+        for i in range(20):
+            assert await worker.run(lambda i=i: i * 2) == i * 2
+        assert woken_the_slow_way == 0
+        assert open_descriptors() == before + (1 if kind == "eventfd" else 2)
+    finally:
+        del loop.call_soon_threadsafe
+        assert worker.shutdown(timeout_s=5)
+    await settle_loop()
+    assert open_descriptors() == before
+
+
+async def test_a_loop_that_cannot_watch_a_descriptor_is_woken_the_usual_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loop = asyncio.get_running_loop()
+
+    def cannot(*args: Any) -> None:
+        raise NotImplementedError("a proactor loop")
+
+    monkeypatch.setattr(loop, "add_reader", cannot)
+    worker = Worker("test-doorbell")
+    try:
+        assert [await worker.run(lambda i=i: i) for i in range(5)] == list(range(5))
+        assert worker._outcomes._doorbell is None
+    finally:
+        worker.shutdown(timeout_s=5)
+
+
+async def test_a_ring_after_the_doorbell_closed_writes_to_no_descriptor_that_took_its_number() -> (
+    None
+):
+    rung: list[int] = []
+    doorbell = Doorbell.open(asyncio.get_running_loop(), lambda: rung.append(1))
+    assert doorbell is not None
+    doorbell.ring()
+    await settle_loop()
+    assert rung == [1]
+    doorbell.close_soon()
+    await settle_loop()
+    read_fd, write_fd = os.pipe()  # likely the number the doorbell's descriptor had
+    try:
+        os.set_blocking(read_fd, False)
+        doorbell.ring()
+        with pytest.raises(BlockingIOError):
+            os.read(read_fd, 16)
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+    assert rung == [1, 1]  # closing answered once more, for a ring that came just before
