@@ -74,20 +74,70 @@ side_environments() {
     echo "$agents" > .agents/installed
   fi
 }
-side_pid=""
+# The oldest Python the project supports and the newest this machine has (pyenv's), each in a
+# venv of its own with only what the client and server need; made in the background once .venv
+# is installed (both write the checkout's egg-info), tested side by side at the end.
+find_python() {
+  command -v "python$1" >/dev/null && "python$1" -c '' 2>/dev/null && { command -v "python$1"; return; }
+  ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/"python$1" 2>/dev/null | sort -V | tail -n 1
+}
+python_versions="3.10 3.13"
+version_environments() {
+  for version in $python_versions; do
+    python=$(find_python "$version")
+    [ -n "$python" ] || { echo "Python $version not found (PATH or pyenv): it is needed to test it" >&2; return 1; }
+    log "Python $version environment (.venv-py$version, $python)"
+    venv=".venv-py$version"
+    [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q -U pip 'setuptools>=70.1' wheel
+    "$venv/bin/python" -m pip install -q -e . -e envs/echo_env pytest pytest-asyncio pytest-timeout \
+      pytest-xdist hypothesis
+  done
+}
+
+version_tests() {
+  log "client and server tests on Python $1"
+  ".venv-py$1/bin/python" -m pytest -p no:cacheprovider -n 2 --dist loadfile \
+    tests/client tests/server tests/security/test_server_limits.py tests/test_error_table.py
+}
+
+# Jobs in the background: each one's output goes to a file of its own, printed when it is
+# waited for, in one piece.
+background_pids=()
+background_logs=()
 stop_docker=0
+in_background() {  # in_background FUNCTION [ARGS]
+  local output
+  output=$(mktemp)
+  "$@" > "$output" 2>&1 &
+  background_pids+=("$!")
+  background_logs+=("$output")
+}
+wait_in_background() {  # wait for every job, print its output; the first failure ends the run
+  local status=0 index
+  for index in "${!background_pids[@]}"; do
+    wait "${background_pids[$index]}" || status=$?
+    background_pids[$index]=""
+    cat "${background_logs[$index]}"
+    rm -f "${background_logs[$index]}"
+  done
+  background_pids=()
+  background_logs=()
+  return "$status"
+}
 on_exit() {  # a run that fails leaves nothing running
-  if [ -n "$side_pid" ] && kill -0 "$side_pid" 2>/dev/null; then
-    pkill -TERM -P "$side_pid" 2>/dev/null || true
-    kill "$side_pid" 2>/dev/null || true
-  fi
-  rm -f "${side_log:-}"
+  local pid
+  for pid in "${background_pids[@]}"; do
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      pkill -TERM -P "$pid" 2>/dev/null || true
+      kill "$pid" 2>/dev/null || true
+    fi
+  done
+  rm -f "${background_logs[@]}"
   if [ "$stop_docker" = 1 ]; then bash .ci/docker/stop.sh; fi  # the engine this run started
 }
 trap on_exit EXIT
-side_log=$(mktemp)
-side_environments > "$side_log" 2>&1 &
-side_pid=$!
+in_background side_environments
 
 log "Python environment (.venv)"
 [ -x .venv/bin/python ] || python3 -m venv .venv
@@ -100,6 +150,7 @@ log "Python environment (.venv)"
 .venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots,daytona,capture,harness]" -e envs/echo_env -e envs/coding_env \
   -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]" torch==2.13.0 \
   kubernetes-validate "transformers[serving]"
+if [ $# -eq 0 ]; then in_background version_environments; fi
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"
@@ -112,13 +163,9 @@ log "ruff"
 .venv/bin/ruff format --check .
 log "mypy"
 .venv/bin/mypy
-if wait "$side_pid"; then side_status=0; else side_status=$?; fi
-side_pid=""
-cat "$side_log"
-rm -f "$side_log"
-if [ "$side_status" != 0 ]; then
-  echo "Making the venvs of vLLM, mini-swe-agent or the npm agents failed (exit $side_status): see above" >&2
-  exit "$side_status"
+if ! wait_in_background; then
+  echo "Making the venvs of vLLM, mini-swe-agent, the npm agents or the other Pythons failed: see above" >&2
+  exit 1
 fi
 
 # Two test processes (pytest-xdist), a test file at a time each: most of the suite waits on
@@ -135,23 +182,13 @@ else
   .venv/bin/python -m pytest -n 2 --dist loadfile "$@"
 fi
 
-# The client and the server also run on the oldest Python the project supports and the newest
-# this machine has (pyenv's), each in a venv of its own with only what they need.
-find_python() {
-  command -v "python$1" >/dev/null && "python$1" -c '' 2>/dev/null && { command -v "python$1"; return; }
-  ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/"python$1" 2>/dev/null | sort -V | tail -n 1
-}
+# The client and the server on the other Pythons, both at once: most of these tests wait on
+# servers they started.
 if [ $# -eq 0 ]; then
-  for version in 3.10 3.13; do
-    python=$(find_python "$version")
-    [ -n "$python" ] || { echo "Python $version not found (PATH or pyenv): it is needed to test it" >&2; exit 1; }
-    log "client and server tests on Python $version ($python)"
-    venv=".venv-py$version"
-    [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q -U pip 'setuptools>=70.1' wheel
-    "$venv/bin/python" -m pip install -q -e . -e envs/echo_env pytest pytest-asyncio pytest-timeout pytest-xdist \
-      hypothesis
-    "$venv/bin/python" -m pytest -p no:cacheprovider -n 2 --dist loadfile \
-      tests/client tests/server tests/security/test_server_limits.py tests/test_error_table.py
-  done
+  log "client and server tests on Python ${python_versions// / and }, side by side"
+  for version in $python_versions; do in_background version_tests "$version"; done
+  if ! wait_in_background; then
+    echo "The client and server tests failed on one of Python ${python_versions// / and }: see above" >&2
+    exit 1
+  fi
 fi
