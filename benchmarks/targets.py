@@ -7,9 +7,11 @@ whose load swings from minute to minute the servers of one round then meet diffe
 Here every server is started at once and stays up; a round is a number of slices, and in each
 slice every server in turn (the order reversed every other slice) gets a short sequential
 WebSocket run, a short run of stateless HTTP ``/step`` calls and, for echo, a short run of 32
-sessions, all with the same client as `core.py`. A figure of a round is the median of its
-slices; the ratios the targets are set in are taken within each round (paired), and their median
-over the rounds is reported with the range.
+sessions, all with the same client as `core.py`; then the sequential and HTTP runs again with
+the bare clients of `raw_clients.py` (``seq raw``, ``http raw``), whose own cost a request is
+small beside the server's. A figure of a round is the median of its slices; the ratios the
+targets are set in are taken within each round (paired), and their median over the rounds is
+reported with the range, for both kinds of client.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import core
+import raw_clients
 
 SLICE_STEPS = 400
 SLICE_HTTP_S = 0.5
@@ -34,6 +37,8 @@ def measure_slice(server: core.Server, action: dict[str, Any], sessions: bool) -
     out = {
         "seq": asyncio.run(core.sequential_async(server.url, action, SLICE_STEPS))["steps/s"],
         "http": core.http_steps(server.url, action, SLICE_HTTP_S),
+        "seq raw": raw_clients.ws_steps(server.url, action, SLICE_STEPS),
+        "http raw": raw_clients.http_steps(server.url, action, SLICE_HTTP_S),
     }
     if sessions:
         c32 = core.concurrent(server, action, SLICE_SESSIONS, SLICE_SESSION_STEPS)
@@ -99,10 +104,18 @@ def paired(rounds: list[dict[str, dict[str, float]]]) -> dict[str, list[float]]:
     ratio("typed sequential / floor", "typed: ours", "floor", "seq")
     ratio("typed HTTP / openenv typed HTTP", "typed: ours", "typed: openenv", "http")
     ratio("echo sequential / floor", "echo: ours", "floor", "seq")
+    ratio("raw clients: typed sequential / floor", "typed: ours", "floor", "seq raw")
+    ratio(
+        "raw clients: typed HTTP / openenv typed HTTP", "typed: ours", "typed: openenv", "http raw"
+    )
+    ratio("raw clients: floor HTTP / openenv typed HTTP", "floor", "typed: openenv", "http raw")
+    ratio("floor HTTP / openenv typed HTTP", "floor", "typed: openenv", "http")
     for name in [n for n in rounds[0] if n.startswith("typed: before")]:
         old = name.split("before ", 1)[1]
         ratio(f"typed sequential / {old}", "typed: ours", name, "seq")
         ratio(f"typed HTTP / {old}", "typed: ours", name, "http")
+        ratio(f"raw clients: typed sequential / {old}", "typed: ours", name, "seq raw")
+        ratio(f"raw clients: typed HTTP / {old}", "typed: ours", name, "http raw")
         for key, label in [("seq", "sequential"), ("c32", "32 sessions"), ("http", "HTTP")]:
             ratio(f"echo {label} / {old}", "echo: ours", f"echo: before {old}", key)
     return ratios

@@ -13,6 +13,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 try:
     import core
+    import raw_clients
     import targets
 finally:  # benchmarks/ui.py and the like must not shadow the tests' own packages (tests/ui)
     sys.path.remove(str(BENCHMARKS))
@@ -21,19 +22,19 @@ finally:  # benchmarks/ui.py and the like must not shadow the tests' own package
 def test_paired_ratios_divide_each_round_by_the_same_round() -> None:
     rounds = [
         {
-            "floor": {"seq": 100.0, "http": 50.0},
-            "typed: ours": {"seq": 80.0, "http": 30.0},
-            "typed: openenv": {"seq": 40.0, "http": 20.0},
+            "floor": {"seq": 100.0, "http": 50.0, "seq raw": 200.0, "http raw": 100.0},
+            "typed: ours": {"seq": 80.0, "http": 30.0, "seq raw": 100.0, "http raw": 60.0},
+            "typed: openenv": {"seq": 40.0, "http": 20.0, "seq raw": 40.0, "http raw": 30.0},
             "echo: ours": {"seq": 60.0, "http": 10.0, "c32": 90.0},
-            "typed: before old": {"seq": 40.0, "http": 15.0},
+            "typed: before old": {"seq": 40.0, "http": 15.0, "seq raw": 50.0, "http raw": 30.0},
             "echo: before old": {"seq": 30.0, "http": 20.0, "c32": 45.0},
         },
         {
-            "floor": {"seq": 200.0, "http": 100.0},
-            "typed: ours": {"seq": 100.0, "http": 40.0},
-            "typed: openenv": {"seq": 40.0, "http": 80.0},
+            "floor": {"seq": 200.0, "http": 100.0, "seq raw": 100.0, "http raw": 90.0},
+            "typed: ours": {"seq": 100.0, "http": 40.0, "seq raw": 75.0, "http raw": 45.0},
+            "typed: openenv": {"seq": 40.0, "http": 80.0, "seq raw": 30.0, "http raw": 30.0},
             "echo: ours": {"seq": 60.0, "http": 10.0, "c32": 90.0},
-            "typed: before old": {"seq": 100.0, "http": 40.0},
+            "typed: before old": {"seq": 100.0, "http": 40.0, "seq raw": 75.0, "http raw": 90.0},
             "echo: before old": {"seq": 60.0, "http": 10.0, "c32": 90.0},
         },
     ]
@@ -43,6 +44,10 @@ def test_paired_ratios_divide_each_round_by_the_same_round() -> None:
     assert ratios["typed HTTP / old"] == [2.0, 1.0]
     assert ratios["echo 32 sessions / old"] == [2.0, 1.0]
     assert ratios["echo HTTP / old"] == [0.5, 1.0]
+    assert ratios["raw clients: typed sequential / floor"] == [0.5, 0.75]
+    assert ratios["raw clients: typed HTTP / openenv typed HTTP"] == [2.0, 1.5]
+    assert ratios["raw clients: floor HTTP / openenv typed HTTP"] == [100 / 30, 3.0]
+    assert ratios["raw clients: typed HTTP / old"] == [2.0, 0.5]
 
 
 def test_core_compares_every_older_checkout_named_by_its_folder(tmp_path: Path) -> None:
@@ -68,4 +73,23 @@ def test_one_short_round_prints_every_server_and_the_ratios() -> None:
         "| typed sequential / floor",
         "| typed HTTP / openenv typed HTTP",
         "| echo sequential / floor",
+        "| raw clients: typed sequential / floor",
+        "| raw clients: typed HTTP / openenv typed HTTP",
+        "| raw clients: floor HTTP / openenv typed HTTP",
+        "| floor HTTP / openenv typed HTTP",
     ]
+    assert "seq raw" in out.stdout and "http raw" in out.stdout
+
+
+def test_the_bare_clients_count_only_answers_that_are_observations() -> None:
+    server = core.Server("typed", [sys.executable, str(BENCHMARKS / "servers" / "typed.py")])
+    server.start()
+    try:
+        assert raw_clients.ws_steps(server.url, core.TYPED_ACTION, 50) > 0
+        assert raw_clients.http_steps(server.url, core.TYPED_ACTION, 0.1) > 0
+        with pytest.raises(RuntimeError, match="'error', not an observation"):
+            raw_clients.ws_steps(server.url, {"not_a_field": 1}, 5)
+        with pytest.raises(RuntimeError, match="422"):
+            raw_clients.http_steps(server.url, {"not_a_field": 1}, 0.1)
+    finally:
+        server.stop()
