@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -48,6 +49,8 @@ class Doorbell:
     @classmethod
     def open(cls, loop: asyncio.AbstractEventLoop, on_ring: Callable[[], None]) -> Doorbell | None:
         """A doorbell for ``loop`` (call on its thread), or ``None`` where it cannot have one."""
+        if sys.platform == "win32":  # its loops watch sockets only
+            return None
         try:
             fds = _descriptors()
         except OSError:  # out of file descriptors: the slower wake-up still works
