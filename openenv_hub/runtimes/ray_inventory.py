@@ -9,9 +9,11 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import sys
+import time
 from collections.abc import Iterable, Sequence
 
 import openenv_hub.runtimes.labels as labels
+from openenv_hub.errors import OpenEnvError
 from openenv_hub.runtimes.base import Running
 from openenv_hub.runtimes.inventory import managed
 from openenv_hub.runtimes.ray import replica_names
@@ -53,12 +55,32 @@ def list_replicas(
     return rows
 
 
-def remove_replicas(names: Iterable[str]) -> None:
-    """Kill the named replicas for good (Ray does not restart them)."""
+#: How long the cluster may go on listing a replica after it was killed.
+GONE_WITHIN_S = 30.0
+
+
+def remove_replicas(names: Iterable[str], *, within_s: float = GONE_WITHIN_S) -> None:
+    """Kill the named replicas for good (Ray does not restart them), and return once the
+    cluster no longer lists them: ``ray.kill`` returns before the actor is gone, so a replica
+    said to be removed could otherwise still be listed (and reached) for a moment.
+
+    Raises:
+        OpenEnvError: The cluster still lists some of them ``within_s`` after they were killed.
+    """
     ray = ray_module()
-    for name in names:
+    wanted = set(names)
+    for name in wanted:
         with contextlib.suppress(Exception):
             ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)
+    deadline = time.monotonic() + within_s
+    while left := wanted.intersection(replica_names()):
+        if time.monotonic() >= deadline:
+            raise OpenEnvError(
+                f"The Ray cluster still lists {', '.join(sorted(left))} {within_s:g} s after "
+                "they were killed.",
+                hint="See `ray list actors` on the cluster, then run the same `openenv stop` again.",
+            )
+        time.sleep(0.1)
 
 
 class ReplicaInventory:

@@ -20,27 +20,41 @@ pytestmark = pytest.mark.slow
 README = "examples/README.md"
 
 
-def _dry_run(python: Path, line: str, report: Path) -> list[dict[str, Any]]:
-    """``line`` (a ``pip install`` line) run by ``python``'s pip as a dry run; what pip would
-    install, from its ``--report``."""
-    words = shlex.split(line)
-    assert words[:2] == ["pip", "install"], line
-    command = [
-        str(python),
-        "-m",
-        "pip",
-        *words[1:],
-        "--dry-run",
-        "--quiet",
-        "--report",
-        str(report),
-    ]
-    done = subprocess.run(
-        command, cwd=REPO, capture_output=True, text=True, timeout=900, check=False
-    )
-    assert done.returncode == 0, f"{line}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    installs: list[dict[str, Any]] = json.loads(report.read_text())["install"]
-    return installs
+def _dry_runs(python: Path, lines: list[str], folder: Path) -> list[list[dict[str, Any]]]:
+    """Each of ``lines`` (``pip install`` lines) run by ``python``'s pip as a dry run, all at
+    once (most of their time is waiting on the package index); what pip would install, from
+    each one's ``--report``."""
+    started = []
+    for number, line in enumerate(lines):
+        words = shlex.split(line)
+        assert words[:2] == ["pip", "install"], line
+        report = folder / f"report-{number}.json"
+        command = [
+            str(python),
+            "-m",
+            "pip",
+            *words[1:],
+            "--dry-run",
+            "--quiet",
+            "--report",
+            str(report),
+        ]
+        process = subprocess.Popen(
+            command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        started.append((line, report, process))
+    reports = []
+    try:
+        for line, report, process in started:
+            output, _ = process.communicate(timeout=900)
+            assert process.returncode == 0, f"{line}\n{output[-6000:]}"
+            reports.append(json.loads(report.read_text())["install"])
+    finally:
+        for *_, process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return reports
 
 
 def _versions(installs: list[dict[str, Any]]) -> dict[str, str]:
@@ -53,11 +67,11 @@ def test_the_install_lines_install_cpu_torch_and_the_checkout(tmp_path: Path) ->
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
 
-    torch = _versions(_dry_run(python, torch_line, tmp_path / "torch.json"))
+    torch_installs, installs = _dry_runs(python, [torch_line, checkout_line], tmp_path)
+    torch = _versions(torch_installs)
     assert torch["torch"].endswith("+cpu"), torch
     assert not [name for name in torch if name.startswith("nvidia")], torch
 
-    installs = _dry_run(python, checkout_line, tmp_path / "checkout.json")
     versions = _versions(installs)
     assert {"openenv-hub", "trl", "transformers"} <= set(versions), versions
     [ours] = [item for item in installs if item["metadata"]["name"].lower() == "openenv-hub"]
