@@ -113,7 +113,7 @@ in_background() {  # in_background FUNCTION [ARGS]
   background_pids+=("$!")
   background_logs+=("$output")
 }
-wait_in_background() {  # wait for every job, print its output; the first failure ends the run
+wait_in_background() {  # wait for every job and print its output; fails if any of them failed
   local status=0 index
   for index in "${!background_pids[@]}"; do
     wait "${background_pids[$index]}" || status=$?
