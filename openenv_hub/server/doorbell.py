@@ -7,8 +7,8 @@ wake-up on each side, at every hand-back from a session's thread. :class:`Doorbe
 ``os.eventfd_write`` (``os.write`` to a pipe where there is no eventfd), which lets go of the
 GIL around the write, so the woken loop takes it at once; the thread that rang takes it back
 once the loop lets go, off the loop's path. Measured on the typed server's stateless
-``POST /step`` and ``/ws`` step: 7 to 9% less CPU a call, and one futex call and one context
-switch fewer a step (``benchmarks/README.md``).
+``POST /step`` and ``/ws`` step: 7 to 9% less CPU a call, and about one futex call and 0.7
+context switches fewer a step (``benchmarks/README.md``).
 
 Layer: server.
 """
