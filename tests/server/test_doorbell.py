@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from call_tally import CallTally
 
 from openenv_hub.server.doorbell import Doorbell
 from openenv_hub.server.worker import Worker
@@ -32,24 +33,18 @@ async def test_results_come_back_by_the_doorbell_and_its_descriptors_close_with_
     if kind == "pipe":
         monkeypatch.delattr(os, "eventfd", raising=False)
     loop = asyncio.get_running_loop()
-    woken_the_slow_way = 0
-    call_soon_threadsafe = loop.call_soon_threadsafe
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        nonlocal woken_the_slow_way
-        woken_the_slow_way += 1
-        return call_soon_threadsafe(*args, **kwargs)
-
     before = open_descriptors()
     worker = Worker("test-doorbell")
-    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+    woken_the_slow_way = CallTally()
     try:
-        for i in range(20):
-            assert await worker.run(lambda i=i: i * 2) == i * 2
-        assert woken_the_slow_way == 0
+        with monkeypatch.context() as patched:
+            counted = woken_the_slow_way.counting(loop.call_soon_threadsafe)
+            patched.setattr(loop, "call_soon_threadsafe", counted)
+            for i in range(20):
+                assert await worker.run(lambda i=i: i * 2) == i * 2
+        assert woken_the_slow_way.count == 0
         assert open_descriptors() == before + (1 if kind == "eventfd" else 2)
     finally:
-        del loop.call_soon_threadsafe
         assert worker.shutdown(timeout_s=5)
     await settle_loop()
     assert open_descriptors() == before

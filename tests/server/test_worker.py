@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import pytest
+from call_tally import CallTally
 
 from openenv_hub.server.doorbell import Doorbell
 from openenv_hub.server.worker import Worker, within
@@ -108,13 +109,7 @@ async def test_outcomes_that_return_while_the_loop_is_busy_wake_it_once(
     worker = Worker("test-worker")
     all_ran, settled = threading.Event(), asyncio.Event()
     seen: list[tuple[Any, Any]] = []
-    wakeups = 0
-    wake = loop.call_soon_threadsafe
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        nonlocal wakeups
-        wakeups += 1
-        return wake(*args, **kwargs)
+    wakeups = CallTally()
 
     def noted(result: Any, exc: BaseException | None) -> None:
         seen.append((result, exc))
@@ -128,27 +123,19 @@ async def test_outcomes_that_return_while_the_loop_is_busy_wake_it_once(
             raise ValueError(i)
         return i
 
-    ring = Doorbell.ring
-
-    def counted_ring(doorbell: Doorbell) -> None:
-        nonlocal wakeups
-        wakeups += 1
-        ring(doorbell)
-
-    monkeypatch.setattr(Doorbell, "ring", counted_ring)
-    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+    monkeypatch.setattr(Doorbell, "ring", wakeups.counting(Doorbell.ring))
+    monkeypatch.setattr(loop, "call_soon_threadsafe", wakeups.counting(loop.call_soon_threadsafe))
     try:
         assert await worker.run(lambda: "first") == "first"  # the worker knows its loop
-        wakeups = 0
+        wakeups.count = 0
         for i in range(50):
             worker.call(lambda i=i: call(i), noted)
         await asyncio.sleep(0)  # the turn ends: the calls go to the thread
         assert all_ran.wait(10)  # the loop blocked meanwhile, as a busy one is
         time.sleep(0.05)  # noqa: ASYNC251 - the last outcome handed over too
         await asyncio.wait_for(settled.wait(), 10)
-        assert wakeups == 1
+        assert wakeups.count == 1
         assert [r for r, _ in seen] == [*range(7), None, *range(8, 50)]
         assert isinstance(seen[7][1], ValueError)
     finally:
-        del loop.call_soon_threadsafe
         worker.shutdown(timeout_s=5)
