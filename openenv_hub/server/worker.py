@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import queue
 import sys
 import threading
 import time
@@ -16,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from openenv_hub.server.doorbell import Doorbell
+from openenv_hub.server.inbox import Inbox
 
 __all__ = ["OnReturn", "SlowCallReport", "Worker", "within"]
 
@@ -28,15 +28,13 @@ SlowCallReport = Callable[[float, int], None]
 #: Told on the loop that a call has returned: its result, or the exception it raised.
 OnReturn = Callable[[Any, "BaseException | None"], None]
 
-_Queue = queue.SimpleQueue[tuple[Any, ...] | None]
-
 
 class Worker:
     """A thread that runs submitted calls one at a time; results come back as asyncio futures.
 
-    Leaner than ``loop.run_in_executor`` with a one-thread pool: one queue hand-off in (the calls
-    of one turn of the event loop queued together, see :meth:`call`), at most one
-    ``call_soon_threadsafe`` out (the outcomes that return while the loop is busy settled
+    Leaner than ``loop.run_in_executor`` with a one-thread pool: one hand-off in (the calls of
+    one turn of the event loop queued together, see :meth:`call`; a sleeping thread woken
+    through a pipe, see :class:`~openenv_hub.server.inbox.Inbox`), at most one wake-up out (the outcomes that return while the loop is busy settled
     together, see :class:`_Outcomes`), which also tells ``on_return`` that the thread is done
     with the call, even when nobody awaits the future any more (so a caller may be cancelled
     without a ``shield`` and its extra turn of the event loop). :meth:`replace_thread` swaps a stuck
@@ -59,34 +57,35 @@ class Worker:
         self.name = name
         self.slow_after_s = slow_after_s
         self.on_slow = on_slow
-        self._queue: _Queue = queue.SimpleQueue()
+        self._inbox = Inbox()
         self._busy: list[float | None] = [None]  # when the thread's current call began
         self._batch: list[tuple[Any, ...]] = []  # calls told of by call(), not yet queued
         self._outcomes = _Outcomes()
         #: Calls handed to the thread so far (each a wake-up of the thread when it is idle).
         self.calls_handed = 0
-        self.thread = self._start(self._queue, self._busy)
+        self.thread = self._start(self._inbox, self._busy)
 
     @property
     def busy_since(self) -> float | None:
         """When (``time.monotonic()``) the call running on the thread began; ``None``: idle."""
         return self._busy[0]
 
-    def _start(self, calls: _Queue, busy: list[float | None]) -> threading.Thread:
+    def _start(self, calls: Inbox, busy: list[float | None]) -> threading.Thread:
         thread = threading.Thread(
             target=self._serve, args=(calls, busy), name=self.name, daemon=True
         )
         thread.start()
         return thread
 
-    def _serve(self, calls: _Queue, busy: list[float | None]) -> None:
+    def _serve(self, calls: Inbox, busy: list[float | None]) -> None:
         try:
             self._serve_calls(calls, busy)
         finally:
-            if calls is self._queue:  # not a thread replace_thread() left behind
+            calls.close()
+            if calls is self._inbox:  # not a thread replace_thread() left behind
                 self._outcomes.close()
 
-    def _serve_calls(self, calls: _Queue, busy: list[float | None]) -> None:
+    def _serve_calls(self, calls: Inbox, busy: list[float | None]) -> None:
         while (item := calls.get()) is not None:
             loop, future, fn, on_return = item
             started = time.perf_counter()
@@ -104,7 +103,7 @@ class Worker:
             busy[0] = None
             if self.slow_after_s is not None and self.on_slow is not None:
                 elapsed = time.perf_counter() - started
-                if elapsed > self.slow_after_s and (waiting := calls.qsize()):
+                if elapsed > self.slow_after_s and (waiting := len(calls)):
                     self.on_slow(elapsed, waiting)
 
     def _returned(self, loop: asyncio.AbstractEventLoop, outcome: _Outcome) -> None:
@@ -135,14 +134,23 @@ class Worker:
         loop = asyncio.get_running_loop()
         self._outcomes.bind(loop)
         if not self._batch:
-            loop.call_soon(self._queue_batch)
+            loop.call_soon(self._hand_over)
         self._batch.append((loop, None, fn, on_return))
         self.calls_handed += 1
 
+    def _hand_over(self) -> None:
+        """Queue the calls of this turn of the loop (a callback of the loop's). The thread woken
+        for them often runs them before the loop goes on (Linux runs it in the loop's place,
+        beside it): what returns meanwhile is settled here, without waking the loop."""
+        self._outcomes.watch()
+        try:
+            self._queue_batch()
+        finally:
+            self._outcomes.settle_watched()
+
     def _queue_batch(self) -> None:
         batch, self._batch = self._batch, []
-        for item in batch:
-            self._queue.put(item)
+        self._inbox.put_all(batch)
 
     def _put(self, item: tuple[Any, ...]) -> None:
         """Queue ``item`` behind the calls of this turn of the loop not yet queued."""
@@ -150,7 +158,7 @@ class Worker:
         if self._batch:
             self._batch.append(item)
         else:
-            self._queue.put(item)
+            self._inbox.put(item)
 
     def post(self, fn: Callable[[], Any]) -> None:
         """Run ``fn`` on the thread after the calls queued before it, without waiting for it
@@ -165,25 +173,21 @@ class Worker:
         call) stay behind and run if the stuck call ever returns, after which the old thread
         exits. Returns how many calls moved.
         """
-        stuck, self._queue = self._queue, queue.SimpleQueue()
+        stuck, self._inbox = self._inbox, Inbox()
         self._busy = [None]
-        self.thread = self._start(self._queue, self._busy)
+        self.thread = self._start(self._inbox, self._busy)
         left: list[tuple[Any, ...]] = []
-        moved = 0
-        with contextlib.suppress(queue.Empty):
-            while True:
-                item = stuck.get_nowait()
-                if item is None:  # shut down: the new thread ends too, after the calls before
-                    self._queue.put(None)
-                elif item[0] is None:
-                    left.append(item)
-                else:
-                    self._queue.put(item)
-                    moved += 1
-        for item in left:
-            stuck.put(item)
-        stuck.put(None)
-        return moved
+        moving: list[tuple[Any, ...] | None] = []
+        for item in stuck.take_all():
+            if item is None:  # shut down: the new thread ends too, after the calls before
+                moving.append(None)
+            elif item[0] is None:
+                left.append(item)
+            else:
+                moving.append(item)
+        self._inbox.put_all(moving)
+        stuck.put_all([*left, None])
+        return sum(item is not None for item in moving)
 
     def shutdown(self, timeout_s: float | None = 0.0) -> bool:
         """Let the thread exit once the calls already queued have run.
@@ -192,7 +196,7 @@ class Worker:
         wait, for callers on an event loop) and returns whether it has exited.
         """
         self._queue_batch()
-        self._queue.put(None)
+        self._inbox.put(None)
         if timeout_s is None or timeout_s > 0:
             self.thread.join(timeout_s)
         return not self.thread.is_alive()
@@ -204,7 +208,8 @@ _Outcome = tuple["asyncio.Future[Any] | None", Any, "BaseException | None", "OnR
 class _Outcomes:
     """The outcomes of a worker's calls, settled on the event loop in the order they returned:
     the loop is woken (a :class:`~openenv_hub.server.doorbell.Doorbell` of the worker's own, or
-    ``call_soon_threadsafe`` where the loop has none) only when no wake-up is pending, and
+    ``call_soon_threadsafe`` where the loop has none) only when no wake-up is pending and the
+    loop is not handing calls over (it settles what returns meanwhile, :meth:`watch`), and
     settles every outcome that arrived until it runs. A busy loop is then woken once for many
     calls rather than once a call, and no outcome waits for the next.
     """
@@ -214,6 +219,7 @@ class _Outcomes:
         self._lock = threading.Lock()
         self._ready: list[_Outcome] = []
         self._woken = False
+        self._watched = False  # the loop settles what returns until settle_watched()
         self._doorbell: Doorbell | None = None
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -232,13 +238,27 @@ class _Outcomes:
         """On the worker's thread: one more outcome, and a wake-up unless one is pending."""
         with self._lock:
             self._ready.append(outcome)
-            wake, self._woken = not self._woken, True
+            wake = not (self._woken or self._watched)
+            self._woken = self._woken or wake
         if wake:
             if (doorbell := self._doorbell) is not None:
                 doorbell.ring()
             else:
                 assert self.loop is not None
                 _call_soon(self.loop, self.settle)
+
+    def watch(self) -> None:
+        """On the loop: the outcomes that arrive until :meth:`settle_watched` need no wake-up."""
+        with self._lock:
+            self._watched = True
+
+    def settle_watched(self) -> None:
+        """On the loop: settle what arrived since :meth:`watch` (and before, if any)."""
+        with self._lock:
+            self._watched = False
+            arrived = bool(self._ready)
+        if arrived:
+            self.settle()
 
     def settle(self) -> None:
         """On the loop: settle every outcome that arrived (a failing ``on_return`` goes to the
