@@ -1,14 +1,12 @@
 """The calls waiting for a session thread, which sleeps on a pipe while there are none.
 
 A thread asleep in ``queue.SimpleQueue.get`` is woken through a futex while the event loop
-holds the GIL: it sleeps again on the GIL, is woken again when the loop lets go of it, and the
-scheduler, told nothing about who waits for whom, moves it between cores. A write to a pipe lets
-go of the GIL and wakes the reader synchronously in Linux's sense (a hint that the writer is
-about to wait): the reader runs on the writer's core, in its place, with the GIL free. Measured
-on the typed server's sequential ``/ws`` steps (``perf stat``, 20,000 steps): on two cores, 3.2
-context switches and 0.1 migrations a step against 4.1 and 1.7 with the queue; with client and
-server on one core, 3.1 context switches and no futex call against 6.0 and 5.0
-(``benchmarks/README.md``).
+holds the GIL: it sleeps again on the GIL, and is woken a second time when the loop lets go of
+it. A write to a pipe lets go of the GIL and wakes the reader synchronously in Linux's sense (a
+hint that the writer is about to wait): in scheduler traces here the reader then runs at once,
+in the writer's place, with the GIL free. Measured on the typed server's sequential ``/ws``
+steps (``benchmarks/step_switches.py``): 3.3 context switches a step against 5.0 with the
+queue, and a sixth less server CPU.
 
 The pipe is written only when the thread is asleep, so a busy thread costs no system call a
 call, and at most one byte is ever in the pipe: a write never blocks.
