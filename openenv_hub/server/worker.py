@@ -34,11 +34,12 @@ class Worker:
 
     Leaner than ``loop.run_in_executor`` with a one-thread pool: one hand-off in (the calls of
     one turn of the event loop queued together, see :meth:`call`; a sleeping thread woken
-    through a pipe, see :class:`~openenv_hub.server.inbox.Inbox`), at most one wake-up out (the outcomes that return while the loop is busy settled
-    together, see :class:`_Outcomes`), which also tells ``on_return`` that the thread is done
-    with the call, even when nobody awaits the future any more (so a caller may be cancelled
-    without a ``shield`` and its extra turn of the event loop). :meth:`replace_thread` swaps a stuck
-    thread for a new one, so that the sessions pinned to the worker go on.
+    through a pipe, see :class:`~openenv_hub.server.inbox.Inbox`), at most one wake-up out (the
+    outcomes that return while the loop is busy settled together, see :class:`_Outcomes`),
+    which also tells ``on_return`` that the thread is done with the call, even when nobody
+    awaits the future any more (so a caller may be cancelled without a ``shield`` and its extra
+    turn of the event loop). :meth:`replace_thread` swaps a stuck thread for a new one, so that
+    the sessions pinned to the worker go on.
 
     Args:
         name: The thread's name.
