@@ -5,6 +5,7 @@ figures that come out of it.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import resource
@@ -53,7 +54,7 @@ class Server:
     port: int = field(default_factory=free_port)
     cpus: set[int] | None = None  # the CPUs it may run on (--pin); None: any
     processes: int = 1  # the processes that serve its address (--workers)
-    idle_files: int = 0  # its open files once started, before any session
+    idle_sockets: int = 0  # its sockets once started, before any session
     process: subprocess.Popen[bytes] | None = None
     log: Any = None
 
@@ -82,7 +83,7 @@ class Server:
         while time.monotonic() < deadline:
             try:
                 if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    self.idle_files = int(self.sample()["fds"])
+                    self.idle_sockets = self.sockets()
                     return
             except httpx.HTTPError:
                 time.sleep(0.05)
@@ -104,13 +105,31 @@ class Server:
                 continue
         return total
 
-    def wait_idle(self, timeout_s: float = 30.0) -> None:
-        """Wait until the server holds about as many open files as when it started (the
-        sessions of the last size closed; a few files it opened since may stay), or
-        ``timeout_s``."""
+    def wait_idle(self, timeout_s: float = 30.0) -> int | None:
+        """Wait until the server holds about as many sockets as when it started (the sessions
+        of the last size closed; a few it opened since may stay), or ``timeout_s``: then
+        returns the sockets still open over that. Sockets, not every open file: the session
+        threads, which stay, hold descriptors of their own."""
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and self.sample()["fds"] > self.idle_files + 8:
+        while (left := self.sockets() - self.idle_sockets) > 8:
+            if time.monotonic() > deadline:
+                return left
             time.sleep(0.05)
+        return None
+
+    def sockets(self) -> int:
+        """The sockets the server holds now (summed over its processes)."""
+        assert self.process is not None
+        count = 0
+        for pid in _process_tree(self.process.pid):
+            try:
+                fds = os.listdir(f"/proc/{pid}/fd")
+            except (FileNotFoundError, ProcessLookupError):  # it ended while read
+                continue
+            for fd in fds:
+                with contextlib.suppress(OSError):  # closed while read
+                    count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+        return count
 
     def output(self) -> str:
         self.log.seek(0)

@@ -160,7 +160,8 @@ def run_round(
         if _failed(results):
             print(f"  {server.name}: not given more sessions", flush=True)
             break
-        server.wait_idle()  # the server closed the sessions
+        if (left := server.wait_idle()) is not None:  # the server closed the sessions
+            print(f"  {server.name}: {left} sockets still open after 30 s", flush=True)
     return results
 
 

@@ -32,6 +32,7 @@ def test_a_small_run_steps_every_session_without_errors(client: str) -> None:
     assert [row.split(" | ")[0] for row in rows] == ["| 8", "| 16"], out
     assert all(row.split(" | ")[-2] == "0" for row in rows), out  # the errors column
     assert "sessions: FAILED" not in out
+    assert "still open" not in out  # the server closed each size's sockets before the next
 
 
 def test_several_server_processes_and_client_addresses_step_every_session() -> None:
