@@ -20,6 +20,9 @@ import struct
 import time
 from typing import Any, BinaryIO
 
+#: Steps ``ws_steps`` takes, after its reset, before it starts the clock.
+WARM_UP_STEPS = 20
+
 
 def ws_steps(url: str, action: dict[str, Any], steps: int) -> float:
     """Sequential ``/ws`` steps a second, one frame out and its answer in at a time."""
@@ -41,7 +44,7 @@ def ws_steps(url: str, action: dict[str, Any], steps: int) -> float:
         sock.sendall(_text_frame({"type": "reset", "data": {}}))
         _observation(_read_frame(answers))
         frame = _text_frame({"type": "step", "data": action})
-        for _ in range(20):
+        for _ in range(WARM_UP_STEPS):
             sock.sendall(frame)
             _observation(_read_frame(answers))
         started = time.perf_counter()

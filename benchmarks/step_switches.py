@@ -52,8 +52,7 @@ def measure(server: core.Server, steps: int) -> dict[str, float]:
     before = sched_counters(server.process.pid)
     rate = raw_clients.ws_steps(server.url, core.TYPED_ACTION, steps)
     after = sched_counters(server.process.pid)
-    # ws_steps makes 21 untimed calls (a reset and 20 steps) before the timed ones
-    calls = steps + 21
+    calls = 1 + raw_clients.WARM_UP_STEPS + steps  # its reset and untimed steps counted too
     return {"steps/s": rate, **{k: (after[k] - before[k]) / calls for k in before}}
 
 

@@ -21,9 +21,9 @@ import os
 import sys
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-__all__ = ["Doorbell"]
+__all__ = ["Doorbell", "close_descriptors"]
 
 
 class Doorbell:
@@ -43,7 +43,7 @@ class Doorbell:
         self._lock = threading.Lock()  # no ring writes to a descriptor number closed meanwhile
         # Closed exactly once: by close() on the loop, or when nothing holds the doorbell any
         # more (its loop closed without running close()).
-        self._close_fds = weakref.finalize(self, _close_all, set(fds))
+        self._close_fds = weakref.finalize(self, close_descriptors, set(fds))
         loop.add_reader(self._read_fd, self._rung)
 
     @classmethod
@@ -58,7 +58,7 @@ class Doorbell:
         try:
             return cls(loop, on_ring, fds)
         except (NotImplementedError, OSError, ValueError):
-            _close_all(set(fds))
+            close_descriptors(set(fds))
             return None
 
     def ring(self) -> None:
@@ -106,7 +106,8 @@ def _descriptors() -> tuple[int, int]:
     return read_fd, write_fd
 
 
-def _close_all(fds: set[int]) -> None:
+def close_descriptors(fds: Iterable[int]) -> None:
+    """Close each of ``fds``, those already closed skipped."""
     for fd in fds:
         with contextlib.suppress(OSError):
             os.close(fd)

@@ -17,12 +17,13 @@ Layer: server.
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
 import threading
 import weakref
 from collections.abc import Iterable
 from typing import Any
+
+from openenv_hub.server.doorbell import close_descriptors
 
 __all__ = ["Inbox"]
 
@@ -39,7 +40,7 @@ class Inbox:
         self._lock = threading.Lock()
         self._asleep = False  # the reader found no item and reads (or is about to read) the pipe
         self._read_fd, self._write_fd = os.pipe()
-        self._close_fds = weakref.finalize(self, _close_all, (self._read_fd, self._write_fd))
+        self._close_fds = weakref.finalize(self, close_descriptors, (self._read_fd, self._write_fd))
 
     def put(self, item: Any) -> None:
         """Queue ``item``, waking the reader if it sleeps."""
@@ -77,9 +78,3 @@ class Inbox:
     def close(self) -> None:
         """Give back the pipe (on the reading thread, once it reads no more)."""
         self._close_fds()
-
-
-def _close_all(fds: tuple[int, int]) -> None:
-    for fd in fds:
-        with contextlib.suppress(OSError):
-            os.close(fd)
