@@ -27,10 +27,11 @@ import raw_clients
 
 def sched_counters(pid: int) -> dict[str, float]:
     """CPU time (µs), context switches and migrations of every thread of ``pid``, summed."""
-    totals = {"cpu µs": 0.0, "switches": 0.0, "migrations": 0.0}
+    totals = {"cpu µs": 0.0, "switches": 0.0, "voluntary": 0.0, "migrations": 0.0}
     keys = {
         "se.sum_exec_runtime": ("cpu µs", 1000.0),  # given in ms
         "nr_switches": ("switches", 1.0),
+        "nr_voluntary_switches": ("voluntary", 1.0),
         "se.nr_migrations": ("migrations", 1.0),
     }
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -89,13 +90,15 @@ def main() -> None:
             server.stop()
     where = "client and servers on one core" if args.one_core else "the scheduler's placement"
     print(f"{args.rounds} rounds of {args.steps} steps, {where}; medians a step:")
-    print("| server | steps/s | server CPU µs | context switches | migrations |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| server | steps/s | server CPU µs | context switches | of them voluntary | migrations |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
     for name, taken in samples.items():
         m = {key: statistics.median(s[key] for s in taken) for key in taken[0]}
         print(
             f"| {name} | {m['steps/s']:,.0f} | {m['cpu µs']:.1f} | {m['switches']:.2f} "
-            f"| {m['migrations']:.2f} |"
+            f"| {m['voluntary']:.2f} | {m['migrations']:.2f} |"
         )
 
 
