@@ -212,7 +212,7 @@ with GenericEnvClient(base_url=sys.argv[1]).sync() as env:
 """
 
 TURNS = 16  # watched turns, each between two turns without a watcher; then 8 more at a time
-MAX_TURNS = 48  # while the median is under the bound (a loaded machine: more turns, less noise)
+MAX_TURNS = 64  # while the ratio is under the bound (a loaded machine: more turns, less noise)
 TURN_S = 1.0
 
 
@@ -255,20 +255,26 @@ class PaceTurns:
             self.asked_unwatched += self.requests[asked:]
         (self.watched if watching else self.alone).append(rate)
 
-    def ratios(self) -> list[float]:
-        """Each watched turn's rate over the mean rate of the turns either side of it."""
-        alone = self.alone
-        return [rate / statistics.mean(alone[i : i + 2]) for i, rate in enumerate(self.watched)]
+    def ratio(self) -> float:
+        """The mean rate of the watched turns over that of the turns without a watcher."""
+        return statistics.mean(self.watched) / statistics.mean(self.alone)
 
 
 @pytest.mark.serial
 def test_a_client_keeps_nine_tenths_of_its_pace_with_one_watcher(echo: Any, new_page: Any) -> None:
     """A client in a process of its own (as a training loop is) steps as fast as it can while a
-    browser watches its session for a second, then does not, in turns: the median, over the
-    watched turns, of a watched turn's rate over the mean rate of the turns either side of it is
-    at least 0.9. Turns that alternate cancel the machine's slower changes of load (a median
-    under the bound after 16 turns gets 8 more turns at a time, up to 48). A turn without a
-    watcher is one where the page asks the server nothing: its Sessions tab is hidden."""
+    browser watches its session for a second, then does not, in turns: its mean rate over the
+    watched turns is at least 0.9 of its mean rate over the turns without a watcher. Turns that
+    alternate cancel the machine's slower changes of load; a ratio under the bound after 16
+    watched turns gets 8 more turns at a time, up to 64, as a loaded machine's turns swing
+    (1,400 to 6,700 steps/s from one second to the next beside two busy processes). A turn
+    without a watcher is one where the page asks the server nothing: its Sessions tab is hidden.
+
+    The ratio of the means, not a median of each turn's ratio: under load a single turn's rate
+    is skewed (mostly slow, now and then fast), so a single turn over the mean of two is below 1
+    more often than above it even when watching costs nothing (drawn at random from two loaded
+    runs' unwatched turns alone, 16 such ratios have a median of 0.95, under 0.9 a third of the
+    time)."""
     before = {s.id for s in echo.pool.sessions()}
     command = [sys.executable, "-c", STEPPING_CLIENT, echo.base_url, str(MAX_TURNS * 6 + 60)]
     child = start_child(command, stdout=subprocess.PIPE, text=True)
@@ -277,11 +283,11 @@ def test_a_client_keeps_nine_tenths_of_its_pace_with_one_watcher(echo: Any, new_
         assert child.stdout.readline().strip() == "ready"
         turns = PaceTurns(new_page(), echo, client_session(echo, before))
         turns.run(TURNS)
-        while len(turns.watched) < MAX_TURNS and statistics.median(turns.ratios()) < 0.9:
+        while len(turns.watched) < MAX_TURNS and turns.ratio() < 0.9:
             turns.run(8)
     finally:
         end_child(child)
-    ratios = turns.ratios()
-    print(f"watched/alone per turn: {[round(r, 3) for r in ratios]}; alone: {turns.alone}")
-    assert statistics.median(ratios) >= 0.9, ratios
+    rates = f"watched: {turns.watched}; alone: {turns.alone}"
+    print(f"watched/alone: {turns.ratio():.3f}; steps/s {rates}")
+    assert turns.ratio() >= 0.9, rates
     assert turns.asked_unwatched == [], "the page asked the server while nobody watched"
