@@ -3,11 +3,15 @@ paired ones the targets are set in (each round's figure over the same round's)."
 
 from __future__ import annotations
 
+import itertools
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI, WebSocket
+from serving import ServerThread
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
@@ -91,5 +95,27 @@ def test_the_bare_clients_count_only_answers_that_are_observations() -> None:
             raw_clients.ws_steps(server.url, {"not_a_field": 1}, 5)
         with pytest.raises(RuntimeError, match="422"):
             raw_clients.http_steps(server.url, {"not_a_field": 1}, 0.1)
+    finally:
+        server.stop()
+
+
+def test_the_bare_websocket_client_fails_on_an_error_in_the_middle_of_a_timed_run() -> None:
+    """A server that answers one timed step with an error and then recovers is not measured:
+    every answer is looked at, not only the warm-up's and the last."""
+    app = FastAPI()
+
+    @app.websocket("/ws")
+    async def steps(socket: WebSocket) -> None:
+        await socket.accept()
+        for number in itertools.count():
+            await socket.receive_text()
+            kind = "error" if number == raw_clients.WARM_UP_STEPS + 10 else "observation"
+            await socket.send_text(json.dumps({"type": kind, "data": {}}))
+
+    server = ServerThread(app)
+    server.start()
+    try:
+        with pytest.raises(RuntimeError, match="'error', not an observation"):
+            raw_clients.ws_steps(server.url, core.TYPED_ACTION, 30)
     finally:
         server.stop()
