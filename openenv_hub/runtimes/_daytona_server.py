@@ -16,11 +16,11 @@ import shlex
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
 from openenv_hub.errors import ConfigurationError, DependencyNotInstalledError, ServerStartError
+from openenv_hub.protocol.urls import is_loopback
 from openenv_hub.support.progress import Progress
 
 __all__ = [
@@ -39,7 +39,6 @@ PID = "/tmp/openenv-server.pid"
 #: The header Daytona's preview proxy reads a private sandbox's token from.
 PREVIEW_TOKEN_HEADER = "x-daytona-preview-token"
 _CHECK_EVERY_S = 2.0
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def image_command(image: str) -> tuple[list[str], str | None]:
@@ -125,7 +124,7 @@ def wait_healthy(
     """
     deadline = time.monotonic() + timeout_s
     next_check = time.monotonic() + _CHECK_EVERY_S
-    local = urlsplit(url).hostname in _LOOPBACK
+    local = is_loopback(url)
     headers = {PREVIEW_TOKEN_HEADER: token}
     with httpx.Client(headers=headers, timeout=5.0, trust_env=not local) as http:
         while time.monotonic() < deadline and not stopped():
