@@ -261,6 +261,7 @@ class PaceTurns:
 
 
 @pytest.mark.serial
+@pytest.mark.timeout(600)  # up to 64 pairs of turns of a few seconds each on a loaded machine
 def test_a_client_keeps_nine_tenths_of_its_pace_with_one_watcher(echo: Any, new_page: Any) -> None:
     """A client in a process of its own (as a training loop is) steps as fast as it can while a
     browser watches its session for a second, then does not, in turns: its mean rate over the
