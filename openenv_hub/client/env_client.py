@@ -239,10 +239,16 @@ class EnvClient(Codec[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
         ws, self._ws = self._ws, None
         farewell = self._exchange.close_frame()
         if ws is not None:
-            with contextlib.suppress(Exception):
-                if ws.state is WsState.OPEN:
-                    await ws.send(farewell)
-                await ws.close()
+            try:
+                with contextlib.suppress(Exception):
+                    if ws.state is WsState.OPEN:
+                        await ws.send(farewell)
+                    await ws.close()
+            finally:
+                # A close cancelled while it waits for the server's half of the handshake (a
+                # caller's time limit shorter than the connection's close timeout) would leave
+                # the socket open; closed connections ignore this.
+                ws.transport.abort()
         if self.provider is not None:
             await asyncio.to_thread(self.provider.stop)
 
