@@ -5,7 +5,11 @@ after that writes nowhere."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +21,26 @@ from openenv_hub.server.worker import Worker
 
 
 def open_descriptors() -> int:
-    return len(os.listdir("/proc/self/fd"))
+    """The eventfds and pipes this process holds: what a worker opens. Other kinds (the sockets
+    an earlier test in this process left to the collector) may close while a test counts."""
+    gc.collect()
+    kinds = ("anon_inode:[eventfd]", "pipe:")
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith(kinds)
+    return count
+
+
+def descriptors_at_rest() -> int:
+    """:func:`open_descriptors` once the session threads an earlier test left behind have ended
+    (at most 10 s): each closes its pipe and doorbell as it ends."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(
+        thread.name.startswith("openenv-") for thread in threading.enumerate()
+    ):
+        time.sleep(0.02)
+    return open_descriptors()
 
 
 async def settle_loop() -> None:
@@ -33,7 +56,7 @@ async def test_results_come_back_by_the_doorbell_and_its_descriptors_close_with_
     if kind == "pipe":
         monkeypatch.delattr(os, "eventfd", raising=False)
     loop = asyncio.get_running_loop()
-    before = open_descriptors()
+    before = descriptors_at_rest()
     worker = Worker("test-doorbell")
     woken_the_slow_way = CallTally()
     try:
