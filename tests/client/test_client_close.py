@@ -4,16 +4,13 @@ handshake (EnvPool gives a dropped session 5 s, the connection's own close timeo
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import hashlib
 from collections.abc import AsyncIterator
 
 import pytest
+from websockets.utils import accept_key
 
 from openenv_hub import GenericEnvClient
-
-_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"  # RFC 6455's
 
 
 @contextlib.asynccontextmanager
@@ -24,11 +21,11 @@ async def server_that_never_closes() -> AsyncIterator[str]:
     async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         request = await reader.readuntil(b"\r\n\r\n")
         key = next(
-            line.split(b":", 1)[1].strip()
+            line.split(b":", 1)[1].strip().decode()
             for line in request.split(b"\r\n")
             if line.lower().startswith(b"sec-websocket-key:")
         )
-        accepted = base64.b64encode(hashlib.sha1(key + _GUID.encode()).digest())
+        accepted = accept_key(key).encode()
         writer.write(
             b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             b"Sec-WebSocket-Accept: " + accepted + b"\r\n\r\n"
