@@ -34,8 +34,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 fi
 
 # The venvs of their own (vLLM, mini-swe-agent, the npm agents) share nothing with .venv but
-# the download cache: each is made in the background, all three at once, while .venv installs
-# and ruff and mypy run, and waited for before the tests. Each one's output is printed then, in
+# the download cache: each is made in the background, all three at once, while .venv installs,
+# and waited for before the tests. Each one's output is printed then, in
 # one piece.
 vllm_environment() {
   # A real model engine for the capture proxy's tests: vLLM's CPU build, in a venv of its own (its
@@ -79,9 +79,8 @@ npm_agents() {
 # The oldest Python the project supports and the newest this machine has (pyenv's), each in a
 # venv of its own with only what the client and server need, and their client and server tests.
 # One job in the background, started once .venv is installed (each install writes the checkout's
-# egg-info, so they go one after another) and waited for after the main test run: the venvs are
-# made while ruff and mypy run, and the tests, which mostly wait on servers they started, run
-# beside the main test run.
+# egg-info, so they go one after another) and waited for after the main test run, beside which
+# its tests run (most of them wait on servers they started).
 find_python() {
   command -v "python$1" >/dev/null && "python$1" -c '' 2>/dev/null && { command -v "python$1"; return; }
   ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/"python$1" 2>/dev/null | sort -V | tail -n 1
@@ -179,8 +178,13 @@ fi
 log "ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-log "mypy"
-.venv/bin/mypy
+# mypy takes about a minute of the two cores: it runs beside the first tests, and is waited for
+# once they are done.
+type_check() {
+  log "mypy"
+  .venv/bin/mypy
+}
+in_background mypy type_check
 # shellcheck disable=SC2086 # three names
 if ! wait_in_background $side_environments; then
   echo "Making the venvs of vLLM, mini-swe-agent or the npm agents failed: see above" >&2
@@ -193,11 +197,11 @@ fi
 # once the other Pythons' tests are done too.
 # Extra arguments come after (`-n 0`: one process) and select the tests of one run instead.
 if [ $# -eq 0 ]; then
-  log "pytest (two processes; the other Pythons' tests beside them)"
+  log "pytest (two processes; mypy and the other Pythons' tests beside them)"
   .venv/bin/python -m pytest -n 2 --dist loadfile -m "not serial"
-  log "client and server tests on Python ${python_versions// / and }"
-  if ! wait_in_background other; then
-    echo "Making or testing the venvs of Python ${python_versions// / and } failed: see above" >&2
+  log "mypy, and the client and server tests on Python ${python_versions// / and }"
+  if ! wait_in_background mypy other; then
+    echo "mypy, or making or testing the venvs of Python ${python_versions// / and }, failed: see above" >&2
     exit 1
   fi
   log "pytest (the timed tests, alone)"
@@ -205,4 +209,5 @@ if [ $# -eq 0 ]; then
 else
   log "pytest"
   .venv/bin/python -m pytest -n 2 --dist loadfile "$@"
+  wait_in_background mypy
 fi
