@@ -19,6 +19,7 @@ from sample_envs import Echoed, Message, Typed
 from websockets.sync.client import connect
 
 from openenv_hub import create_app
+from openenv_hub.protocol import MAX_PIPELINED
 from openenv_hub.transport.uvicorn_websocket import WebSocketProtocol
 
 RESET = json.dumps({"type": "reset"}).encode()
@@ -308,18 +309,37 @@ def test_compression_is_not_agreed_so_frames_stay_direct(server: Any) -> None:
         assert json.loads(ws.read()[1])["type"] == "observation"
 
 
-def test_a_client_that_never_reads_is_closed_not_buffered_for(server: Any) -> None:
+class CountedSteps(Typed):
+    """:class:`Typed`, counting the steps its instances have begun (the server's progress)."""
+
+    begun = 0
+
+    def step(self, action: Message, timeout_s: float | None = None, **kwargs: Any) -> Echoed:
+        CountedSteps.begun += 1
+        return super().step(action, timeout_s, **kwargs)
+
+
+def test_a_client_that_never_reads_is_closed_not_buffered_for(serve: Any) -> None:
     """Replies pile up in the server only to its transport's high-water mark: then the next
     request waits, those behind it count against the pipelining limit, and the connection is
-    refused with 1008 instead of answering (and buffering) every request. Requests are paced,
-    so that it is the replies piling up and not a burst of requests that makes the server
-    refuse; the close frame itself waits behind the replies for the client to read."""
+    refused with 1008 instead of answering (and buffering) every request. Each request is sent
+    once the server has begun the one before (or has begun none for 50 ms), so that it is the
+    replies piling up that make the server refuse, and not a burst of requests that a server
+    held back by a busy machine reads at once; the close frame itself waits behind the replies
+    for the client to read."""
+    server = serve(create_app(CountedSteps, Message, Echoed, max_message_size_mb=0.05))
+    CountedSteps.begun = 0
     with RawSocket(server, receive_buffer=4096) as ws:
         ws.send(frame(0x1, RESET))
         request = frame(0x1, step("x" * 40_000).encode())
-        for _ in range(600):  # 24 MB of replies, were none held
+        sent = 0
+        # Until more wait than the server lets a client pipeline: 24 MB of replies at most
+        while sent < 600 and sent - CountedSteps.begun <= MAX_PIPELINED + 4:
             ws.sock.sendall(request)
-            time.sleep(0.002)
+            sent += 1
+            taken_by = time.monotonic() + 0.05
+            while CountedSteps.begun < sent and time.monotonic() < taken_by:
+                time.sleep(0.0005)
         replies = 0
         while (opcode := ws.read()[0]) == 0x1:
             replies += 1
