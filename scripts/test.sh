@@ -35,8 +35,7 @@ fi
 
 # The venvs of their own (vLLM, mini-swe-agent, the npm agents) share nothing with .venv but
 # the download cache: each is made in the background, all three at once, while .venv installs,
-# and waited for before the tests. Each one's output is printed then, in
-# one piece.
+# and waited for before the tests. Each one's output is printed then, in one piece.
 vllm_environment() {
   # A real model engine for the capture proxy's tests: vLLM's CPU build, in a venv of its own (its
   # torch and transformers pins are not ours; the tests talk to it over 127.0.0.1 only). Made once:
@@ -200,12 +199,14 @@ if [ $# -eq 0 ]; then
   log "pytest (two processes; mypy and the other Pythons' tests beside them)"
   .venv/bin/python -m pytest -n 2 --dist loadfile -m "not serial"
   log "mypy, and the client and server tests on Python ${python_versions// / and }"
-  if ! wait_in_background mypy other; then
-    echo "mypy, or making or testing the venvs of Python ${python_versions// / and }, failed: see above" >&2
-    exit 1
-  fi
+  beside=0
+  wait_in_background mypy other || beside=$?
   log "pytest (the timed tests, alone)"
   .venv/bin/python -m pytest -m serial
+  if [ "$beside" != 0 ]; then
+    echo "mypy, or making or testing the venvs of Python ${python_versions// / and }, failed: see above" >&2
+    exit "$beside"
+  fi
 else
   log "pytest"
   .venv/bin/python -m pytest -n 2 --dist loadfile "$@"
